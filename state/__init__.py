@@ -1,0 +1,19 @@
+"""State stores (installed as ``streams_on_spark.state``)."""
+from streams_on_spark.state.stores import (
+    InMemoryKeyValueBytesStore,
+    KeyValueBytesStoreSupplier,
+    KeyValueStore,
+    KeyValueStoreBuilder,
+    KeyValueStoreFacade,
+    StateStore,
+    StoreBuilder,
+    Stores,
+    TimestampedKeyValueStore,
+    TimestampedKeyValueStoreBuilder,
+    ValueAndTimestamp,
+    ValueAndTimestampSerde,
+)
+
+__all__ = ["InMemoryKeyValueBytesStore", "KeyValueBytesStoreSupplier", "KeyValueStore", "KeyValueStoreBuilder",
+           "KeyValueStoreFacade", "StateStore", "StoreBuilder", "Stores", "TimestampedKeyValueStore",
+           "TimestampedKeyValueStoreBuilder", "ValueAndTimestamp", "ValueAndTimestampSerde"]

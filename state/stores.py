@@ -1,0 +1,361 @@
+"""Key-value stores: an in-memory bytes store, typed and timestamped views, builders and ``Stores``.
+
+Stores keep serialized bytes, as Kafka's do, so keys order by their bytes (``range``/``all``) and a value read
+back is always a fresh copy, never an alias of an object a processor may still mutate.
+"""
+from __future__ import annotations
+
+import bisect
+import logging
+import struct
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Generic, Iterator, Optional, TypeVar
+
+from streams_on_spark.errors import IllegalStateError, StreamsException
+from streams_on_spark.keyvalue import KeyValue
+
+log = logging.getLogger(__name__)
+
+K = TypeVar("K")
+V = TypeVar("V")
+_TS = struct.Struct(">q")
+
+
+class StateStore(ABC):
+    """A named store owned by one task (or by the global task)."""
+
+    name: str
+
+    def init(self, context: Any) -> None:
+        """Bind the store to its task; resolves default serdes from the task config."""
+
+    def close(self) -> None:
+        pass
+
+    @property
+    def persistent(self) -> bool:
+        return False
+
+
+class InMemoryKeyValueBytesStore(StateStore):
+    """``bytes -> bytes`` map ordered by key bytes on iteration, like Kafka's ``InMemoryKeyValueStore``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._map: dict[bytes, bytes] = {}
+        self._sorted: Optional[list[bytes]] = None
+
+    def get(self, key: bytes) -> Optional[bytes]:
+        return self._map.get(key)
+
+    def put(self, key: bytes, value: Optional[bytes]) -> None:
+        if value is None:
+            self.delete(key)
+            return
+        if key not in self._map:
+            self._sorted = None
+        self._map[key] = value
+
+    def delete(self, key: bytes) -> Optional[bytes]:
+        old = self._map.pop(key, None)
+        if old is not None:
+            self._sorted = None
+        return old
+
+    def _keys(self) -> list[bytes]:
+        if self._sorted is None:
+            self._sorted = sorted(self._map)
+        return self._sorted
+
+    def range(self, key_from: Optional[bytes], key_to: Optional[bytes], reverse: bool = False) -> list[tuple[bytes, bytes]]:
+        if key_from is not None and key_to is not None and key_from > key_to:
+            log.warning("Returning empty iterator for fetch with invalid key range: from > to. This may be due to "
+                        "range arguments set in the wrong order, or serdes that don't preserve ordering when "
+                        "lexicographically comparing the serialized bytes. Note that the built-in numerical serdes "
+                        "do not follow this for negative numbers")
+            return []
+        keys = self._keys()
+        lo = 0 if key_from is None else bisect.bisect_left(keys, key_from)
+        hi = len(keys) if key_to is None else bisect.bisect_right(keys, key_to)
+        selected = keys[lo:hi]
+        if reverse:
+            selected = selected[::-1]
+        m = self._map
+        return [(k, m[k]) for k in selected]
+
+    def approximate_num_entries(self) -> int:
+        return len(self._map)
+
+    # Snapshot support for engines that keep task state outside the process (Spark's group state).
+    def entries(self) -> dict[bytes, bytes]:
+        return self._map
+
+    def restore(self, entries: dict[bytes, bytes]) -> None:
+        self._map = dict(entries)
+        self._sorted = None
+
+
+class KeyValueStore(StateStore, Generic[K, V]):
+    """A typed key-value store: serdes around an :class:`InMemoryKeyValueBytesStore`."""
+
+    def __init__(self, inner: InMemoryKeyValueBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
+        self.name = inner.name
+        self.inner = inner
+        self.key_serde = key_serde
+        self.value_serde = value_serde
+        self._topic: Optional[str] = None
+
+    def init(self, context: Any) -> None:
+        if self.key_serde is None:
+            self.key_serde = getattr(context, "default_key_serde", None)
+        if self.value_serde is None:
+            self.value_serde = getattr(context, "default_value_serde", None)
+        app_id = getattr(context, "application_id", None)
+        self._topic = f"{app_id}-{self.name}-changelog" if app_id else self.name
+
+    def _kser(self, key: Any) -> bytes:
+        if key is None:
+            raise ValueError(f"key cannot be null (store {self.name})")
+        serde = self.key_serde
+        if serde is None:
+            raise StreamsException(f"Store {self.name} has no key serde: pass one to its builder or Materialized, "
+                                   "or set 'default.key.serde' in the config")
+        return serde.serialize(self._topic, key)
+
+    def _vser(self, value: Any) -> Optional[bytes]:
+        if value is None:
+            return None
+        serde = self.value_serde
+        if serde is None:
+            raise StreamsException(f"Store {self.name} has no value serde: pass one to its builder or Materialized, "
+                                   "or set 'default.value.serde' in the config")
+        return serde.serialize(self._topic, value)
+
+    def _vde(self, data: Optional[bytes]) -> Any:
+        if data is None:
+            return None
+        return self.value_serde.deserialize(self._topic, data)
+
+    def _kde(self, data: bytes) -> Any:
+        return self.key_serde.deserialize(self._topic, data)
+
+    def get(self, key: K) -> Optional[V]:
+        return self._vde(self.inner.get(self._kser(key)))
+
+    def put(self, key: K, value: Optional[V]) -> None:
+        self.inner.put(self._kser(key), self._vser(value))
+
+    def put_if_absent(self, key: K, value: V) -> Optional[V]:
+        kb = self._kser(key)
+        old = self.inner.get(kb)
+        if old is None:
+            self.inner.put(kb, self._vser(value))
+            return None
+        return self._vde(old)
+
+    def put_all(self, entries: list[KeyValue]) -> None:
+        for key, value in entries:
+            self.put(key, value)
+
+    def delete(self, key: K) -> Optional[V]:
+        return self._vde(self.inner.delete(self._kser(key)))
+
+    def range(self, key_from: Optional[K], key_to: Optional[K]) -> Iterator[KeyValue]:
+        """Entries with ``key_from <= key <= key_to`` by serialized-key order (None = unbounded)."""
+        lo = None if key_from is None else self._kser(key_from)
+        hi = None if key_to is None else self._kser(key_to)
+        return iter([KeyValue(self._kde(k), self._vde(v)) for k, v in self.inner.range(lo, hi)])
+
+    def reverse_range(self, key_from: Optional[K], key_to: Optional[K]) -> Iterator[KeyValue]:
+        lo = None if key_from is None else self._kser(key_from)
+        hi = None if key_to is None else self._kser(key_to)
+        return iter([KeyValue(self._kde(k), self._vde(v)) for k, v in self.inner.range(lo, hi, reverse=True)])
+
+    def all(self) -> Iterator[KeyValue]:
+        """Every entry in serialized-key order; a snapshot, safe to modify the store while iterating."""
+        return self.range(None, None)
+
+    def reverse_all(self) -> Iterator[KeyValue]:
+        return self.reverse_range(None, None)
+
+    def approximate_num_entries(self) -> int:
+        return self.inner.approximate_num_entries()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class ValueAndTimestamp(Generic[V]):
+    """A value with the timestamp of the record that last updated it."""
+
+    value: V
+    timestamp: int
+
+    @staticmethod
+    def make(value: Any, timestamp: int) -> Optional["ValueAndTimestamp"]:
+        return None if value is None else ValueAndTimestamp(value, timestamp)
+
+    @staticmethod
+    def get_value_or_null(vat: Optional["ValueAndTimestamp"]) -> Any:
+        return None if vat is None else vat.value
+
+
+class ValueAndTimestampSerde:
+    """Kafka's ``ValueAndTimestampSerializer`` layout: 8-byte big-endian timestamp, then the value bytes."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def serialize(self, topic: Optional[str], vat: Optional[ValueAndTimestamp]) -> Optional[bytes]:
+        if vat is None:
+            return None
+        raw = self.inner.serialize(topic, vat.value)
+        if raw is None:
+            return None
+        return _TS.pack(vat.timestamp) + raw
+
+    def deserialize(self, topic: Optional[str], data: Optional[bytes]) -> Optional[ValueAndTimestamp]:
+        if data is None:
+            return None
+        return ValueAndTimestamp(self.inner.deserialize(topic, data[8:]), _TS.unpack_from(data)[0])
+
+
+class TimestampedKeyValueStore(KeyValueStore[K, ValueAndTimestamp]):
+    """Values are :class:`ValueAndTimestamp`; what DSL aggregations and tables use."""
+
+    def __init__(self, inner: InMemoryKeyValueBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
+        super().__init__(inner, key_serde, None)
+        self.plain_value_serde = value_serde
+
+    def init(self, context: Any) -> None:
+        super().init(context)
+        if self.plain_value_serde is None:
+            self.plain_value_serde = getattr(context, "default_value_serde", None)
+        if self.plain_value_serde is not None:
+            self.value_serde = ValueAndTimestampSerde(self.plain_value_serde)
+
+    def _vser(self, value: Any) -> Optional[bytes]:
+        if value is not None and not isinstance(value, ValueAndTimestamp):
+            raise ValueError(f"store {self.name} holds ValueAndTimestamp values, got {type(value).__name__}")
+        return super()._vser(value)
+
+
+class KeyValueStoreFacade:
+    """A plain key-value view of a timestamped store (what ``get_key_value_store`` returns for DSL stores)."""
+
+    def __init__(self, store: TimestampedKeyValueStore) -> None:
+        self.store = store
+        self.name = store.name
+
+    def get(self, key: Any) -> Any:
+        return ValueAndTimestamp.get_value_or_null(self.store.get(key))
+
+    def put(self, key: Any, value: Any) -> None:
+        self.store.put(key, ValueAndTimestamp.make(value, -1) if value is not None else None)
+
+    def put_if_absent(self, key: Any, value: Any) -> Any:
+        return ValueAndTimestamp.get_value_or_null(self.store.put_if_absent(key, ValueAndTimestamp(value, -1)))
+
+    def delete(self, key: Any) -> Any:
+        return ValueAndTimestamp.get_value_or_null(self.store.delete(key))
+
+    def range(self, key_from: Any, key_to: Any) -> Iterator[KeyValue]:
+        return iter([KeyValue(k, v.value) for k, v in self.store.range(key_from, key_to)])
+
+    def all(self) -> Iterator[KeyValue]:
+        return self.range(None, None)
+
+    def approximate_num_entries(self) -> int:
+        return self.store.approximate_num_entries()
+
+    def __repr__(self) -> str:
+        return f"KeyValueStoreFacade({self.name!r})"
+
+
+class KeyValueBytesStoreSupplier:
+    """Makes the bytes store a builder wraps (``Stores.in_memory_key_value_store``)."""
+
+    def __init__(self, name: str) -> None:
+        if not name:
+            raise ValueError("store name cannot be null or empty")
+        self.name = name
+
+    def get(self) -> InMemoryKeyValueBytesStore:
+        return InMemoryKeyValueBytesStore(self.name)
+
+    def metrics_scope(self) -> str:
+        return "in-memory"
+
+
+class StoreBuilder(ABC):
+    """Builds one store instance per task."""
+
+    name: str
+    logging_enabled: bool = True
+    caching_enabled: bool = False
+
+    @abstractmethod
+    def build(self) -> StateStore: ...
+
+    def with_logging_disabled(self) -> "StoreBuilder":
+        self.logging_enabled = False
+        return self
+
+    def with_logging_enabled(self, config: Optional[dict] = None) -> "StoreBuilder":
+        self.logging_enabled = True
+        return self
+
+    def with_caching_enabled(self) -> "StoreBuilder":
+        """Accepted for API parity; every update is forwarded (Kafka with a zero-size cache)."""
+        self.caching_enabled = True
+        return self
+
+    def with_caching_disabled(self) -> "StoreBuilder":
+        self.caching_enabled = False
+        return self
+
+
+class KeyValueStoreBuilder(StoreBuilder):
+    store_type = KeyValueStore
+
+    def __init__(self, supplier: KeyValueBytesStoreSupplier, key_serde: Any = None, value_serde: Any = None) -> None:
+        if supplier is None:
+            raise ValueError("supplier cannot be null")
+        self.supplier = supplier
+        self.name = supplier.name
+        self.key_serde = key_serde
+        self.value_serde = value_serde
+        self.logging_enabled = True
+
+    def build(self) -> KeyValueStore:
+        return self.store_type(self.supplier.get(), self.key_serde, self.value_serde)
+
+
+class TimestampedKeyValueStoreBuilder(KeyValueStoreBuilder):
+    store_type = TimestampedKeyValueStore
+
+
+class Stores:
+    """Factories for store suppliers and builders, named like Kafka's ``Stores``."""
+
+    @staticmethod
+    def in_memory_key_value_store(name: str) -> KeyValueBytesStoreSupplier:
+        return KeyValueBytesStoreSupplier(name)
+
+    @staticmethod
+    def key_value_store_builder(supplier: KeyValueBytesStoreSupplier, key_serde: Any = None,
+                                value_serde: Any = None) -> KeyValueStoreBuilder:
+        return KeyValueStoreBuilder(supplier, key_serde, value_serde)
+
+    @staticmethod
+    def timestamped_key_value_store_builder(supplier: KeyValueBytesStoreSupplier, key_serde: Any = None,
+                                            value_serde: Any = None) -> TimestampedKeyValueStoreBuilder:
+        return TimestampedKeyValueStoreBuilder(supplier, key_serde, value_serde)
+
+
+__all__ = ["StateStore", "InMemoryKeyValueBytesStore", "KeyValueStore", "TimestampedKeyValueStore",
+           "ValueAndTimestamp", "ValueAndTimestampSerde", "KeyValueStoreFacade", "KeyValueBytesStoreSupplier",
+           "StoreBuilder", "KeyValueStoreBuilder", "TimestampedKeyValueStoreBuilder", "Stores", "KeyValue",
+           "IllegalStateError"]

@@ -1,0 +1,34 @@
+"""streams-on-spark: the Kafka Streams programming model in Python, on Apache Spark Structured Streaming.
+
+Build topologies with :class:`StreamsBuilder` (DSL) or :class:`Topology` (Processor API), test them with the
+multi-partition :class:`TopologyTestDriver`, run them with :class:`KafkaStreams`.
+"""
+from streams_on_spark.dsl.builder import GlobalKTable, StreamsBuilder
+from streams_on_spark.dsl.grouped import CogroupedKStream, KGroupedStream, KGroupedTable
+from streams_on_spark.dsl.kstream import BranchedKStream, KStream
+from streams_on_spark.dsl.ktable import KTable
+from streams_on_spark.dsl.params import Branched, Consumed, Grouped, Materialized, Named, Produced, Repartitioned
+from streams_on_spark.errors import (
+    IllegalStateError,
+    SerializationException,
+    StreamsException,
+    TopologyException,
+)
+from streams_on_spark.keyvalue import KeyValue
+from streams_on_spark.processor.api import Processor, ProcessorContext, PunctuationType, Record, RecordMetadata
+from streams_on_spark.serde import Serde, Serdes
+from streams_on_spark.state.stores import Stores, ValueAndTimestamp
+from streams_on_spark.testing import TestRecord, TopologyTestDriver, TopologyTestDriverBuilder
+from streams_on_spark.topology.description import TopologyDescription
+from streams_on_spark.topology.topology import Topology
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Branched", "CogroupedKStream", "Consumed", "GlobalKTable", "Grouped", "IllegalStateError", "KGroupedStream",
+    "KGroupedTable", "KStream", "KTable", "KeyValue", "BranchedKStream", "Materialized", "Named", "Processor",
+    "ProcessorContext", "Produced", "PunctuationType", "Record", "RecordMetadata", "Repartitioned",
+    "SerializationException", "Serde", "Serdes", "Stores", "StreamsBuilder", "StreamsException", "TestRecord",
+    "Topology", "TopologyDescription", "TopologyException", "TopologyTestDriver", "TopologyTestDriverBuilder",
+    "ValueAndTimestamp",
+]

@@ -1,0 +1,56 @@
+"""Configuration keys, named as Kafka Streams names them, and their defaults."""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+APPLICATION_ID = "application.id"
+BOOTSTRAP_SERVERS = "bootstrap.servers"
+DEFAULT_KEY_SERDE = "default.key.serde"
+DEFAULT_VALUE_SERDE = "default.value.serde"
+TOPOLOGY_OPTIMIZATION = "topology.optimization"
+PROCESSING_EXCEPTION_HANDLER = "processing.exception.handler"
+DESERIALIZATION_EXCEPTION_HANDLER = "deserialization.exception.handler"
+DEFAULT_TIMESTAMP_EXTRACTOR = "default.timestamp.extractor"
+
+LOG_AND_FAIL = "log-and-fail"
+LOG_AND_CONTINUE = "log-and-continue"
+_HANDLERS = {LOG_AND_FAIL, LOG_AND_CONTINUE}
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """What a task reads from the application config."""
+
+    application_id: str
+    default_key_serde: Any = None
+    default_value_serde: Any = None
+    processing_handler: str = LOG_AND_FAIL
+    deserialization_handler: str = LOG_AND_FAIL
+    timestamp_extractor: Any = None
+
+    @staticmethod
+    def from_config(config: Optional[Mapping[str, Any]], default_app_id: Optional[str] = None) -> "TaskConfig":
+        config = dict(config or {})
+        app_id = config.get(APPLICATION_ID) or default_app_id
+        if not app_id:
+            raise ValueError(f"Missing required configuration '{APPLICATION_ID}'")
+        for key in (PROCESSING_EXCEPTION_HANDLER, DESERIALIZATION_EXCEPTION_HANDLER):
+            if config.get(key, LOG_AND_FAIL) not in _HANDLERS:
+                raise ValueError(f"Invalid value {config[key]!r} for configuration '{key}': "
+                                 f"expected one of {sorted(_HANDLERS)}")
+        for key in (DEFAULT_KEY_SERDE, DEFAULT_VALUE_SERDE):
+            serde = config.get(key)
+            if serde is not None and not (hasattr(serde, "serialize") and hasattr(serde, "deserialize")):
+                raise ValueError(f"Invalid value for configuration '{key}': expected a Serde (e.g. Serdes.String()), "
+                                 f"got {serde!r}")
+        return TaskConfig(app_id, config.get(DEFAULT_KEY_SERDE), config.get(DEFAULT_VALUE_SERDE),
+                          config.get(PROCESSING_EXCEPTION_HANDLER, LOG_AND_FAIL),
+                          config.get(DESERIALIZATION_EXCEPTION_HANDLER, LOG_AND_FAIL),
+                          config.get(DEFAULT_TIMESTAMP_EXTRACTOR))
+
+
+def dummy_application_id() -> str:
+    """The test driver's default application id, as Kafka's (``dummy-topology-test-driver-app-id-<n>``)."""
+    return f"dummy-topology-test-driver-app-id-{random.randint(0, 2**31 - 1)}"

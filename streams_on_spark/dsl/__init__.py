@@ -1,0 +1,1 @@
+"""The DSL: ``StreamsBuilder``, ``KStream``, ``KTable``, grouped streams and parameter objects."""

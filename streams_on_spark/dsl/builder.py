@@ -1,0 +1,128 @@
+"""``StreamsBuilder``: the DSL's entry point."""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence
+
+from streams_on_spark.dsl.kstream import KStream
+from streams_on_spark.dsl.ktable import KTable, materialize
+from streams_on_spark.dsl.params import Consumed, Materialized
+from streams_on_spark.errors import TopologyException
+from streams_on_spark.processor import dsl as p
+from streams_on_spark.topology.graph import (
+    DslSupplier,
+    GlobalStoreNode,
+    InternalStreamsBuilder,
+    StateStoreNode,
+    StreamSourceNode,
+    TableSourceNode,
+)
+from streams_on_spark.topology.topology import Topology
+
+
+class GlobalKTable:
+    """A table replicated in full to every task, fed from all partitions of its topic."""
+
+    def __init__(self, store_name: str, key_serde: Any, value_serde: Any) -> None:
+        self.queryable_store_name = store_name
+        self.key_serde = key_serde
+        self.value_serde = value_serde
+
+
+class StreamsBuilder:
+    """Build a topology with the DSL; ``build()`` returns the physical :class:`Topology`."""
+
+    def __init__(self) -> None:
+        self._topology = Topology()
+        self._internal = InternalStreamsBuilder(self._topology.internal_builder)
+        self._built = False
+
+    def _check_not_built(self) -> None:
+        if self._built:
+            raise TopologyException("this StreamsBuilder was already built; create a new one")
+
+    def stream(self, topics: str | Sequence[str], consumed: Optional[Consumed] = None) -> KStream:
+        """A stream from one topic or several."""
+        self._check_not_built()
+        names = [topics] if isinstance(topics, str) else list(topics)
+        if not names or not all(isinstance(t, str) and t for t in names):
+            raise ValueError(f"topics must be a non-empty str or a non-empty list of them, got {topics!r}")
+        c = consumed or Consumed()
+        generated = self._internal.new_processor_name("KSTREAM-SOURCE-")
+        name = c.name if c.name is not None else generated
+        node = StreamSourceNode(name, names, c)
+        self._internal.add_graph_node(self._internal.root, node)
+        return KStream(self._internal, name, c.key_serde, c.value_serde, {name}, False, node)
+
+    def table(self, topic: str, consumed: Optional[Consumed] = None,
+              materialized: Optional[Materialized] = None) -> KTable:
+        """A table from a compacted topic; materialized when named or when a downstream operator needs it."""
+        self._check_not_built()
+        if isinstance(consumed, Materialized) and materialized is None:
+            consumed, materialized = None, consumed
+        c = consumed or Consumed()
+        m = materialized or Materialized()
+        store = m.name if m.name is not None else self._internal.new_store_name(f"{topic}-")
+        key_serde = m.key_serde if m.key_serde is not None else c.key_serde
+        value_serde = m.value_serde if m.value_serde is not None else c.value_serde
+        generated_source = self._internal.new_processor_name("KSTREAM-SOURCE-")
+        source_name = f"{c.name}-source" if c.name is not None else generated_source
+        generated = self._internal.new_processor_name("KTABLE-SOURCE-")
+        processor_name = c.name if c.name is not None else generated
+        supplier = DslSupplier(p.KTableSource, store, m.name, queryable_name=m.name)
+        store_builder = materialize(m, store, key_serde, value_serde)
+        node = TableSourceNode(processor_name, source_name, topic, Consumed(key_serde, value_serde, c.name,
+                                                                            c.timestamp_extractor),
+                               supplier, store_builder, is_global=False)
+        self._internal.add_graph_node(self._internal.root, node)
+        return KTable(self._internal, processor_name, key_serde, value_serde, {source_name}, m.name, supplier, node)
+
+    def global_table(self, topic: str, consumed: Optional[Consumed] = None,
+                     materialized: Optional[Materialized] = None) -> GlobalKTable:
+        """A table every task can read in full (no copartitioning needed)."""
+        self._check_not_built()
+        if isinstance(consumed, Materialized) and materialized is None:
+            consumed, materialized = None, consumed
+        c = consumed or Consumed()
+        m = (materialized or Materialized()).with_logging_disabled()
+        store = m.name if m.name is not None else self._internal.new_store_name(f"{topic}-")
+        key_serde = m.key_serde if m.key_serde is not None else c.key_serde
+        value_serde = m.value_serde if m.value_serde is not None else c.value_serde
+        generated_source = self._internal.new_processor_name("KSTREAM-SOURCE-")
+        source_name = f"{c.name}-source" if c.name is not None else generated_source
+        generated = self._internal.new_processor_name("KTABLE-SOURCE-")
+        processor_name = c.name if c.name is not None else generated
+        supplier = DslSupplier(p.KTableSource, store, store, queryable_name=store)
+        store_builder = materialize(m, store, key_serde, value_serde)
+        node = TableSourceNode(processor_name, source_name, topic, Consumed(key_serde, value_serde, c.name,
+                                                                            c.timestamp_extractor),
+                               supplier, store_builder, is_global=True)
+        self._internal.add_graph_node(self._internal.root, node)
+        return GlobalKTable(store, key_serde, value_serde)
+
+    def add_state_store(self, store_builder: Any) -> "StreamsBuilder":
+        """A store for ``KStream.process(..., store_name)``."""
+        self._check_not_built()
+        if store_builder is None:
+            raise ValueError("store_builder can't be null")
+        self._internal.add_graph_node(self._internal.root, StateStoreNode(store_builder))
+        return self
+
+    def add_global_store(self, store_builder: Any, topic: str, consumed: Optional[Consumed],
+                         supplier: Callable[[], Any]) -> "StreamsBuilder":
+        """A global store fed by ``supplier``'s processor from every partition of ``topic``."""
+        self._check_not_built()
+        c = consumed or Consumed()
+        generated_source = self._internal.new_processor_name("KSTREAM-SOURCE-")
+        source_name = f"{c.name}-source" if c.name is not None else generated_source
+        generated = self._internal.new_processor_name("KTABLE-SOURCE-")
+        processor_name = c.name if c.name is not None else generated
+        node = GlobalStoreNode(store_builder, source_name, topic, c, processor_name, supplier)
+        self._internal.add_graph_node(self._internal.root, node)
+        return self
+
+    def build(self, config: Optional[dict] = None) -> Topology:
+        """Write the graph into a :class:`Topology`; ``{"topology.optimization": "all"}`` merges repartitions."""
+        self._check_not_built()
+        self._internal.build(config)
+        self._built = True
+        return self._topology

@@ -1,0 +1,242 @@
+"""Grouped streams and tables: ``KGroupedStream``, ``CogroupedKStream`` (KIP-150), ``KGroupedTable``."""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from streams_on_spark.dsl.kstream import _check_fn
+from streams_on_spark.dsl.ktable import KTable, materialize, split_named_materialized
+from streams_on_spark.dsl.params import Grouped, Materialized, Named
+from streams_on_spark.processor import dsl as p
+from streams_on_spark.serde import Serdes
+from streams_on_spark.topology.graph import (
+    DslSupplier,
+    GraphNode,
+    InternalStreamsBuilder,
+    ProcessorGraphNode,
+    RepartitionNode,
+)
+
+
+def _count_init() -> int:
+    return 0
+
+
+def _count_add(_key: Any, _value: Any, agg: int) -> int:
+    return agg + 1
+
+
+def _count_sub(_key: Any, _value: Any, agg: int) -> int:
+    return agg - 1
+
+
+
+
+class KGroupedStream:
+    """A stream grouped by key, ready for ``count``/``reduce``/``aggregate``/``cogroup``."""
+
+    def __init__(self, builder: InternalStreamsBuilder, name: str, source_nodes: set[str], grouped: Grouped,
+                 repartition_required: bool, graph_node: GraphNode) -> None:
+        self._builder = builder
+        self.name = name
+        self._source_nodes = source_nodes
+        self.key_serde = grouped.key_serde
+        self.value_serde = grouped.value_serde
+        self._repartition_name = grouped.name
+        self._repartition_required = repartition_required
+        self._node = graph_node
+        self._repartition_node: Optional[RepartitionNode] = None
+
+    def _repartition_if_required(self, store_name: str) -> tuple[GraphNode, set[str]]:
+        """Insert (or, for a named ``Grouped``, reuse) the repartition node; always burns three indices."""
+        if not self._repartition_required:
+            return self._node, self._source_nodes
+        prefix = self._repartition_name if self._repartition_name is not None else store_name
+        node = self._builder.create_repartition(prefix, self.key_serde, self.value_serde)
+        if self._repartition_node is None or self._repartition_name is None:
+            self._repartition_node = node
+        self._builder.add_graph_node(self._node, self._repartition_node)
+        return self._repartition_node, {self._repartition_node.name}
+
+    def _aggregate(self, processor_name: str, m: Materialized, store_name: str, key_serde: Any, value_serde: Any,
+                   supplier: DslSupplier) -> KTable:
+        parent, source_nodes = self._repartition_if_required(store_name)
+        node = ProcessorGraphNode(processor_name, supplier, materialize(m, store_name, key_serde, value_serde))
+        self._builder.add_graph_node(parent, node)
+        return KTable(self._builder, processor_name, key_serde, value_serde, source_nodes, m.name, supplier, node)
+
+    def _store(self, m: Materialized, prefix: str) -> str:
+        return m.name if m.name is not None else self._builder.new_store_name(prefix)
+
+    def _name(self, named: Optional[Named], prefix: str) -> str:
+        generated = self._builder.new_processor_name(prefix)
+        return named.name if named is not None and named.name is not None else generated
+
+    def count(self, named: Any = None, materialized: Any = None) -> KTable:
+        """Count records per key (null keys and values are skipped) into a ``Long`` table."""
+        named, m = split_named_materialized(named, materialized)
+        if m is not None and m.name is None:
+            self._builder.new_store_name("KSTREAM-AGGREGATE-")  # Kafka burns one index here for compatibility
+        m = m or Materialized()
+        store = self._store(m, "KSTREAM-AGGREGATE-")
+        key_serde = m.key_serde if m.key_serde is not None else self.key_serde
+        value_serde = m.value_serde if m.value_serde is not None else Serdes.Long()
+        name = self._name(named, "KSTREAM-AGGREGATE-")
+        supplier = DslSupplier(p.KStreamAggregate, store, _count_init, _count_add)
+        return self._aggregate(name, m, store, key_serde, value_serde, supplier)
+
+    def reduce(self, reducer: Callable[[Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
+        """Combine values per key with ``reducer(aggregate, value)``."""
+        _check_fn(reducer, "reducer")
+        named, m = split_named_materialized(named, materialized)
+        m = m or Materialized()
+        store = self._store(m, "KSTREAM-REDUCE-")
+        key_serde = m.key_serde if m.key_serde is not None else self.key_serde
+        value_serde = m.value_serde if m.value_serde is not None else self.value_serde
+        name = self._name(named, "KSTREAM-REDUCE-")
+        return self._aggregate(name, m, store, key_serde, value_serde, DslSupplier(p.KStreamReduce, store, reducer))
+
+    def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
+                  named: Any = None, materialized: Any = None) -> KTable:
+        """Fold values per key: ``aggregator(key, value, aggregate)`` starting from ``initializer()``."""
+        _check_fn(initializer, "initializer")
+        _check_fn(aggregator, "aggregator")
+        named, m = split_named_materialized(named, materialized)
+        m = m or Materialized()
+        store = self._store(m, "KSTREAM-AGGREGATE-")
+        key_serde = m.key_serde if m.key_serde is not None else self.key_serde
+        name = self._name(named, "KSTREAM-AGGREGATE-")
+        supplier = DslSupplier(p.KStreamAggregate, store, initializer, aggregator)
+        return self._aggregate(name, m, store, key_serde, m.value_serde, supplier)
+
+    def cogroup(self, aggregator: Callable[[Any, Any, Any], Any]) -> "CogroupedKStream":
+        """Start a cogroup (KIP-150): several grouped streams folded into one aggregate and one store."""
+        _check_fn(aggregator, "aggregator")
+        return CogroupedKStream(self._builder).cogroup(self, aggregator)
+
+
+class CogroupedKStream:
+    """Several grouped streams, each with its aggregator, sharing one store."""
+
+    def __init__(self, builder: InternalStreamsBuilder) -> None:
+        self._builder = builder
+        self._inputs: dict[int, tuple[KGroupedStream, Callable[[Any, Any, Any], Any]]] = {}
+        self._parents: dict[int, GraphNode] = {}  # repartition nodes survive across aggregate() calls
+
+    def cogroup(self, grouped: KGroupedStream, aggregator: Callable[[Any, Any, Any], Any]) -> "CogroupedKStream":
+        if not isinstance(grouped, KGroupedStream):
+            raise ValueError(f"cogroup expects a KGroupedStream, got {type(grouped).__name__}")
+        _check_fn(aggregator, "aggregator")
+        self._inputs[id(grouped)] = (grouped, aggregator)
+        return self
+
+    def aggregate(self, initializer: Callable[[], Any], named: Any = None, materialized: Any = None) -> KTable:
+        """One aggregate per key; each input record updates it and emits the result."""
+        _check_fn(initializer, "initializer")
+        named, m = split_named_materialized(named, materialized)
+        m = m or Materialized()
+        store = m.name if m.name is not None else self._builder.new_store_name("COGROUPKSTREAM-AGGREGATE-")
+        first = next(iter(self._inputs.values()))[0]
+        key_serde = m.key_serde if m.key_serde is not None else first.key_serde
+        parents = self._parents
+        for key, (grouped, _) in self._inputs.items():
+            if grouped._repartition_required:
+                prefix = grouped._repartition_name if grouped._repartition_name is not None else store
+                node = self._builder.create_repartition(prefix, grouped.key_serde, grouped.value_serde)
+                if key not in parents:
+                    self._builder.add_graph_node(grouped._node, node)
+                    parents[key] = node
+            else:
+                parents[key] = grouped._node
+        # Kafka copartitions the grouped streams' own source nodes (not the repartition sources)
+        copartition: list[str] = []
+        for grouped, _ in self._inputs.values():
+            copartition.extend(n for n in sorted(grouped._source_nodes) if n not in copartition)
+        self._builder.copartition_groups.append(copartition)
+        agg_nodes: list[GraphNode] = []
+        for i, (key, (grouped, aggregator)) in enumerate(self._inputs.items()):
+            generated = self._builder.new_processor_name("COGROUPKSTREAM-AGGREGATE-")
+            name = f"{named.name}-cogroup-agg-{i}" if named is not None and named.name else generated
+            supplier = DslSupplier(p.KStreamCogroupAggregate, store, initializer, aggregator)
+            if agg_nodes:
+                node = ProcessorGraphNode(name, supplier, store_names=[store])
+            else:
+                node = ProcessorGraphNode(name, supplier, materialize(m, store, key_serde, m.value_serde))
+            self._builder.add_graph_node(parents[key], node)
+            agg_nodes.append(node)
+        generated = self._builder.new_processor_name("COGROUPKSTREAM-MERGE-")
+        merge_name = f"{named.name}-cogroup-merge" if named is not None and named.name else generated
+        merge = ProcessorGraphNode(merge_name, DslSupplier(p.CogroupMerge))
+        self._builder.add_graph_node(agg_nodes, merge)
+        source_nodes: set[str] = set()
+        for key, (grouped, _) in self._inputs.items():
+            parent = parents[key]
+            source_nodes |= {parent.name} if isinstance(parent, RepartitionNode) else grouped._source_nodes
+        return KTable(self._builder, merge_name, key_serde, m.value_serde, source_nodes, m.name,
+                      DslSupplier(p.CogroupMerge), merge)
+
+
+class KGroupedTable:
+    """A re-keyed table; aggregations take an adder and a subtractor."""
+
+    def __init__(self, builder: InternalStreamsBuilder, name: str, source_nodes: set[str], grouped: Grouped,
+                 graph_node: GraphNode) -> None:
+        self._builder = builder
+        self.name = name
+        self._source_nodes = source_nodes
+        self.key_serde = grouped.key_serde
+        self.value_serde = grouped.value_serde
+        self._repartition_name = grouped.name
+        self._node = graph_node
+        self._repartition_node: Optional[RepartitionNode] = None
+
+    def _aggregate(self, named: Optional[Named], prefix: str, m: Materialized, store: str, key_serde: Any,
+                   value_serde: Any, supplier: DslSupplier) -> KTable:
+        sink_name = self._suffixed(named, "-sink", "KSTREAM-SINK-")
+        source_name = self._suffixed(named, "-source", "KSTREAM-SOURCE-")
+        generated = self._builder.new_processor_name(prefix)
+        func_name = named.name if named is not None and named.name else generated
+        topic = (self._repartition_name if self._repartition_name is not None else store) + "-repartition"
+        if self._repartition_node is None or self._repartition_name is None:
+            self._repartition_node = RepartitionNode(source_name, sink_name, None, topic, self.key_serde,
+                                                     p.ChangedSerde(self.value_serde), optimizable=False)
+        self._builder.add_graph_node(self._node, self._repartition_node)
+        node = ProcessorGraphNode(func_name, supplier, materialize(m, store, key_serde, value_serde))
+        self._builder.add_graph_node(self._repartition_node, node)
+        return KTable(self._builder, func_name, key_serde, value_serde, {source_name}, m.name, supplier, node)
+
+    def _suffixed(self, named: Optional[Named], suffix: str, prefix: str) -> str:
+        generated = self._builder.new_processor_name(prefix)
+        return named.name + suffix if named is not None and named.name else generated
+
+    def count(self, named: Any = None, materialized: Any = None) -> KTable:
+        named, m = split_named_materialized(named, materialized)
+        m = m or Materialized()
+        store = m.name if m.name is not None else self._builder.new_store_name("KTABLE-AGGREGATE-")
+        key_serde = m.key_serde if m.key_serde is not None else self.key_serde
+        value_serde = m.value_serde if m.value_serde is not None else Serdes.Long()
+        supplier = DslSupplier(p.KTableAggregate, store, _count_init, _count_add, _count_sub)
+        return self._aggregate(named, "KTABLE-AGGREGATE-", m, store, key_serde, value_serde, supplier)
+
+    def reduce(self, adder: Callable[[Any, Any], Any], subtractor: Callable[[Any, Any], Any], named: Any = None,
+               materialized: Any = None) -> KTable:
+        _check_fn(adder, "adder")
+        _check_fn(subtractor, "subtractor")
+        named, m = split_named_materialized(named, materialized)
+        m = m or Materialized()
+        store = m.name if m.name is not None else self._builder.new_store_name("KTABLE-AGGREGATE-")
+        key_serde = m.key_serde if m.key_serde is not None else self.key_serde
+        value_serde = m.value_serde if m.value_serde is not None else self.value_serde
+        supplier = DslSupplier(p.KTableReduce, store, adder, subtractor)
+        return self._aggregate(named, "KTABLE-REDUCE-", m, store, key_serde, value_serde, supplier)
+
+    def aggregate(self, initializer: Callable[[], Any], adder: Callable[[Any, Any, Any], Any],
+                  subtractor: Callable[[Any, Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
+        _check_fn(initializer, "initializer")
+        _check_fn(adder, "adder")
+        _check_fn(subtractor, "subtractor")
+        named, m = split_named_materialized(named, materialized)
+        m = m or Materialized()
+        store = m.name if m.name is not None else self._builder.new_store_name("KTABLE-AGGREGATE-")
+        key_serde = m.key_serde if m.key_serde is not None else self.key_serde
+        supplier = DslSupplier(p.KTableAggregate, store, initializer, adder, subtractor)
+        return self._aggregate(named, "KTABLE-AGGREGATE-", m, store, key_serde, m.value_serde, supplier)

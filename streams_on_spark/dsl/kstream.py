@@ -1,0 +1,299 @@
+"""``KStream``: a record stream, and ``BranchedKStream`` (``split()``)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
+
+from streams_on_spark.dsl.params import Branched, Grouped, Materialized, Named, Produced, Repartitioned
+from streams_on_spark.errors import TopologyException
+from streams_on_spark.processor import dsl as p
+from streams_on_spark.topology.graph import (
+    DslSupplier,
+    GraphNode,
+    InternalStreamsBuilder,
+    ProcessorGraphNode,
+    StateStoreNode,
+    StreamSinkNode,
+    TableSourceMaterializingNode,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from streams_on_spark.dsl.grouped import KGroupedStream
+    from streams_on_spark.dsl.ktable import KTable
+
+
+def _named(named: Optional[Named]) -> Optional[str]:
+    if named is not None and not isinstance(named, Named):
+        raise ValueError(f"named must be a Named, got {type(named).__name__}")
+    return None if named is None else named.name
+
+
+def _check_fn(fn: Any, what: str) -> None:
+    """Kafka's null checks (same messages), plus a callable check Python needs."""
+    if fn is None:
+        raise ValueError(f"{what} can't be null")
+    if not callable(fn):
+        raise ValueError(f"{what} must be callable, got {type(fn).__name__}")
+
+
+class KStream:
+    """An unbounded stream of records; every method adds one node to the logical graph."""
+
+    def __init__(self, builder: InternalStreamsBuilder, name: str, key_serde: Any, value_serde: Any,
+                 source_nodes: set[str], repartition_required: bool, graph_node: GraphNode) -> None:
+        self._builder = builder
+        self.name = name
+        self.key_serde = key_serde
+        self.value_serde = value_serde
+        self._source_nodes = source_nodes
+        self._repartition_required = repartition_required
+        self._node = graph_node
+
+    # ------------------------------------------------------------------ helpers
+    def _processor(self, prefix: str, named: Optional[Named], supplier: Callable[[], Any], *,
+                   key_changing: bool = False, value_changing: bool = False) -> ProcessorGraphNode:
+        name = self._name_or_generate(_named(named), prefix)
+        node = ProcessorGraphNode(name, supplier)
+        node.key_changing = key_changing
+        node.value_changing = value_changing
+        self._builder.add_graph_node(self._node, node)
+        return node
+
+    def _name_or_generate(self, name: Optional[str], prefix: str) -> str:
+        generated = self._builder.new_processor_name(prefix)  # burned even when named, as Kafka does
+        return name if name is not None else generated
+
+    def _derive(self, node: GraphNode, key_serde: Any, value_serde: Any, repartition_required: bool) -> "KStream":
+        return KStream(self._builder, node.name, key_serde, value_serde, self._source_nodes, repartition_required,
+                       node)
+
+    # ------------------------------------------------------------------ stateless
+    def filter(self, predicate: Callable[[Any, Any], bool], named: Optional[Named] = None) -> "KStream":
+        """Keep records for which ``predicate(key, value)`` is true."""
+        _check_fn(predicate, "predicate")
+        node = self._processor("KSTREAM-FILTER-", named, DslSupplier(p.KStreamFilter, predicate, False))
+        return self._derive(node, self.key_serde, self.value_serde, self._repartition_required)
+
+    def filter_not(self, predicate: Callable[[Any, Any], bool], named: Optional[Named] = None) -> "KStream":
+        """Drop records for which ``predicate(key, value)`` is true."""
+        _check_fn(predicate, "predicate")
+        node = self._processor("KSTREAM-FILTER-", named, DslSupplier(p.KStreamFilter, predicate, True))
+        return self._derive(node, self.key_serde, self.value_serde, self._repartition_required)
+
+    def select_key(self, mapper: Callable[[Any, Any], Any], named: Optional[Named] = None) -> "KStream":
+        """New key ``mapper(key, value)``; marks the stream for repartitioning before stateful operations."""
+        _check_fn(mapper, "mapper")
+        node = self._processor("KSTREAM-KEY-SELECT-", named, DslSupplier(p.KStreamSelectKey, mapper),
+                               key_changing=True)
+        return self._derive(node, None, self.value_serde, True)
+
+    def map(self, mapper: Callable[[Any, Any], Any], named: Optional[Named] = None) -> "KStream":
+        """``mapper(key, value)`` returns a ``KeyValue`` (or a pair); key-changing."""
+        _check_fn(mapper, "mapper")
+        name = self._name_or_generate(_named(named), "KSTREAM-MAP-")
+        node = ProcessorGraphNode(name, DslSupplier(p.KStreamMap, mapper, name))
+        node.key_changing = True
+        self._builder.add_graph_node(self._node, node)
+        return self._derive(node, None, None, True)
+
+    def map_values(self, mapper: Callable[..., Any], named: Optional[Named] = None, *,
+                   with_key: bool = False) -> "KStream":
+        """New value ``mapper(value)`` (or ``mapper(key, value)`` with ``with_key=True``); keeps partitioning."""
+        _check_fn(mapper, "valueMapper")
+        node = self._processor("KSTREAM-MAPVALUES-", named, DslSupplier(p.KStreamMapValues, mapper, with_key),
+                               value_changing=True)
+        return self._derive(node, self.key_serde, None, self._repartition_required)
+
+    def flat_map(self, mapper: Callable[[Any, Any], Iterable[Any]], named: Optional[Named] = None) -> "KStream":
+        """Zero or more ``KeyValue`` per record; key-changing."""
+        _check_fn(mapper, "mapper")
+        name = self._name_or_generate(_named(named), "KSTREAM-FLATMAP-")
+        node = ProcessorGraphNode(name, DslSupplier(p.KStreamFlatMap, mapper, name))
+        node.key_changing = True
+        self._builder.add_graph_node(self._node, node)
+        return self._derive(node, None, None, True)
+
+    def flat_map_values(self, mapper: Callable[..., Iterable[Any]], named: Optional[Named] = None, *,
+                        with_key: bool = False) -> "KStream":
+        """Zero or more values per record under the same key."""
+        _check_fn(mapper, "valueMapper")
+        node = self._processor("KSTREAM-FLATMAPVALUES-", named,
+                               DslSupplier(p.KStreamFlatMapValues, mapper, with_key), value_changing=True)
+        return self._derive(node, self.key_serde, None, self._repartition_required)
+
+    def peek(self, action: Callable[[Any, Any], None], named: Optional[Named] = None) -> "KStream":
+        """Call ``action(key, value)`` and pass the record on."""
+        _check_fn(action, "action")
+        node = self._processor("KSTREAM-PEEK-", named, DslSupplier(p.KStreamPeek, action, True))
+        return self._derive(node, self.key_serde, self.value_serde, self._repartition_required)
+
+    def foreach(self, action: Callable[[Any, Any], None], named: Optional[Named] = None) -> None:
+        """Terminal: call ``action(key, value)`` for every record."""
+        _check_fn(action, "action")
+        self._processor("KSTREAM-FOREACH-", named, DslSupplier(p.KStreamPeek, action, False))
+
+    def split(self, named: Optional[Named] = None) -> "BranchedKStream":
+        """Route each record to the first matching branch (``branch``/``default_branch``)."""
+        return BranchedKStream(self, _named(named))
+
+    def merge(self, other: "KStream", named: Optional[Named] = None) -> "KStream":
+        """Interleave two streams; repartition-required if either side is."""
+        if other is None:
+            raise ValueError("stream can't be null")
+        if not isinstance(other, KStream):
+            raise ValueError(f"merge expects a KStream, got {type(other).__name__}")
+        name = self._name_or_generate(_named(named), "KSTREAM-MERGE-")
+        node = ProcessorGraphNode(name, DslSupplier(p.PassThrough))
+        node.merge_node = True
+        self._builder.add_graph_node([self._node, other._node], node)
+        return KStream(self._builder, name, None, None, self._source_nodes | other._source_nodes,
+                       self._repartition_required or other._repartition_required, node)
+
+    # ------------------------------------------------------------------ partitioning
+    def repartition(self, repartitioned: Optional[Repartitioned] = None) -> "KStream":
+        """Always write through a repartition topic (``<name>-repartition``); never optimized away."""
+        r = repartitioned or Repartitioned()
+        name = r.name if r.name is not None else self._builder.new_processor_name("KSTREAM-REPARTITION-")
+        value_serde = r.value_serde if r.value_serde is not None else self.value_serde
+        key_serde = r.key_serde if r.key_serde is not None else self.key_serde
+        node = self._builder.create_repartition(name, key_serde, value_serde, r.partitioner,
+                                                r.number_of_partitions, optimizable=False)
+        self._builder.add_graph_node(self._node, node)
+        return KStream(self._builder, node.name, key_serde, value_serde, {node.name}, False, node)
+
+    def mark_as_partitioned(self) -> "KStream":
+        """KIP-759: declare the stream already partitioned by its key; downstream ops won't repartition.
+
+        Your responsibility: if the key really changed, state splits across partitions.
+        """
+        return KStream(self._builder, self.name, self.key_serde, self.value_serde, self._source_nodes, False,
+                       self._node)
+
+    def group_by_key(self, grouped: Optional[Grouped] = None) -> "KGroupedStream":
+        """Group by the current key (repartitions first if the key changed upstream)."""
+        from streams_on_spark.dsl.grouped import KGroupedStream
+        g = grouped if grouped is not None else Grouped.with_(self.key_serde, self.value_serde)
+        return KGroupedStream(self._builder, self.name, self._source_nodes, g, self._repartition_required,
+                              self._node)
+
+    def group_by(self, selector: Callable[[Any, Any], Any], grouped: Optional[Grouped] = None) -> "KGroupedStream":
+        """Group by ``selector(key, value)``; always repartitions."""
+        from streams_on_spark.dsl.grouped import KGroupedStream
+        _check_fn(selector, "keySelector")
+        g = grouped if grouped is not None else Grouped.with_(None, self.value_serde)
+        name = self._name_or_generate(g.name, "KSTREAM-KEY-SELECT-")
+        node = ProcessorGraphNode(name, DslSupplier(p.KStreamSelectKey, selector))
+        node.key_changing = True
+        self._builder.add_graph_node(self._node, node)
+        return KGroupedStream(self._builder, name, self._source_nodes, g, True, node)
+
+    # ------------------------------------------------------------------ sinks and tables
+    def to(self, topic: str, produced: Optional[Produced] = None) -> None:
+        """Write to ``topic``; the partition is murmur2 of the serialized key unless a partitioner says else."""
+        if topic is None:
+            raise ValueError("topic can't be null")
+        if not isinstance(topic, str) or not topic:
+            raise ValueError(f"topic must be a non-empty str, got {topic!r}")
+        pr = produced or Produced()
+        pr = Produced(pr.key_serde if pr.key_serde is not None else self.key_serde,
+                      pr.value_serde if pr.value_serde is not None else self.value_serde, pr.name, pr.partitioner)
+        name = self._name_or_generate(pr.name, "KSTREAM-SINK-")
+        self._builder.add_graph_node(self._node, StreamSinkNode(name, topic, pr))
+
+    def to_table(self, named: Optional[Named] = None, materialized: Optional[Materialized] = None) -> "KTable":
+        """View the stream as a changelog: the latest value per key (repartitions first if needed)."""
+        from streams_on_spark.dsl.ktable import KTable, materialize
+        if isinstance(named, Materialized) and materialized is None:
+            named, materialized = None, named
+        name = self._name_or_generate(_named(named), "KSTREAM-TOTABLE-")
+        m = materialized or Materialized()
+        store_name = m.name if m.name is not None else self._builder.new_store_name("KSTREAM-TOTABLE-")
+        key_serde = m.key_serde if m.key_serde is not None else self.key_serde
+        value_serde = m.value_serde if m.value_serde is not None else self.value_serde
+        parent, source_nodes = self._node, self._source_nodes
+        if self._repartition_required:
+            rep = self._builder.create_repartition(name, key_serde, value_serde)
+            self._builder.add_graph_node(self._node, rep)
+            parent, source_nodes = rep, {rep.name}
+        store_builder = materialize(m, store_name, key_serde, value_serde)
+        supplier = DslSupplier(p.KTableSource, store_name, m.name, queryable_name=m.name)
+        node = TableSourceMaterializingNode(name, supplier, store_builder)
+        self._builder.add_graph_node(parent, node)
+        return KTable(self._builder, name, key_serde, value_serde, source_nodes, m.name, supplier, node)
+
+    def process(self, supplier: Callable[[], Any], *store_names: str, named: Optional[Named] = None) -> "KStream":
+        """Run a Processor API processor (``supplier()`` makes one per task) with access to ``store_names``.
+
+        The output key may differ, so downstream stateful operations repartition — but ``process`` itself
+        never does: a key changed before ``process`` splits its state across partitions (KIP-1238's example).
+        """
+        if supplier is None or not callable(supplier):
+            raise ValueError("processor supplier must be a zero-argument callable returning a Processor "
+                             "(e.g. the Processor class), not a Processor instance")
+        for store in store_names:
+            if not isinstance(store, str):
+                raise ValueError(f"state store names must be str, got {store!r}")
+        name = _named(named) if named is not None else self._builder.new_processor_name("KSTREAM-PROCESSOR-")
+        node = ProcessorGraphNode(name, supplier, store_names=store_names)
+        for store_builder in getattr(supplier, "stores", lambda: ())() or ():
+            node.store_names.append(store_builder.name)
+            self._builder.add_graph_node(self._builder.root, StateStoreNode(store_builder))
+        self._builder.add_graph_node(self._node, node)
+        return KStream(self._builder, name, None, None, self._source_nodes, True, node)
+
+
+class BranchedKStream:
+    """The result of ``split()``: add branches, then ``default_branch()``/``no_default_branch()``."""
+
+    def __init__(self, source: KStream, name: Optional[str]) -> None:
+        self._source = source
+        self._builder = source._builder
+        self._split_name = source._name_or_generate(name, "KSTREAM-BRANCH-")
+        self._predicates: list[Callable[[Any, Any], bool]] = []
+        self._children: list[str] = []
+        self._results: dict[str, KStream] = {}
+        self._supplier = DslSupplier(p.KStreamBranch, self._predicates, self._children, None)
+        self._split_node = ProcessorGraphNode(self._split_name, self._supplier)
+        self._builder.add_graph_node(source._node, self._split_node)
+        self._done = False
+
+    def branch(self, predicate: Callable[[Any, Any], bool], branched: Optional[Branched] = None) -> "BranchedKStream":
+        _check_fn(predicate, "predicate")
+        self._check_open()
+        self._predicates.append(predicate)
+        self._add(branched, str(len(self._predicates)))
+        return self
+
+    def default_branch(self, branched: Optional[Branched] = None) -> dict[str, KStream]:
+        self._check_open()
+        child = self._add(branched, "0")
+        self._supplier.args = (self._predicates, self._children[:len(self._predicates)], child)
+        self._done = True
+        return self._results
+
+    def no_default_branch(self) -> dict[str, KStream]:
+        self._check_open()
+        self._done = True
+        return self._results
+
+    def _check_open(self) -> None:
+        if self._done:
+            raise TopologyException("split() already closed by default_branch()/no_default_branch()")
+
+    def _add(self, branched: Optional[Branched], index: str) -> str:
+        b = branched or Branched()
+        suffix = b.name if b.name is not None else index
+        child_name = self._split_name + suffix
+        self._builder.new_processor_name("KSTREAM-BRANCHCHILD-")
+        node = ProcessorGraphNode(child_name, DslSupplier(p.PassThrough))
+        self._builder.add_graph_node(self._split_node, node)
+        if index != "0":
+            self._children.append(child_name)
+        stream = KStream(self._builder, child_name, self._source.key_serde, self._source.value_serde,
+                         self._source._source_nodes, self._source._repartition_required, node)
+        if b.chain is None:
+            self._results[child_name] = stream
+        else:
+            result = b.chain(stream)
+            if not b.is_consumer and result is not None:
+                self._results[child_name] = result
+        return child_name

@@ -1,0 +1,128 @@
+"""``KTable``: a changelog stream viewed as the latest value per key."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from streams_on_spark.dsl.params import Grouped, Materialized, Named
+from streams_on_spark.processor import dsl as p
+from streams_on_spark.serde import Serdes
+from streams_on_spark.state.stores import Stores, TimestampedKeyValueStoreBuilder
+from streams_on_spark.topology.graph import DslSupplier, GraphNode, InternalStreamsBuilder, ProcessorGraphNode
+
+if TYPE_CHECKING:  # pragma: no cover
+    from streams_on_spark.dsl.grouped import KGroupedTable
+    from streams_on_spark.dsl.kstream import KStream
+
+
+def materialize(m: Materialized, store_name: str, key_serde: Any, value_serde: Any) -> TimestampedKeyValueStoreBuilder:
+    """The timestamped key-value store a DSL operator keeps for ``m``."""
+    supplier = m.store_supplier if m.store_supplier is not None else Stores.in_memory_key_value_store(store_name)
+    builder = Stores.timestamped_key_value_store_builder(supplier, key_serde, value_serde)
+    if not m.logging_enabled:
+        builder.with_logging_disabled()
+    return builder
+
+
+def split_named_materialized(named: Any, materialized: Any) -> tuple[Optional[Named], Optional[Materialized]]:
+    """Accept ``(named, materialized)`` in either order, as Kafka's overloads do."""
+    if isinstance(named, Materialized) and (materialized is None or isinstance(materialized, Named)):
+        named, materialized = materialized, named
+    if named is not None and not isinstance(named, Named):
+        raise ValueError(f"named must be a Named, got {type(named).__name__}")
+    if materialized is not None and not isinstance(materialized, Materialized):
+        raise ValueError(f"materialized must be a Materialized, got {type(materialized).__name__}")
+    return named, materialized
+
+
+class KTable:
+    """The latest value per key; updates flow downstream as changes."""
+
+    def __init__(self, builder: InternalStreamsBuilder, name: str, key_serde: Any, value_serde: Any,
+                 source_nodes: set[str], queryable_store_name: Optional[str], supplier: DslSupplier,
+                 graph_node: GraphNode) -> None:
+        self._builder = builder
+        self.name = name
+        self.key_serde = key_serde
+        self.value_serde = value_serde
+        self._source_nodes = source_nodes
+        self.queryable_store_name = queryable_store_name
+        self._supplier = supplier
+        self._node = graph_node
+        self._parent: Optional[KTable] = None
+
+    def _name_or_generate(self, named: Optional[Named], prefix: str) -> str:
+        generated = self._builder.new_processor_name(prefix)
+        return named.name if named is not None and named.name is not None else generated
+
+    def _table_op(self, prefix: str, named: Any, materialized: Any, factory: Callable[..., Any], args: tuple,
+                  keep_value_serde: bool) -> "KTable":
+        named, m = split_named_materialized(named, materialized)
+        store_builder = None
+        queryable = None
+        key_serde, value_serde = self.key_serde, (self.value_serde if keep_value_serde else None)
+        if m is not None:
+            if m.name is None:
+                self._builder.new_store_name(prefix)
+            key_serde = m.key_serde if m.key_serde is not None else self.key_serde
+            value_serde = m.value_serde if m.value_serde is not None else value_serde
+            queryable = m.name
+            if queryable is not None:
+                store_builder = materialize(m, queryable, key_serde, value_serde)
+        name = self._name_or_generate(named, prefix)
+        supplier = DslSupplier(factory, *args, queryable)
+        node = ProcessorGraphNode(name, supplier, store_builder)
+        self._builder.add_graph_node(self._node, node)
+        table = KTable(self._builder, name, key_serde, value_serde, self._source_nodes, queryable, supplier, node)
+        table._parent = self
+        return table
+
+    def filter(self, predicate: Callable[[Any, Any], bool], named: Any = None, materialized: Any = None) -> "KTable":
+        """Keep entries where ``predicate(key, value)``; others become deletes downstream."""
+        return self._table_op("KTABLE-FILTER-", named, materialized, p.KTableFilter, (predicate, False), True)
+
+    def filter_not(self, predicate: Callable[[Any, Any], bool], named: Any = None,
+                   materialized: Any = None) -> "KTable":
+        return self._table_op("KTABLE-FILTER-", named, materialized, p.KTableFilter, (predicate, True), True)
+
+    def map_values(self, mapper: Callable[..., Any], named: Any = None, materialized: Any = None, *,
+                   with_key: bool = False) -> "KTable":
+        """New value per key: ``mapper(value)`` (or ``mapper(key, value)`` with ``with_key=True``)."""
+        return self._table_op("KTABLE-MAPVALUES-", named, materialized, p.KTableMapValues, (mapper, with_key), False)
+
+    def to_stream(self, named: Optional[Named] = None) -> "KStream":
+        """The stream of updates (deletes arrive as ``None`` values)."""
+        from streams_on_spark.dsl.kstream import KStream
+        name = self._name_or_generate(named, "KTABLE-TOSTREAM-")
+        node = ProcessorGraphNode(name, DslSupplier(p.KTableToStream))
+        self._builder.add_graph_node(self._node, node)
+        return KStream(self._builder, name, self.key_serde, self.value_serde, self._source_nodes, False, node)
+
+    def group_by(self, selector: Callable[[Any, Any], Any], grouped: Optional[Grouped] = None) -> "KGroupedTable":
+        """Re-key the table with ``selector(key, value) -> KeyValue`` for an aggregation with a subtractor."""
+        from streams_on_spark.dsl.grouped import KGroupedTable
+        if selector is None or not callable(selector):
+            raise ValueError("selector must be callable")
+        g = grouped or Grouped()
+        name = g.name if g.name is not None else None
+        generated = self._builder.new_processor_name("KTABLE-SELECT-")
+        select_name = name if name is not None else generated
+        node = ProcessorGraphNode(select_name, DslSupplier(p.KTableRepartitionMap, selector, select_name))
+        self._builder.add_graph_node(self._node, node)
+        self.enable_sending_old_values(force_materialization=True)
+        return KGroupedTable(self._builder, select_name, self._source_nodes, g, node)
+
+    def enable_sending_old_values(self, force_materialization: bool) -> bool:
+        """Make this table's processor forward old values (materializing a source table if needed)."""
+        settings = self._supplier.settings
+        factory = self._supplier.factory
+        if factory is p.KTableSource:
+            if not settings.get("queryable_name"):
+                if not force_materialization:
+                    return False
+                settings["queryable_name"] = self._supplier.args[0]
+        elif factory in (p.KTableFilter, p.KTableMapValues):
+            if self._supplier.args[-1] is None:
+                if self._parent is None or not self._parent.enable_sending_old_values(force_materialization):
+                    return False
+        settings["send_old_values"] = True
+        return True

@@ -1,0 +1,274 @@
+"""Parameter objects of the DSL (``Consumed``, ``Produced``, ``Grouped``, ``Materialized``, ...).
+
+Frozen dataclasses with keyword constructors plus Kafka-style factories (``as_``/``with_`` because ``as`` and
+``with`` are Python keywords) and ``with_*`` copies, so a call site reads like its Kafka Streams twin.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Optional
+
+from streams_on_spark.errors import TopologyException
+
+_MAX_NAME = 249
+_LEGAL = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+def validate_name(name: Optional[str], what: str = "Name") -> Optional[str]:
+    """Kafka's ``Named.validate``: legal characters ``[a-zA-Z0-9._-]``, at most 249 of them."""
+    if name is None:
+        return None
+    if not isinstance(name, str):
+        raise ValueError(f"{what} must be a str, got {type(name).__name__}")
+    if not name:
+        raise TopologyException("Name is illegal, it can't be empty")
+    if len(name) > _MAX_NAME:
+        raise TopologyException(f"Name is illegal, it can't be longer than {_MAX_NAME} characters, name: {name}")
+    if not set(name) <= _LEGAL:
+        raise TopologyException(f"Name \"{name}\" is illegal, it contains a character other than ASCII "
+                                "alphanumerics, '.', '_' and '-'")
+    return name
+
+
+@dataclass(frozen=True)
+class Named:
+    """A processor name (``Named.as_("x")``)."""
+
+    name: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        validate_name(self.name)
+
+    @staticmethod
+    def as_(name: str) -> "Named":
+        return Named(name)
+
+    def with_name(self, name: str) -> "Named":
+        return Named(name)
+
+
+@dataclass(frozen=True)
+class Consumed:
+    """How a source reads a topic: serdes, timestamp extractor and source name."""
+
+    key_serde: Any = None
+    value_serde: Any = None
+    name: Optional[str] = None
+    timestamp_extractor: Optional[Callable[..., int]] = None
+
+    def __post_init__(self) -> None:
+        validate_name(self.name)
+
+    @staticmethod
+    def with_(key_serde: Any, value_serde: Any) -> "Consumed":
+        return Consumed(key_serde=key_serde, value_serde=value_serde)
+
+    @staticmethod
+    def as_(name: str) -> "Consumed":
+        return Consumed(name=name)
+
+    def with_key_serde(self, serde: Any) -> "Consumed":
+        return replace(self, key_serde=serde)
+
+    def with_value_serde(self, serde: Any) -> "Consumed":
+        return replace(self, value_serde=serde)
+
+    def with_name(self, name: str) -> "Consumed":
+        return replace(self, name=name)
+
+    def with_timestamp_extractor(self, extractor: Callable[..., int]) -> "Consumed":
+        return replace(self, timestamp_extractor=extractor)
+
+
+@dataclass(frozen=True)
+class Produced:
+    """How a sink writes a topic: serdes, partitioner ``(topic, key, value, num_partitions) -> int|None``, name."""
+
+    key_serde: Any = None
+    value_serde: Any = None
+    name: Optional[str] = None
+    partitioner: Optional[Callable[[str, Any, Any, int], Optional[int]]] = None
+
+    def __post_init__(self) -> None:
+        validate_name(self.name)
+
+    @staticmethod
+    def with_(key_serde: Any, value_serde: Any) -> "Produced":
+        return Produced(key_serde=key_serde, value_serde=value_serde)
+
+    @staticmethod
+    def as_(name: str) -> "Produced":
+        return Produced(name=name)
+
+    @staticmethod
+    def stream_partitioner(partitioner: Callable[[str, Any, Any, int], Optional[int]]) -> "Produced":
+        return Produced(partitioner=partitioner)
+
+    def with_key_serde(self, serde: Any) -> "Produced":
+        return replace(self, key_serde=serde)
+
+    def with_value_serde(self, serde: Any) -> "Produced":
+        return replace(self, value_serde=serde)
+
+    def with_name(self, name: str) -> "Produced":
+        return replace(self, name=name)
+
+    def with_stream_partitioner(self, partitioner: Callable[[str, Any, Any, int], Optional[int]]) -> "Produced":
+        return replace(self, partitioner=partitioner)
+
+
+@dataclass(frozen=True)
+class Grouped:
+    """Grouping: the repartition topic's name prefix and the serdes used to write it."""
+
+    name: Optional[str] = None
+    key_serde: Any = None
+    value_serde: Any = None
+
+    def __post_init__(self) -> None:
+        validate_name(self.name)
+
+    @staticmethod
+    def as_(name: str) -> "Grouped":
+        return Grouped(name=name)
+
+    @staticmethod
+    def with_(key_serde: Any, value_serde: Any, name: Optional[str] = None) -> "Grouped":
+        return Grouped(name=name, key_serde=key_serde, value_serde=value_serde)
+
+    @staticmethod
+    def key_serde_(serde: Any) -> "Grouped":
+        return Grouped(key_serde=serde)
+
+    @staticmethod
+    def value_serde_(serde: Any) -> "Grouped":
+        return Grouped(value_serde=serde)
+
+    def with_name(self, name: str) -> "Grouped":
+        return replace(self, name=name)
+
+    def with_key_serde(self, serde: Any) -> "Grouped":
+        return replace(self, key_serde=serde)
+
+    def with_value_serde(self, serde: Any) -> "Grouped":
+        return replace(self, value_serde=serde)
+
+
+@dataclass(frozen=True)
+class Materialized:
+    """A store: its name (also the default repartition prefix), serdes, logging and caching flags."""
+
+    name: Optional[str] = None
+    key_serde: Any = None
+    value_serde: Any = None
+    logging_enabled: bool = True
+    caching_enabled: bool = True
+    store_supplier: Any = None
+
+    def __post_init__(self) -> None:
+        validate_name(self.name, "store name")
+
+    @staticmethod
+    def as_(name_or_supplier: Any) -> "Materialized":
+        if isinstance(name_or_supplier, str):
+            return Materialized(name=name_or_supplier)
+        return Materialized(name=name_or_supplier.name, store_supplier=name_or_supplier)
+
+    @staticmethod
+    def with_(key_serde: Any, value_serde: Any) -> "Materialized":
+        return Materialized(key_serde=key_serde, value_serde=value_serde)
+
+    def with_key_serde(self, serde: Any) -> "Materialized":
+        return replace(self, key_serde=serde)
+
+    def with_value_serde(self, serde: Any) -> "Materialized":
+        return replace(self, value_serde=serde)
+
+    def with_logging_disabled(self) -> "Materialized":
+        return replace(self, logging_enabled=False)
+
+    def with_logging_enabled(self, config: Optional[dict] = None) -> "Materialized":
+        return replace(self, logging_enabled=True)
+
+    def with_caching_disabled(self) -> "Materialized":
+        return replace(self, caching_enabled=False)
+
+    def with_caching_enabled(self) -> "Materialized":
+        return replace(self, caching_enabled=True)
+
+
+@dataclass(frozen=True)
+class Repartitioned:
+    """An explicit repartition: topic name prefix, partition count, serdes and partitioner."""
+
+    name: Optional[str] = None
+    number_of_partitions: Optional[int] = None
+    key_serde: Any = None
+    value_serde: Any = None
+    partitioner: Optional[Callable[[str, Any, Any, int], Optional[int]]] = None
+
+    def __post_init__(self) -> None:
+        validate_name(self.name)
+        n = self.number_of_partitions
+        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
+            raise ValueError(f"number_of_partitions must be a positive int, got {n!r}")
+
+    @staticmethod
+    def as_(name: str) -> "Repartitioned":
+        return Repartitioned(name=name)
+
+    @staticmethod
+    def with_(key_serde: Any, value_serde: Any) -> "Repartitioned":
+        return Repartitioned(key_serde=key_serde, value_serde=value_serde)
+
+    @staticmethod
+    def with_number_of_partitions(n: int) -> "Repartitioned":
+        return Repartitioned(number_of_partitions=n)
+
+    @staticmethod
+    def stream_partitioner(partitioner: Callable[[str, Any, Any, int], Optional[int]]) -> "Repartitioned":
+        return Repartitioned(partitioner=partitioner)
+
+    def with_name(self, name: str) -> "Repartitioned":
+        return replace(self, name=name)
+
+    def with_key_serde(self, serde: Any) -> "Repartitioned":
+        return replace(self, key_serde=serde)
+
+    def with_value_serde(self, serde: Any) -> "Repartitioned":
+        return replace(self, value_serde=serde)
+
+    def with_partitions(self, n: int) -> "Repartitioned":
+        return replace(self, number_of_partitions=n)
+
+    def with_stream_partitioner(self, partitioner: Callable[[str, Any, Any, int], Optional[int]]) -> "Repartitioned":
+        return replace(self, partitioner=partitioner)
+
+
+@dataclass(frozen=True)
+class Branched:
+    """One branch of ``split()``: its name suffix and an optional function or consumer of the branch stream."""
+
+    name: Optional[str] = None
+    chain: Optional[Callable[[Any], Any]] = None
+    is_consumer: bool = False
+
+    def __post_init__(self) -> None:
+        validate_name(self.name)
+
+    @staticmethod
+    def as_(name: str) -> "Branched":
+        return Branched(name=name)
+
+    @staticmethod
+    def with_function(chain: Callable[[Any], Any], name: Optional[str] = None) -> "Branched":
+        """``chain(stream) -> stream``; the returned stream is what the result map holds (None leaves it out)."""
+        return Branched(name=name, chain=chain)
+
+    @staticmethod
+    def with_consumer(chain: Callable[[Any], None], name: Optional[str] = None) -> "Branched":
+        """``chain(stream)``; the branch is left out of the result map."""
+        return Branched(name=name, chain=chain, is_consumer=True)
+
+
+__all__ = ["Named", "Consumed", "Produced", "Grouped", "Materialized", "Repartitioned", "Branched", "validate_name"]

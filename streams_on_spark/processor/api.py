@@ -1,0 +1,159 @@
+"""The Processor API: records, processors, their context and punctuation (Kafka's ``processor.api``)."""
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, NamedTuple, Optional, TypeVar
+
+if TYPE_CHECKING:  # pragma: no cover
+    from streams_on_spark.state import StateStore
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+Header = tuple[str, Optional[bytes]]
+Headers = tuple[Header, ...]
+
+
+def to_headers(headers: Any) -> Headers:
+    """Normalize user headers (None, a dict or an iterable of (key, value) pairs) to an immutable tuple."""
+    if headers is None:
+        return ()
+    if isinstance(headers, tuple) and all(isinstance(h, tuple) and len(h) == 2 for h in headers):
+        items: Iterable = headers
+    elif isinstance(headers, dict):
+        items = headers.items()
+    else:
+        items = headers
+    out = []
+    for key, value in items:
+        if not isinstance(key, str):
+            raise ValueError(f"header keys must be str, got {type(key).__name__}")
+        if isinstance(value, str):
+            value = value.encode("utf-8")
+        if value is not None and not isinstance(value, (bytes, bytearray)):
+            raise ValueError(f"header {key!r} must be bytes, str or None, got {type(value).__name__}")
+        out.append((key, None if value is None else bytes(value)))
+    return tuple(out)
+
+
+class Record(Generic[K, V]):
+    """A record flowing through processors: key, value, timestamp (ms) and headers.
+
+    Immutable by convention; the ``with_*`` methods return a copy, as in Kafka's ``Record``.
+    """
+
+    __slots__ = ("key", "value", "timestamp", "headers")
+
+    def __init__(self, key: K, value: V, timestamp: int, headers: Headers = ()) -> None:
+        if timestamp < 0:
+            raise ValueError(f"Malformed Record: timestamp may not be negative, got {timestamp}")
+        self.key = key
+        self.value = value
+        self.timestamp = timestamp
+        self.headers = headers
+
+    def with_key(self, key: Any) -> "Record":
+        return Record(key, self.value, self.timestamp, self.headers)
+
+    def with_value(self, value: Any) -> "Record":
+        return Record(self.key, value, self.timestamp, self.headers)
+
+    def with_timestamp(self, timestamp: int) -> "Record":
+        return Record(self.key, self.value, timestamp, self.headers)
+
+    def with_headers(self, headers: Any) -> "Record":
+        return Record(self.key, self.value, self.timestamp, to_headers(headers))
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Record) and self.key == other.key and self.value == other.value
+                and self.timestamp == other.timestamp and self.headers == other.headers)
+
+    def __hash__(self) -> int:
+        return hash((self.timestamp, self.headers))
+
+    def __repr__(self) -> str:
+        return f"Record(key={self.key!r}, value={self.value!r}, timestamp={self.timestamp}, headers={self.headers!r})"
+
+
+class RecordMetadata(NamedTuple):
+    """Where the record being processed came from (``context.record_metadata()``)."""
+
+    topic: str
+    partition: int
+    offset: int
+
+
+class PunctuationType(enum.Enum):
+    """What drives a punctuator: the task's stream time or the (mockable) wall clock."""
+
+    STREAM_TIME = "STREAM_TIME"
+    WALL_CLOCK_TIME = "WALL_CLOCK_TIME"
+
+
+class Cancellable(ABC):
+    """Handle returned by ``schedule``; ``cancel()`` stops future punctuations."""
+
+    @abstractmethod
+    def cancel(self) -> None: ...
+
+
+class ProcessorContext(ABC):
+    """What a processor sees of its task: forwarding, stores, schedules, metadata and time."""
+
+    @abstractmethod
+    def forward(self, record: Record, child: str | None = None) -> None: ...
+
+    @abstractmethod
+    def get_state_store(self, name: str) -> "StateStore": ...
+
+    @abstractmethod
+    def schedule(self, interval_ms: int, punctuation_type: PunctuationType,
+                 punctuator: Callable[[int], None]) -> Cancellable: ...
+
+    @abstractmethod
+    def record_metadata(self) -> RecordMetadata | None: ...
+
+    @property
+    @abstractmethod
+    def application_id(self) -> str: ...
+
+    @property
+    @abstractmethod
+    def task_id(self) -> "TaskId": ...
+
+    @abstractmethod
+    def current_stream_time_ms(self) -> int: ...
+
+    @abstractmethod
+    def current_system_time_ms(self) -> int: ...
+
+    def commit(self) -> None:
+        """Request a commit; engines commit after every batch anyway, so this is a hint."""
+
+
+class Processor(ABC, Generic[K, V]):
+    """A record-at-a-time processor. ``init`` gets the context; ``process`` handles one record."""
+
+    def init(self, context: ProcessorContext) -> None:
+        self.context = context
+
+    @abstractmethod
+    def process(self, record: Record[K, V]) -> None: ...
+
+    def close(self) -> None:
+        pass
+
+
+ProcessorSupplier = Callable[[], Processor]
+
+
+class TaskId(NamedTuple):
+    """A task: one subtopology on one partition; orders like Kafka's and prints as ``0_1``."""
+
+    subtopology: int
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.subtopology}_{self.partition}"

@@ -1,0 +1,484 @@
+"""The processors behind DSL operators. Engines only host these; no engine re-implements an operator.
+
+Each supplier is a zero-argument callable (a new processor per task). Table processors pass
+:class:`Change` values (new and, when a downstream operator asked for it, old).
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Iterable, Optional
+
+from streams_on_spark.errors import StreamsException
+from streams_on_spark.keyvalue import KeyValue
+from streams_on_spark.processor.api import Processor, ProcessorContext, Record
+from streams_on_spark.state.stores import ValueAndTimestamp
+
+log = logging.getLogger(__name__)
+
+
+class Change:
+    """A table update: the new value and (if requested) the old one."""
+
+    __slots__ = ("new_value", "old_value")
+
+    def __init__(self, new_value: Any, old_value: Any = None) -> None:
+        self.new_value = new_value
+        self.old_value = old_value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Change) and (self.new_value, self.old_value) == (other.new_value, other.old_value)
+
+    def __repr__(self) -> str:
+        return f"Change(new={self.new_value!r}, old={self.old_value!r})"
+
+
+def _pair(result: Any, node: str) -> tuple[Any, Any]:
+    if isinstance(result, tuple) and len(result) == 2:
+        return result[0], result[1]
+    raise StreamsException(f"mapper of {node} must return a KeyValue or a (key, value) tuple, "
+                           f"got {type(result).__name__}")
+
+
+def _drop(context: ProcessorContext, what: str, record: Record) -> None:
+    """Skip a record as Kafka does: a WARN naming where it came from and a dropped-records count."""
+    meta = context.record_metadata()
+    where = f" topic=[{meta.topic}] partition=[{meta.partition}] offset=[{meta.offset}]" if meta else ""
+    log.warning("Skipping record due to %s.%s", what, where)
+    metrics = getattr(context, "metrics", None)
+    if metrics is not None:
+        metrics.record_dropped()
+
+
+class _Stateless(Processor):
+    name = "?"
+
+    def init(self, context: ProcessorContext) -> None:
+        self.context = context
+        self.forward = context.forward
+
+
+class KStreamFilter(_Stateless):
+    def __init__(self, predicate: Callable[[Any, Any], bool], filter_not: bool) -> None:
+        self.predicate, self.filter_not = predicate, filter_not
+
+    def process(self, record: Record) -> None:
+        if bool(self.predicate(record.key, record.value)) != self.filter_not:
+            self.forward(record)
+
+
+class RepartitionNullKeyFilter(_Stateless):
+    """The ``-repartition-filter`` node: null keys cannot be partitioned, so they are dropped."""
+
+    def process(self, record: Record) -> None:
+        if record.key is not None:
+            self.forward(record)
+
+
+class KStreamMap(_Stateless):
+    def __init__(self, mapper: Callable[[Any, Any], Any], node: str) -> None:
+        self.mapper, self.node = mapper, node
+
+    def process(self, record: Record) -> None:
+        key, value = _pair(self.mapper(record.key, record.value), self.node)
+        self.forward(Record(key, value, record.timestamp, record.headers))
+
+
+class KStreamSelectKey(_Stateless):
+    def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
+        self.mapper = mapper
+
+    def process(self, record: Record) -> None:
+        self.forward(Record(self.mapper(record.key, record.value), record.value, record.timestamp, record.headers))
+
+
+class KStreamMapValues(_Stateless):
+    def __init__(self, mapper: Callable[..., Any], with_key: bool = False) -> None:
+        self.mapper, self.with_key = mapper, with_key
+
+    def process(self, record: Record) -> None:
+        value = self.mapper(record.key, record.value) if self.with_key else self.mapper(record.value)
+        self.forward(Record(record.key, value, record.timestamp, record.headers))
+
+
+class KStreamFlatMap(_Stateless):
+    def __init__(self, mapper: Callable[[Any, Any], Iterable[Any]], node: str) -> None:
+        self.mapper, self.node = mapper, node
+
+    def process(self, record: Record) -> None:
+        ts, headers, forward = record.timestamp, record.headers, self.forward
+        for item in self.mapper(record.key, record.value) or ():
+            key, value = _pair(item, self.node)
+            forward(Record(key, value, ts, headers))
+
+
+class KStreamFlatMapValues(_Stateless):
+    def __init__(self, mapper: Callable[..., Iterable[Any]], with_key: bool = False) -> None:
+        self.mapper, self.with_key = mapper, with_key
+
+    def process(self, record: Record) -> None:
+        key, ts, headers, forward = record.key, record.timestamp, record.headers, self.forward
+        values = self.mapper(key, record.value) if self.with_key else self.mapper(record.value)
+        for value in values or ():
+            forward(Record(key, value, ts, headers))
+
+
+class KStreamPeek(_Stateless):
+    def __init__(self, action: Callable[[Any, Any], None], forward: bool) -> None:
+        self.action, self.forward_downstream = action, forward
+
+    def process(self, record: Record) -> None:
+        self.action(record.key, record.value)
+        if self.forward_downstream:
+            self.forward(record)
+
+
+class PassThrough(_Stateless):
+    def process(self, record: Record) -> None:
+        self.forward(record)
+
+
+class KStreamBranch(_Stateless):
+    """``split()``: a record goes to the first branch whose predicate matches, else the default branch."""
+
+    def __init__(self, predicates: list[Callable[[Any, Any], bool]], children: list[str],
+                 default_child: Optional[str]) -> None:
+        self.predicates, self.children, self.default_child = predicates, children, default_child
+
+    def process(self, record: Record) -> None:
+        for predicate, child in zip(self.predicates, self.children):
+            if predicate(record.key, record.value):
+                self.forward(record, child)
+                return
+        if self.default_child is not None:
+            self.forward(record, self.default_child)
+
+
+class _Stateful(Processor):
+    def __init__(self, store_name: str) -> None:
+        self.store_name = store_name
+        self.send_old_values = False
+
+    def init(self, context: ProcessorContext) -> None:
+        self.context = context
+        self.forward = context.forward
+        self.store = context.get_state_store(self.store_name)
+
+
+class KStreamAggregate(_Stateful):
+    """``aggregate``/``count``: fold each record into the key's aggregate; emits the new (and old) value."""
+
+    def __init__(self, store_name: str, initializer: Callable[[], Any],
+                 aggregator: Callable[[Any, Any, Any], Any]) -> None:
+        super().__init__(store_name)
+        self.initializer, self.aggregator = initializer, aggregator
+
+    def process(self, record: Record) -> None:
+        key, value = record.key, record.value
+        if key is None or value is None:
+            _drop(self.context, "null key or value", record)
+            return
+        old = self.store.get(key)
+        if old is None:
+            agg, ts = self.initializer(), record.timestamp
+            old_agg = None
+        else:
+            agg = old_agg = old.value
+            ts = record.timestamp if record.timestamp > old.timestamp else old.timestamp
+        new_agg = self.aggregator(key, value, agg)
+        self.store.put(key, ValueAndTimestamp(new_agg, ts))
+        self.forward(Record(key, Change(new_agg, old_agg if self.send_old_values else None), ts, record.headers))
+
+
+class KStreamReduce(_Stateful):
+    def __init__(self, store_name: str, reducer: Callable[[Any, Any], Any]) -> None:
+        super().__init__(store_name)
+        self.reducer = reducer
+
+    def process(self, record: Record) -> None:
+        key, value = record.key, record.value
+        if key is None or value is None:
+            _drop(self.context, "null key or value", record)
+            return
+        old = self.store.get(key)
+        if old is None:
+            new_agg, ts, old_agg = value, record.timestamp, None
+        else:
+            old_agg = old.value
+            new_agg = self.reducer(old_agg, value)
+            ts = record.timestamp if record.timestamp > old.timestamp else old.timestamp
+        self.store.put(key, ValueAndTimestamp(new_agg, ts))
+        self.forward(Record(key, Change(new_agg, old_agg if self.send_old_values else None), ts, record.headers))
+
+
+class KTableSource(Processor):
+    """Turns a topic (or a stream, for ``to_table``) into table updates; stores them when materialized."""
+
+    def __init__(self, store_name: Optional[str], queryable_name: Optional[str]) -> None:
+        self.store_name = store_name
+        self.queryable_name = queryable_name
+        self.send_old_values = False
+
+    @property
+    def materialized(self) -> bool:
+        return self.queryable_name is not None
+
+    def materialize(self) -> None:
+        self.queryable_name = self.store_name
+
+    def init(self, context: ProcessorContext) -> None:
+        self.context = context
+        self.forward = context.forward
+        self.store = context.get_state_store(self.queryable_name) if self.queryable_name else None
+
+    def process(self, record: Record) -> None:
+        key = record.key
+        if key is None:
+            _drop(self.context, "null key", record)
+            return
+        if self.store is not None:
+            old = self.store.get(key)
+            old_value = None if old is None else old.value
+            if old is not None and record.timestamp < old.timestamp:
+                log.warning("Detected out-of-order KTable update for %s, old timestamp=[%d] new timestamp=[%d].",
+                            self.store_name, old.timestamp, record.timestamp)
+            self.store.put(key, ValueAndTimestamp.make(record.value, record.timestamp))
+        else:
+            old_value = None
+        self.forward(record.with_value(Change(record.value, old_value if self.send_old_values else None)))
+
+
+class KTableFilter(Processor):
+    def __init__(self, predicate: Callable[[Any, Any], bool], filter_not: bool, store_name: Optional[str]) -> None:
+        self.predicate, self.filter_not, self.store_name = predicate, filter_not, store_name
+        self.send_old_values = False
+
+    def init(self, context: ProcessorContext) -> None:
+        self.context, self.forward = context, context.forward
+        self.store = context.get_state_store(self.store_name) if self.store_name else None
+
+    def _compute(self, key: Any, value: Any) -> Any:
+        if value is None:
+            return None
+        return value if bool(self.predicate(key, value)) != self.filter_not else None
+
+    def process(self, record: Record) -> None:
+        change: Change = record.value
+        new_value = self._compute(record.key, change.new_value)
+        if self.store is not None:
+            old = self.store.get(record.key)
+            old_value = None if old is None else old.value
+            if new_value is None and old_value is None:
+                return  # nothing to delete downstream
+            self.store.put(record.key, ValueAndTimestamp.make(new_value, record.timestamp))
+        else:
+            old_value = self._compute(record.key, change.old_value) if self.send_old_values else None
+            if self.send_old_values and new_value is None and old_value is None:
+                return
+        self.forward(record.with_value(Change(new_value, old_value if self.send_old_values else None)))
+
+
+class KTableMapValues(Processor):
+    def __init__(self, mapper: Callable[..., Any], with_key: bool, store_name: Optional[str]) -> None:
+        self.mapper, self.with_key, self.store_name = mapper, with_key, store_name
+        self.send_old_values = False
+
+    def init(self, context: ProcessorContext) -> None:
+        self.context, self.forward = context, context.forward
+        self.store = context.get_state_store(self.store_name) if self.store_name else None
+
+    def _compute(self, key: Any, value: Any) -> Any:
+        if value is None:
+            return None
+        return self.mapper(key, value) if self.with_key else self.mapper(value)
+
+    def process(self, record: Record) -> None:
+        change: Change = record.value
+        new_value = self._compute(record.key, change.new_value)
+        if self.store is not None:
+            old = self.store.get(record.key)
+            old_value = None if old is None else old.value
+            self.store.put(record.key, ValueAndTimestamp.make(new_value, record.timestamp))
+        else:
+            old_value = self._compute(record.key, change.old_value) if self.send_old_values else None
+        self.forward(record.with_value(Change(new_value, old_value if self.send_old_values else None)))
+
+
+class KTableToStream(_Stateless):
+    def process(self, record: Record) -> None:
+        self.forward(Record(record.key, record.value.new_value, record.timestamp, record.headers))
+
+
+class KTableRepartitionMap(_Stateless):
+    """``KTable.group_by``: re-key old and new values; one record when the key is unchanged, else two."""
+
+    def __init__(self, selector: Callable[[Any, Any], Any], node: str) -> None:
+        self.selector, self.node = selector, node
+
+    def process(self, record: Record) -> None:
+        if record.key is None:
+            raise StreamsException("Record key for the grouping KTable should not be null.")
+        change: Change = record.value
+        new_pair = None if change.new_value is None else _pair(self.selector(record.key, change.new_value), self.node)
+        old_pair = None if change.old_value is None else _pair(self.selector(record.key, change.old_value), self.node)
+        old_ok = old_pair is not None and old_pair[0] is not None and old_pair[1] is not None
+        new_ok = new_pair is not None and new_pair[0] is not None and new_pair[1] is not None
+        if old_ok and new_ok and old_pair[0] == new_pair[0]:  # type: ignore[index]
+            self.forward(Record(old_pair[0], Change(new_pair[1], old_pair[1]), record.timestamp,  # type: ignore[index]
+                                record.headers))
+            return
+        if old_ok:
+            self.forward(Record(old_pair[0], Change(None, old_pair[1]), record.timestamp, record.headers))  # type: ignore[index]
+        if new_ok:
+            self.forward(Record(new_pair[0], Change(new_pair[1], None), record.timestamp, record.headers))  # type: ignore[index]
+
+
+class KTableAggregate(_Stateful):
+    """``KGroupedTable.aggregate``/``count``: subtract the old value, add the new one."""
+
+    def __init__(self, store_name: str, initializer: Callable[[], Any], adder: Callable[[Any, Any, Any], Any],
+                 subtractor: Callable[[Any, Any, Any], Any]) -> None:
+        super().__init__(store_name)
+        self.initializer, self.adder, self.subtractor = initializer, adder, subtractor
+
+    def process(self, record: Record) -> None:
+        key, change = record.key, record.value
+        if key is None:
+            raise StreamsException(f"Record key for KTable aggregate operator with state {self.store_name} "
+                                   "should not be null.")
+        old = self.store.get(key)
+        old_agg = None if old is None else old.value
+        ts = record.timestamp
+        if change.old_value is not None and old_agg is not None:
+            agg = self.subtractor(key, change.old_value, old_agg)
+            ts = max(record.timestamp, old.timestamp)  # type: ignore[union-attr]
+        else:
+            agg = old_agg
+        if change.new_value is not None:
+            new_agg = self.adder(key, change.new_value, self.initializer() if agg is None else agg)
+            if old is not None:
+                ts = max(record.timestamp, old.timestamp)
+        else:
+            new_agg = agg
+        self.store.put(key, ValueAndTimestamp.make(new_agg, ts))
+        self.forward(Record(key, Change(new_agg, old_agg if self.send_old_values else None), ts, record.headers))
+
+
+class KTableReduce(_Stateful):
+    def __init__(self, store_name: str, adder: Callable[[Any, Any], Any], subtractor: Callable[[Any, Any], Any]) -> None:
+        super().__init__(store_name)
+        self.adder, self.subtractor = adder, subtractor
+
+    def process(self, record: Record) -> None:
+        key, change = record.key, record.value
+        if key is None:
+            raise StreamsException(f"Record key for KTable reduce operator with state {self.store_name} "
+                                   "should not be null.")
+        old = self.store.get(key)
+        old_agg = None if old is None else old.value
+        ts = record.timestamp
+        if change.old_value is not None and old_agg is not None:
+            agg = self.subtractor(old_agg, change.old_value)
+            ts = max(record.timestamp, old.timestamp)  # type: ignore[union-attr]
+        else:
+            agg = old_agg
+        if change.new_value is not None:
+            if agg is None:
+                new_agg = change.new_value
+            else:
+                new_agg = self.adder(agg, change.new_value)
+                if old is not None:
+                    ts = max(record.timestamp, old.timestamp)
+        else:
+            new_agg = agg
+        self.store.put(key, ValueAndTimestamp.make(new_agg, ts))
+        self.forward(Record(key, Change(new_agg, old_agg if self.send_old_values else None), ts, record.headers))
+
+
+class KStreamCogroupAggregate(KStreamAggregate):
+    """One input of a cogroup: the aggregate shares its store with the other inputs."""
+
+
+class CogroupMerge(_Stateless):
+    def process(self, record: Record) -> None:
+        self.forward(record)
+
+
+class GlobalStoreUpdater(Processor):
+    """The processor of ``global_table``: puts every record into the global store."""
+
+    def __init__(self, store_name: str) -> None:
+        self.store_name = store_name
+
+    def init(self, context: ProcessorContext) -> None:
+        self.store = context.get_state_store(self.store_name)
+
+    def process(self, record: Record) -> None:
+        if record.key is None:
+            return
+        self.store.put(record.key, ValueAndTimestamp.make(record.value, record.timestamp))
+
+
+class ChangedSerde:
+    """Kafka's ``ChangedSerializer`` layout for table updates on a repartition topic.
+
+    old only: ``old|0x00``; new only: ``new|0x01``; both: ``zigzag-varint(len(new))|new|old|0x02``.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def serialize(self, topic: Optional[str], change: Optional[Change]) -> Optional[bytes]:
+        if change is None:
+            return None
+        new = None if change.new_value is None else self.inner.serialize(topic, change.new_value)
+        old = None if change.old_value is None else self.inner.serialize(topic, change.old_value)
+        if new is not None and old is not None:
+            return _zigzag_varint(len(new)) + new + old + b"\x02"
+        if new is not None:
+            return new + b"\x01"
+        if old is not None:
+            return old + b"\x00"
+        raise StreamsException("Both old and new values are null in ChangeSerializer, which is not allowed.")
+
+    def deserialize(self, topic: Optional[str], data: Optional[bytes]) -> Optional[Change]:
+        if data is None:
+            return None
+        flag = data[-1]
+        if flag == 0:
+            return Change(None, self.inner.deserialize(topic, data[:-1]))
+        if flag == 1:
+            return Change(self.inner.deserialize(topic, data[:-1]), None)
+        if flag == 2:
+            length, pos = _read_zigzag_varint(data)
+            new = data[pos:pos + length]
+            old = data[pos + length:-1]
+            return Change(self.inner.deserialize(topic, new), self.inner.deserialize(topic, old))
+        raise StreamsException(f"Encoding flag {flag} of a Change on topic {topic} is not supported")
+
+    def __repr__(self) -> str:
+        return f"ChangedSerde({self.inner!r})"
+
+
+def _zigzag_varint(value: int) -> bytes:
+    v = ((value << 1) ^ (value >> 31)) & 0xFFFFFFFF
+    out = bytearray()
+    while v & ~0x7F:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def _read_zigzag_varint(data: bytes) -> tuple[int, int]:
+    value = shift = pos = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            break
+        shift += 7
+    return (value >> 1) ^ -(value & 1), pos
+
+
+__all__ = ["Change", "ChangedSerde", "KeyValue"]

@@ -1,0 +1,1 @@
+"""Tasks and the engines that host them."""

@@ -1,0 +1,164 @@
+"""``LocalEngine``: hosts every task in-process over in-memory multi-partition topics (the test driver's engine).
+
+Scheduling follows KIP-1238: after each input, drain every task to quiescence, one record per step, always
+picking the task with the lowest stream time and breaking ties by (subtopology, partition).
+"""
+from __future__ import annotations
+
+import logging
+from collections import deque
+from typing import Any, Iterable, Mapping, Optional
+
+from streams_on_spark.config import TaskConfig
+from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
+from streams_on_spark.errors import StreamsException
+from streams_on_spark.processor.api import Record, TaskId
+from streams_on_spark.runtime.task import StreamTask, _Node, _TaskContext
+from streams_on_spark.topology.builder import InternalTopologyBuilder
+from streams_on_spark.topology.partitions import resolve_partition_counts
+
+log = logging.getLogger(__name__)
+
+
+class _GlobalTask:
+    """Feeds global stores from every partition of their topics, immediately (as Kafka's driver does)."""
+
+    def __init__(self, topology: InternalTopologyBuilder, config: TaskConfig, wall_clock: Any) -> None:
+        self.stores: dict[str, Any] = {}
+        self._by_topic: dict[str, tuple[Any, Any, Any, Any]] = {}
+        for spec in topology.global_stores():
+            store = topology.global_state_builders[spec.store_name].build()
+            shim = StreamTask.__new__(StreamTask)  # a context needs only these attributes
+            shim.config, shim.metrics, shim.stores, shim.global_stores = config, None, {spec.store_name: store}, {}
+            shim.wall_clock, shim.stream_time, shim.id = wall_clock, -1, TaskId(spec.id, -1)
+            context = _TaskContext(shim)
+            store.init(context)
+            self.stores[spec.store_name] = store
+            processor = spec.processor.supplier()
+            node = _Node(spec.processor.name, processor, [spec.store_name])
+            context.current = node
+            processor.init(context)
+            context.current = None
+            key_serde = spec.source.key_serde or config.default_key_serde
+            value_serde = spec.source.value_serde or config.default_value_serde
+            self._by_topic[spec.topic] = (node, context, key_serde, value_serde)
+
+    def topics(self) -> Iterable[str]:
+        return self._by_topic.keys()
+
+    def apply(self, record: ConsumerRecord) -> None:
+        node, context, key_serde, value_serde = self._by_topic[record.topic]
+        key = key_serde.deserialize(record.topic, record.key) if record.key is not None else None
+        value = value_serde.deserialize(record.topic, record.value) if record.value is not None else None
+        context.current = node
+        try:
+            node.processor.process(Record(key, value, record.timestamp, record.headers))
+        except Exception as e:
+            raise StreamsException(f"Exception caught in global store processor {node.name} for topic "
+                                   f"{record.topic}, partition {record.partition}, offset {record.offset}: {e}") from e
+        finally:
+            context.current = None
+
+
+def _by_stream_time(item: tuple[TaskId, StreamTask]) -> tuple[int, TaskId]:
+    return item[1].stream_time, item[0]
+
+
+class LocalEngine:
+    """All tasks in this process; topics are in-memory logs with offsets."""
+
+    def __init__(self, topology: InternalTopologyBuilder, config: TaskConfig, declared: Mapping[str, int],
+                 multi_partition: bool, wall_clock_ms: int) -> None:
+        self.topology = topology
+        self.config = config
+        self.multi_partition = multi_partition
+        self.wall_clock_ms = wall_clock_ms
+        topology.application_id = config.application_id
+        self.counts = resolve_partition_counts(topology, declared, default_unknown=1)
+        for topic, n in declared.items():
+            self.counts.setdefault(topic, n)
+        self.offsets: dict[tuple[str, int], int] = {}
+        self.captured: dict[str, deque[ProducerRecord]] = {}
+        self.produced_topics: set[str] = set()
+        self.global_task = _GlobalTask(topology, config, self.wall_clock)
+        self.tasks: dict[TaskId, StreamTask] = {}
+        # topic -> partition -> the tasks consuming that partition
+        self.routes: dict[str, list[list[tuple[TaskId, StreamTask]]]] = {}
+        for sub in topology.subtopologies():
+            n_tasks = max(self.counts[t] for t in sub.source_topics)
+            for partition in range(n_tasks):
+                tid = TaskId(sub.id, partition)
+                self.tasks[tid] = StreamTask(tid, sub, topology, config, self.partitions, self.wall_clock,
+                                             self.global_task.stores)
+            for topic in sub.source_topics:
+                routes = self.routes.setdefault(topic, [[] for _ in range(self.counts[topic])])
+                for partition in range(self.counts[topic]):
+                    tid = TaskId(sub.id, partition)
+                    routes[partition].append((tid, self.tasks[tid]))
+        self._ready: dict[TaskId, StreamTask] = {}
+
+    # ------------------------------------------------------------------ topics
+    def wall_clock(self) -> int:
+        return self.wall_clock_ms
+
+    def partitions(self, topic: str) -> int:
+        return self.counts.get(topic, 1)
+
+    def source_topics(self) -> set[str]:
+        return set(self.routes) | set(self.global_task.topics())
+
+    def _append(self, record: ProducerRecord) -> None:
+        topic, partition = record.topic, record.partition
+        tp = (topic, partition)
+        offset = self.offsets.get(tp, 0)
+        self.offsets[tp] = offset + 1
+        if topic in self.global_task._by_topic:
+            self.global_task.apply(ConsumerRecord(topic, partition, offset, record.timestamp, record.key,
+                                                  record.value, record.headers))
+        routes = self.routes.get(topic)
+        if routes is not None:
+            ready = self._ready
+            for tid, task in routes[partition]:
+                task.add_record(topic, partition, offset, record.timestamp, record.key, record.value, record.headers)
+                ready[tid] = task
+
+    # ------------------------------------------------------------------ driving
+    def pipe(self, record: ProducerRecord) -> None:
+        """Append one input record to its partition and drain every task to quiescence."""
+        self._append(record)
+        self.drain()
+
+    def drain(self) -> None:
+        ready = self._ready
+        produce = self._produce
+        while ready:
+            if len(ready) == 1:
+                tid, task = next(iter(ready.items()))
+            else:
+                tid, task = min(ready.items(), key=_by_stream_time)
+            task.process_one()
+            if not task.has_records():
+                del ready[tid]
+            buffer = task.collector.buffer
+            if buffer:
+                task.collector.buffer = []
+                for out in buffer:
+                    produce(out)
+
+    def _produce(self, record: ProducerRecord) -> None:
+        self.produced_topics.add(record.topic)
+        self.captured.setdefault(record.topic, deque()).append(record)
+        self._append(record)
+
+    def advance_wall_clock(self, ms: int) -> None:
+        self.wall_clock_ms += ms
+        for tid in sorted(self.tasks):
+            task = self.tasks[tid]
+            task.punctuate_wall_clock()
+            for out in task.collector.drain():
+                self._produce(out)
+            self.drain()
+
+    def close(self) -> None:
+        for tid in sorted(self.tasks):
+            self.tasks[tid].close()

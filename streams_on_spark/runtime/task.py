@@ -1,0 +1,490 @@
+"""``StreamTask``: one subtopology on one partition — the unit every engine hosts.
+
+Holds the task's record queues (one per input partition), stream time, punctuation schedules, processor
+instances and state stores, and a record collector that serializes and partitions what sinks emit. The same
+class runs inside the in-process driver and inside Spark's ``applyInPandasWithState``; engines only feed records
+in and take produced records out.
+"""
+from __future__ import annotations
+
+import logging
+import traceback
+from collections import deque
+from typing import Any, Callable, Iterable, Mapping, Optional
+
+from streams_on_spark.config import LOG_AND_CONTINUE, TaskConfig
+from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
+from streams_on_spark.errors import IllegalStateError, StreamsException
+from streams_on_spark.processor.api import (
+    Cancellable,
+    Processor,
+    ProcessorContext,
+    PunctuationType,
+    Record,
+    RecordMetadata,
+    TaskId,
+)
+from streams_on_spark.processor.dsl import ChangedSerde
+from streams_on_spark.topology.builder import (
+    InternalTopologyBuilder,
+    ProcessorNodeSpec,
+    SinkNodeSpec,
+    SourceNodeSpec,
+    SubtopologySpec,
+)
+
+log = logging.getLogger(__name__)
+
+UNKNOWN = -1
+
+
+class TaskMetrics:
+    """Counters a task keeps (Kafka's ``process-total`` and ``dropped-records-total``)."""
+
+    __slots__ = ("processed", "dropped")
+
+    def __init__(self) -> None:
+        self.processed = 0
+        self.dropped = 0
+
+    def record_dropped(self) -> None:
+        self.dropped += 1
+
+
+class RecordCollector:
+    """Serializes sink output and picks its partition, so placement never depends on the engine.
+
+    Explicit partitioner result wins; else murmur2 of the serialized key; else (null key) round-robin per topic.
+    """
+
+    def __init__(self, partition_counts: Callable[[str], int]) -> None:
+        self._partition_counts = partition_counts
+        self._round_robin: dict[str, int] = {}
+        self.buffer: list[ProducerRecord] = []
+
+    def send(self, topic: str, record: Record, key_serde: Any, value_serde: Any, partitioner: Any,
+             node: str) -> None:
+        try:
+            key_bytes = key_serde.serialize(topic, record.key) if record.key is not None else None
+            value_bytes = value_serde.serialize(topic, record.value) if record.value is not None else None
+        except StreamsException as e:
+            raise StreamsException(f"Error serializing the record sent by sink {node} to topic {topic}: {e}") from e
+        except Exception as e:
+            raise StreamsException(
+                f"Sink {node} could not serialize its record for topic {topic} (key type "
+                f"{type(record.key).__name__}, value type {type(record.value).__name__}) with key serde "
+                f"{key_serde!r} and value serde {value_serde!r}: {e}. A serde may not match the data: set one in "
+                "Produced/Grouped/Materialized or 'default.key.serde'/'default.value.serde'.") from e
+        n = self._partition_counts(topic)
+        partition = None
+        if partitioner is not None:
+            partition = partitioner(topic, record.key, record.value, n)
+            if partition is not None and not (0 <= partition < n):
+                raise StreamsException(f"Partitioner of sink {node} returned partition {partition} for topic "
+                                       f"{topic}, which has {n} partitions")
+        if partition is None:
+            if key_bytes is not None:
+                partition = partition_for_key(key_bytes, n) if n > 1 else 0
+            else:
+                counter = self._round_robin.get(topic, 0)
+                self._round_robin[topic] = counter + 1
+                partition = counter % n
+        self.buffer.append(ProducerRecord(topic, partition, record.timestamp, key_bytes, value_bytes,
+                                          record.headers))
+
+    def drain(self) -> list[ProducerRecord]:
+        out, self.buffer = self.buffer, []
+        return out
+
+    # task state for engines that persist it
+    def snapshot(self) -> dict[str, int]:
+        return dict(self._round_robin)
+
+    def restore(self, counters: Mapping[str, int]) -> None:
+        self._round_robin = dict(counters)
+
+
+class _Schedule(Cancellable):
+    __slots__ = ("node", "time", "interval", "punctuator", "cancelled")
+
+    def __init__(self, node: "_Node", time: int, interval: int, punctuator: Callable[[int], None]) -> None:
+        self.node, self.time, self.interval, self.punctuator = node, time, interval, punctuator
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class _Node:
+    """A processor node inside a task."""
+
+    __slots__ = ("name", "processor", "process", "children", "by_name", "stores")
+
+    def __init__(self, name: str, processor: Processor, stores: Iterable[str] = ()) -> None:
+        self.name = name
+        self.stores = frozenset(stores)
+        self.processor = processor
+        self.process = processor.process
+        self.children: list[_Node] = []
+        self.by_name: dict[str, _Node] = {}
+
+    def add_child(self, child: "_Node") -> None:
+        self.children.append(child)
+        self.by_name[child.name] = child
+
+
+class _SinkProcessor(Processor):
+    def __init__(self, spec: SinkNodeSpec, topic: str, collector: RecordCollector, key_serde: Any,
+                 value_serde: Any) -> None:
+        self.spec, self.topic, self.collector = spec, topic, collector
+        self.key_serde, self.value_serde = key_serde, value_serde
+
+    def process(self, record: Record) -> None:
+        self.collector.send(self.topic, record, self.key_serde, self.value_serde, self.spec.partitioner,
+                            self.spec.name)
+
+
+class _SourceProcessor(Processor):
+    def init(self, context: ProcessorContext) -> None:
+        self.forward = context.forward
+
+    def process(self, record: Record) -> None:
+        self.forward(record)
+
+
+class _TaskContext(ProcessorContext):
+    def __init__(self, task: "StreamTask") -> None:
+        self._task = task
+        self.current: Optional[_Node] = None
+        self.queue: Optional[_PartitionQueue] = None   # where the record in process came from
+        self.offset = -1
+        self.metrics = task.metrics
+        config = task.config
+        self.default_key_serde = config.default_key_serde
+        self.default_value_serde = config.default_value_serde
+        self._app_id = config.application_id
+
+    def forward(self, record: Record, child: Optional[str] = None) -> None:
+        node = self.current
+        if node is None:
+            raise IllegalStateError("forward() called outside of process() or a punctuator")
+        if child is None:
+            for target in node.children:
+                self.current = target
+                target.process(record)
+        else:
+            target = node.by_name.get(child)
+            if target is None:
+                raise StreamsException(f"Unknown downstream node: {child} either does not exist or is not "
+                                       f"connected to this processor ({node.name}).")
+            self.current = target
+            target.process(record)
+        self.current = node
+
+    def get_state_store(self, name: str) -> Any:
+        """A store connected to the current processor, or any global store (Kafka's access rule)."""
+        node = self.current
+        store = self._task.global_stores.get(name)
+        if store is None and node is not None and name in node.stores:
+            store = self._task.stores.get(name)
+        if store is None:
+            node = node.name if node else "?"
+            raise StreamsException(f"Processor {node} has no access to StateStore {name} as the store is not "
+                                   "connected to the processor. If you add stores manually via "
+                                   "'add_state_store()' make sure to connect the added store to the processor "
+                                   "by providing the processor name to 'add_state_store()' or connect them via "
+                                   "'connect_processor_and_state_stores()'. DSL users need to provide the store "
+                                   "name to '.process()'")
+        return store
+
+    def schedule(self, interval_ms: int, punctuation_type: PunctuationType,
+                 punctuator: Callable[[int], None]) -> Cancellable:
+        if not isinstance(interval_ms, int) or interval_ms < 1:
+            raise ValueError(f"The minimum supported scheduling interval is 1 millisecond, got {interval_ms!r}")
+        if not isinstance(punctuation_type, PunctuationType):
+            raise ValueError(f"punctuation_type must be a PunctuationType, got {punctuation_type!r}")
+        if self.current is None:
+            raise IllegalStateError("schedule() must be called from init(), process() or a punctuator")
+        return self._task.schedule(self.current, interval_ms, punctuation_type, punctuator)
+
+    def record_metadata(self) -> Optional[RecordMetadata]:
+        queue = self.queue
+        return None if queue is None else RecordMetadata(queue.topic, queue.partition, self.offset)
+
+    @property
+    def application_id(self) -> str:
+        return self._app_id
+
+    @property
+    def task_id(self) -> TaskId:
+        return self._task.id
+
+    def current_stream_time_ms(self) -> int:
+        return self._task.stream_time
+
+    def current_system_time_ms(self) -> int:
+        return self._task.wall_clock()
+
+
+class _QueuedRecord:
+    __slots__ = ("timestamp", "offset", "key", "value", "headers")
+
+    def __init__(self, timestamp: int, offset: int, key: Any, value: Any, headers: Any) -> None:
+        self.timestamp, self.offset, self.key, self.value, self.headers = timestamp, offset, key, value, headers
+
+
+class _PartitionQueue:
+    __slots__ = ("topic", "partition", "source", "records", "partition_time", "key_serde", "value_serde",
+                 "extractor")
+
+    def __init__(self, topic: str, partition: int, source: _Node, spec: SourceNodeSpec, config: TaskConfig) -> None:
+        self.topic, self.partition, self.source = topic, partition, source
+        self.records: deque[_QueuedRecord] = deque()
+        self.partition_time = UNKNOWN
+        self.key_serde = _resolve(spec.key_serde, config.default_key_serde)
+        self.value_serde = _resolve(spec.value_serde, config.default_value_serde)
+        self.extractor = spec.timestamp_extractor or config.timestamp_extractor
+
+
+def _resolve(serde: Any, default: Any) -> Any:
+    if isinstance(serde, ChangedSerde) and serde.inner is None:
+        return ChangedSerde(default)
+    return serde if serde is not None else default
+
+
+class StreamTask:
+    """Runs one subtopology for one partition: queues, stream time, punctuation, processors, stores."""
+
+    def __init__(self, task_id: TaskId, spec: SubtopologySpec, topology: InternalTopologyBuilder,
+                 config: TaskConfig, partition_counts: Callable[[str], int], wall_clock: Callable[[], int],
+                 global_stores: Optional[Mapping[str, Any]] = None) -> None:
+        self.id = task_id
+        self.spec = spec
+        self.config = config
+        self.wall_clock = wall_clock
+        self.metrics = TaskMetrics()
+        self.collector = RecordCollector(partition_counts)
+        self.global_stores = dict(global_stores or {})
+        self.stream_time = UNKNOWN
+        self._stream_schedules: list[_Schedule] = []
+        self._wall_schedules: list[_Schedule] = []
+        self.context = _TaskContext(self)
+        self.stores: dict[str, Any] = {}
+        for name in spec.store_names:
+            store = topology.state_factories[name].build()
+            store.init(self.context)
+            self.stores[name] = store
+        self.nodes: dict[str, _Node] = {}
+        self._queues: dict[tuple[str, int], _PartitionQueue] = {}
+        for node_spec in spec.nodes:
+            if isinstance(node_spec, SourceNodeSpec):
+                node = _Node(node_spec.name, _SourceProcessor())
+            elif isinstance(node_spec, SinkNodeSpec):
+                topic = topology.decorate_topic(node_spec.topic)
+                sink = _SinkProcessor(node_spec, topic, self.collector,
+                                      _resolve(node_spec.key_serde, config.default_key_serde),
+                                      _resolve(node_spec.value_serde, config.default_value_serde))
+                node = _Node(node_spec.name, sink)
+                self._check_serdes(node_spec.name, topic, sink.key_serde, sink.value_serde)
+            else:
+                assert isinstance(node_spec, ProcessorNodeSpec)
+                processor = node_spec.supplier()
+                if not isinstance(processor, Processor) and not hasattr(processor, "process"):
+                    raise StreamsException(f"supplier of processor {node_spec.name} returned {processor!r}, "
+                                           "not a Processor")
+                node = _Node(node_spec.name, processor, node_spec.stores)
+            for pred in getattr(node_spec, "predecessors", ()):
+                self.nodes[pred].add_child(node)
+            self.nodes[node_spec.name] = node
+        self._topic_sources: dict[str, tuple[_Node, SourceNodeSpec]] = {}
+        for topic, source_name in spec.source_topics.items():
+            source_spec = next(n for n in spec.nodes if n.name == source_name)
+            assert isinstance(source_spec, SourceNodeSpec)
+            self._topic_sources[topic] = (self.nodes[source_name], source_spec)
+        for node in self.nodes.values():
+            self.context.current = node
+            init = getattr(node.processor, "init", None)
+            if init is not None:
+                try:
+                    init(self.context)
+                except StreamsException:
+                    raise
+                except Exception as e:
+                    raise StreamsException(f"failed to initialize processor {node.name} in task {task_id}: "
+                                           f"{e}") from e
+        self.context.current = None
+
+    @staticmethod
+    def _check_serdes(node: str, topic: str, key_serde: Any, value_serde: Any) -> None:
+        if key_serde is None or value_serde is None:
+            which = "key" if key_serde is None else "value"
+            raise StreamsException(f"Sink {node} writing to topic {topic} has no {which} serde: set one with "
+                                   f"Produced/Grouped/Repartitioned, or set 'default.{which}.serde' in the config")
+
+    # ------------------------------------------------------------------ input
+    def _queue(self, topic: str, partition: int) -> _PartitionQueue:
+        queue = self._queues.get((topic, partition))
+        if queue is None:
+            entry = self._topic_sources.get(topic)
+            if entry is None:
+                raise IllegalStateError(f"task {self.id} does not consume topic {topic}")
+            queue = _PartitionQueue(topic, partition, entry[0], entry[1], self.config)
+            if queue.key_serde is None or queue.value_serde is None:
+                which = "key" if queue.key_serde is None else "value"
+                raise StreamsException(f"Source {entry[1].name} reading topic {topic} has no {which} serde: set "
+                                       f"one with Consumed, or set 'default.{which}.serde' in the config")
+            self._queues[(topic, partition)] = queue
+        return queue
+
+    def add_records(self, topic: str, partition: int, records: Iterable[ConsumerRecord]) -> None:
+        """Enqueue raw (bytes) records of one input partition, in offset order."""
+        queue = self._queue(topic, partition)
+        kd, vd = queue.key_serde.deserialize, queue.value_serde.deserialize
+        append = queue.records.append
+        for r in records:
+            try:
+                key = kd(topic, r.key) if r.key is not None else None
+                value = vd(topic, r.value) if r.value is not None else None
+            except Exception as e:
+                if self.config.deserialization_handler == LOG_AND_CONTINUE:
+                    log.warning("Skipping record due to deserialization error. topic=[%s] partition=[%d] "
+                                "offset=[%d]: %s", topic, partition, r.offset, e)
+                    self.metrics.record_dropped()
+                    continue
+                raise StreamsException(f"Deserialization exception handler is set to fail upon a deserialization "
+                                       f"error. Deserialization failed for the record at topic={topic}, "
+                                       f"partition={partition}, offset={r.offset} in task {self.id}: {e}") from e
+            ts = r.timestamp
+            if queue.extractor is not None:
+                ts = queue.extractor(ConsumerRecord(topic, partition, r.offset, ts, key, value, r.headers),
+                                     queue.partition_time)
+            if ts < 0:
+                raise StreamsException(f"Input record at topic={topic}, partition={partition}, offset={r.offset} "
+                                       f"has invalid (negative) timestamp {ts}. Use a timestamp extractor that "
+                                       "handles it (Consumed.with_timestamp_extractor).")
+            append(_QueuedRecord(ts, r.offset, key, value, r.headers))
+
+    def add_record(self, topic: str, partition: int, offset: int, timestamp: int, key: Optional[bytes],
+                   value: Optional[bytes], headers: Any) -> None:
+        """Enqueue one raw record (the in-process engine's path; same checks as :meth:`add_records`)."""
+        queue = self._queues.get((topic, partition))
+        if queue is None or queue.extractor is not None or timestamp < 0:
+            self.add_records(topic, partition, (ConsumerRecord(topic, partition, offset, timestamp, key, value,
+                                                               headers),))
+            return
+        try:
+            k = queue.key_serde.deserialize(topic, key) if key is not None else None
+            v = queue.value_serde.deserialize(topic, value) if value is not None else None
+        except Exception:
+            self.add_records(topic, partition, (ConsumerRecord(topic, partition, offset, timestamp, key, value,
+                                                               headers),))
+            return
+        queue.records.append(_QueuedRecord(timestamp, offset, k, v, headers))
+
+    def has_records(self) -> bool:
+        for q in self._queues.values():
+            if q.records:
+                return True
+        return False
+
+    # ------------------------------------------------------------------ processing
+    def process_one(self) -> bool:
+        """Process the head record with the smallest timestamp among this task's partitions."""
+        best: Optional[_PartitionQueue] = None
+        best_ts = 0
+        for q in self._queues.values():
+            if q.records:
+                ts = q.records[0].timestamp
+                if best is None or ts < best_ts:
+                    best, best_ts = q, ts
+        if best is None:
+            return False
+        r = best.records.popleft()
+        if r.timestamp > best.partition_time:
+            best.partition_time = r.timestamp
+        if r.timestamp > self.stream_time:
+            self.stream_time = r.timestamp
+        ctx = self.context
+        ctx.queue, ctx.offset = best, r.offset
+        node = best.source
+        ctx.current = node
+        try:
+            node.process(Record(r.key, r.value, r.timestamp, r.headers))
+        except Exception as e:
+            self._handle_processing_error(e, best.topic, best.partition, r.offset)
+        finally:
+            ctx.current = ctx.queue = None
+        self.metrics.processed += 1
+        if self._stream_schedules:
+            self.punctuate_stream_time()
+        return True
+
+    def _handle_processing_error(self, e: Exception, topic: Optional[str], partition: Optional[int],
+                                 offset: Optional[int]) -> None:
+        node = self.context.current.name if self.context.current else "?"
+        if self.config.processing_handler == LOG_AND_CONTINUE and not isinstance(e, IllegalStateError):
+            log.warning("Exception caught during processing, processor node: %s, taskId: %s, source topic: %s, "
+                        "source partition: %s, source offset: %s; the record is dropped", node, self.id, topic,
+                        partition, offset, exc_info=e)
+            self.metrics.record_dropped()
+            return
+        if isinstance(e, StreamsException):
+            raise e
+        raise StreamsException(f"Exception caught in process. taskId={self.id}, processor={node}, topic={topic}, "
+                               f"partition={partition}, offset={offset}, stacktrace="
+                               f"{''.join(traceback.format_exception(e)).strip()}") from e
+
+    # ------------------------------------------------------------------ punctuation
+    def schedule(self, node: _Node, interval: int, kind: PunctuationType,
+                 punctuator: Callable[[int], None]) -> Cancellable:
+        if kind is PunctuationType.STREAM_TIME:
+            sched = _Schedule(node, 0, interval, punctuator)
+            self._stream_schedules.append(sched)
+        else:
+            sched = _Schedule(node, self.wall_clock() + interval, interval, punctuator)
+            self._wall_schedules.append(sched)
+        return sched
+
+    def punctuate_stream_time(self) -> bool:
+        if self.stream_time == UNKNOWN or not self._stream_schedules:
+            return False
+        return self._punctuate(self._stream_schedules, self.stream_time, PunctuationType.STREAM_TIME)
+
+    def punctuate_wall_clock(self) -> bool:
+        if not self._wall_schedules:
+            return False
+        return self._punctuate(self._wall_schedules, self.wall_clock(), PunctuationType.WALL_CLOCK_TIME)
+
+    def _punctuate(self, schedules: list[_Schedule], now: int, kind: PunctuationType) -> bool:
+        fired = False
+        schedules[:] = [s for s in schedules if not s.cancelled]
+        due = sorted((s for s in schedules if s.time <= now), key=lambda s: s.time)
+        for sched in due:
+            if sched.cancelled:
+                continue
+            ctx = self.context
+            ctx.current, ctx.queue = sched.node, None
+            try:
+                sched.punctuator(now)
+            except Exception as e:
+                self._handle_processing_error(e, None, None, None)
+            finally:
+                ctx.current = None
+            if sched.time + sched.interval <= now:
+                missed = (now - sched.time) // sched.interval
+                sched.time = sched.time + (missed + 1) * sched.interval
+            else:
+                sched.time += sched.interval
+            fired = True
+        return fired
+
+    def close(self) -> None:
+        for node in self.nodes.values():
+            self.context.current = node
+            try:
+                node.processor.close()
+            finally:
+                self.context.current = None
+        for store in self.stores.values():
+            store.close()

@@ -1,0 +1,211 @@
+"""``TopologyTestDriver``: run a topology in-process over multi-partition topics (KIP-1238).
+
+Single-partition use works like Kafka's driver. Declaring any topic with more than one partition turns on
+multi-partition mode: one task per (subtopology, partition), one store instance per task, records routed by
+murmur2 of the serialized key — so a key changed without a repartition splits its state, as in production.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from typing import Any, Mapping, Optional
+
+from streams_on_spark.config import TaskConfig, dummy_application_id
+from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.errors import IllegalStateError
+from streams_on_spark.processor.api import TaskId
+from streams_on_spark.runtime.local import LocalEngine
+from streams_on_spark.state.stores import KeyValueStore, KeyValueStoreFacade, TimestampedKeyValueStore
+from streams_on_spark.testing.topics import TestInputTopic, TestOutputTopic
+from streams_on_spark.topology.topology import Topology
+
+log = logging.getLogger(__name__)
+
+
+class TopologyTestDriver:
+    """Pipe records in, read records out, inspect stores — per partition in multi-partition mode."""
+
+    __test__ = False
+
+    def __init__(self, topology: Topology, config: Optional[Mapping[str, Any]] = None,
+                 initial_wall_clock_time_ms: Optional[int] = None, *,
+                 declared_topics: Optional[Mapping[str, int]] = None) -> None:
+        if not isinstance(topology, Topology):
+            raise ValueError(f"topology must be a Topology (StreamsBuilder.build()), got {type(topology).__name__}")
+        self._config = TaskConfig.from_config(config, default_app_id=dummy_application_id())
+        self._declared = dict(declared_topics or {})
+        self.multi_partition = any(n > 1 for n in self._declared.values())
+        wall = int(time.time() * 1000) if initial_wall_clock_time_ms is None else int(initial_wall_clock_time_ms)
+        self._topology = topology
+        self._engine = LocalEngine(topology.internal_builder, self._config, self._declared, self.multi_partition,
+                                   wall)
+        self._round_robin: dict[str, int] = {}
+        self._facades: dict[int, KeyValueStoreFacade] = {}
+        self._closed = False
+
+    # ------------------------------------------------------------------ context manager
+    def __enter__(self) -> "TopologyTestDriver":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def application_id(self) -> str:
+        return self._config.application_id
+
+    # ------------------------------------------------------------------ topics
+    def create_input_topic(self, name: str, key_serde: Any, value_serde: Any, start_timestamp: Optional[int] = None,
+                           auto_advance: Optional[int] = None) -> TestInputTopic:
+        """A handle to pipe records into ``name``; ``auto_advance`` moves the topic clock after each record."""
+        return TestInputTopic(self, name, key_serde, value_serde, start_timestamp, auto_advance)
+
+    def create_output_topic(self, name: str, key_serde: Any, value_serde: Any) -> TestOutputTopic:
+        """A handle to read what the topology wrote to ``name`` (internal topics by their decorated name)."""
+        return TestOutputTopic(self, name, key_serde, value_serde)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise IllegalStateError("TopologyTestDriver is closed")
+
+    def _pipe(self, topic: str, key: Optional[bytes], value: Optional[bytes], timestamp: int, headers: Any,
+              partition: Optional[int]) -> None:
+        self._check_open()
+        engine = self._engine
+        if topic not in engine.source_topics():
+            raise ValueError(f"Unknown topic: {topic}")
+        if self.multi_partition and topic not in self._declared:
+            raise ValueError(f"Topic {topic} was not declared: in multi-partition mode every input topic must be "
+                             "declared with TopologyTestDriverBuilder.declare_topic(name, partitions)")
+        n = engine.partitions(topic)
+        if partition is not None:
+            if not 0 <= partition < n:
+                raise ValueError(f"Partition {partition} is out of range for topic {topic}: it has {n} "
+                                 f"partition(s), valid partitions are [0, {n})")
+        elif key is not None:
+            partition = partition_for_key(key, n) if n > 1 else 0
+        else:
+            counter = self._round_robin.get(topic, 0)
+            self._round_robin[topic] = counter + 1
+            partition = counter % n
+        engine.pipe(ProducerRecord(topic, partition, timestamp, key, value, headers))
+
+    def _output(self, topic: str) -> Optional[deque]:
+        return self._engine.captured.get(topic)
+
+    def advance_wall_clock_time(self, ms: int) -> None:
+        """Move the mock wall clock, fire due WALL_CLOCK_TIME punctuators, process what they emit."""
+        self._check_open()
+        if ms < 0:
+            raise ValueError(f"advance must be >= 0 ms, got {ms}")
+        self._engine.advance_wall_clock(ms)
+
+    def produced_topic_names(self) -> set[str]:
+        """Every topic written so far, internal (decorated) ones included."""
+        return set(self._engine.produced_topics)
+
+    # ------------------------------------------------------------------ stores
+    def _store(self, name: str, partition: Optional[int]) -> Any:
+        engine = self._engine
+        if name in engine.global_task.stores:
+            return engine.global_task.stores[name]
+        owners = sorted(tid for tid, task in engine.tasks.items() if name in task.stores)
+        if not owners:
+            return None
+        if partition is None:
+            if self.multi_partition:
+                raise IllegalStateError(f"Store {name} is partitioned in multi-partition mode: pass the partition, "
+                                        f"e.g. get_key_value_store({name!r}, partition=0)")
+            partition = 0
+        if not isinstance(partition, int) or isinstance(partition, bool):
+            raise ValueError(f"partition must be an int, got {partition!r}")
+        for tid in owners:
+            if tid.partition == partition:
+                return engine.tasks[tid].stores[name]
+        raise ValueError(f"Store {name} has no partition {partition}: its subtopology {owners[0].subtopology} "
+                         f"runs {len(owners)} task(s), partitions [0, {len(owners)})")
+
+    def get_state_store(self, name: str, partition: Optional[int] = None) -> Any:
+        """A custom store; key-value stores must be read with ``get_key_value_store`` (as in Kafka)."""
+        store = self._store(name, partition)
+        if isinstance(store, TimestampedKeyValueStore):
+            raise ValueError(f"Store {name} is a timestamped key-value store and should be accessed via "
+                             "`get_timestamped_key_value_store()`")
+        if isinstance(store, KeyValueStore):
+            raise ValueError(f"Store {name} is a key-value store and should be accessed via `get_key_value_store()`")
+        return store
+
+    def get_key_value_store(self, name: str, partition: Optional[int] = None) -> Any:
+        """The key-value store ``name`` (of ``partition``'s task); DSL stores are shown without timestamps."""
+        store = self._store(name, partition)
+        if isinstance(store, TimestampedKeyValueStore):
+            facade = self._facades.get(id(store))
+            if facade is None:
+                facade = self._facades[id(store)] = KeyValueStoreFacade(store)
+            return facade
+        return store if isinstance(store, KeyValueStore) else None
+
+    def get_timestamped_key_value_store(self, name: str, partition: Optional[int] = None) -> Any:
+        store = self._store(name, partition)
+        return store if isinstance(store, TimestampedKeyValueStore) else None
+
+    def get_all_state_stores(self, partition: Optional[int] = None) -> dict[str, Any]:
+        """Every store by name: the given partition's instances plus the global stores."""
+        names = {n for task in self._engine.tasks.values() for n in task.stores}
+        out = {name: self._store(name, partition) for name in sorted(names)}
+        out.update(self._engine.global_task.stores)
+        return out
+
+    def store_partitions(self, name: str) -> list[int]:
+        """The partitions that hold an instance of ``name``."""
+        return sorted(tid.partition for tid, task in self._engine.tasks.items() if name in task.stores)
+
+    def metrics(self) -> dict[str, int]:
+        tasks = self._engine.tasks.values()
+        return {"process-total": sum(t.metrics.processed for t in tasks),
+                "dropped-records-total": sum(t.metrics.dropped for t in tasks)}
+
+    def task_ids(self) -> list[TaskId]:
+        return sorted(self._engine.tasks)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._engine.close()
+
+
+class TopologyTestDriverBuilder:
+    """Set up a driver: config, initial wall clock and the partition count of every topic."""
+
+    __test__ = False
+
+    def __init__(self, topology: Topology) -> None:
+        self._topology = topology
+        self._config: dict[str, Any] = {}
+        self._wall: Optional[int] = None
+        self._declared: dict[str, int] = {}
+
+    def with_config(self, config: Mapping[str, Any]) -> "TopologyTestDriverBuilder":
+        self._config.update(config)
+        return self
+
+    def with_initial_wall_clock_time(self, ms: int) -> "TopologyTestDriverBuilder":
+        self._wall = int(ms)
+        return self
+
+    def declare_topic(self, name: str, partitions: int) -> "TopologyTestDriverBuilder":
+        """Declare ``name`` with ``partitions`` partitions; any count > 1 turns on multi-partition mode."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"topic name must be a non-empty str, got {name!r}")
+        if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 1:
+            raise ValueError(f"partitions of topic {name} must be an int >= 1, got {partitions!r}")
+        previous = self._declared.get(name)
+        if previous is not None and previous != partitions:
+            raise ValueError(f"Topic {name} was already declared with {previous} partitions, not {partitions}")
+        self._declared[name] = partitions
+        return self
+
+    def build(self) -> TopologyTestDriver:
+        return TopologyTestDriver(self._topology, self._config, self._wall, declared_topics=self._declared)

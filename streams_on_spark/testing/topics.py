@@ -1,0 +1,173 @@
+"""``TestInputTopic`` and ``TestOutputTopic``: typed handles on the driver's topics."""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Iterable, Optional
+
+from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.errors import IllegalStateError, StreamsException
+from streams_on_spark.keyvalue import KeyValue
+from streams_on_spark.processor.api import to_headers
+from streams_on_spark.testing.record import TestRecord
+
+if TYPE_CHECKING:  # pragma: no cover
+    from streams_on_spark.testing.driver import TopologyTestDriver
+
+_MISSING = object()
+
+
+def _check_serde(serde: Any, what: str) -> Any:
+    if serde is None or not hasattr(serde, "serialize") or not hasattr(serde, "deserialize"):
+        raise ValueError(f"{what} must be a Serde (e.g. Serdes.String()), got {serde!r}")
+    return serde
+
+
+class TestInputTopic:
+    """Pipes records into one topic; records without a timestamp take the topic's clock."""
+
+    __test__ = False
+
+    def __init__(self, driver: "TopologyTestDriver", name: str, key_serde: Any, value_serde: Any,
+                 start_timestamp: Optional[int], auto_advance: Optional[int]) -> None:
+        if auto_advance is not None and auto_advance < 0:
+            raise ValueError(f"auto_advance must be >= 0 ms, got {auto_advance}")
+        self._driver = driver
+        self.name = name
+        self._key_serde = _check_serde(key_serde, "key_serde")
+        self._value_serde = _check_serde(value_serde, "value_serde")
+        self._time = int(time.time() * 1000) if start_timestamp is None else int(start_timestamp)
+        self._advance = auto_advance or 0
+
+    def advance_time(self, ms: int) -> None:
+        """Move this topic's clock (not stream time, not the wall clock)."""
+        if ms < 0:
+            raise ValueError(f"advance must be >= 0 ms, got {ms}")
+        self._time += ms
+
+    def _next_time(self, explicit: Optional[int]) -> int:
+        if explicit is not None:
+            return explicit
+        ts = self._time
+        self._time += self._advance
+        return ts
+
+    def pipe_input(self, key_or_record: Any = _MISSING, value: Any = _MISSING, timestamp: Optional[int] = None,
+                   *, headers: Any = None, partition: Optional[int] = None) -> None:
+        """``pipe_input(record)``, ``pipe_input(value)``, ``pipe_input(key, value[, timestamp])``.
+
+        Processed to quiescence (repartitions included) before returning.
+        """
+        if isinstance(key_or_record, TestRecord) and value is _MISSING:
+            record = key_or_record
+        elif value is _MISSING:
+            record = TestRecord(None, None if key_or_record is _MISSING else key_or_record, timestamp, headers,
+                                partition)
+        else:
+            record = TestRecord(key_or_record, value, timestamp, headers, partition)
+        self._pipe(record)
+
+    def _pipe(self, record: TestRecord) -> None:
+        ts = self._next_time(record.timestamp)
+        try:
+            key = self._key_serde.serialize(self.name, record.key) if record.key is not None else None
+            value = self._value_serde.serialize(self.name, record.value) if record.value is not None else None
+        except StreamsException:
+            raise
+        except Exception as e:
+            raise StreamsException(f"could not serialize the record piped to topic {self.name}: {e}") from e
+        self._driver._pipe(self.name, key, value, ts, record.headers, record.partition)
+
+    def pipe_record_list(self, records: Iterable[TestRecord]) -> None:
+        for record in records:
+            if not isinstance(record, TestRecord):
+                raise ValueError(f"pipe_record_list expects TestRecord items, got {type(record).__name__}")
+            self._pipe(record)
+
+    def pipe_key_value_list(self, pairs: Iterable[Any], start_timestamp: Optional[int] = None,
+                            advance_ms: int = 0) -> None:
+        """Pipe ``KeyValue``s (or pairs); with ``start_timestamp`` they get start, start+advance, ..."""
+        ts = start_timestamp
+        for key, value in pairs:
+            self._pipe(TestRecord(key, value, ts))
+            if ts is not None:
+                ts += advance_ms
+
+    def pipe_value_list(self, values: Iterable[Any], start_timestamp: Optional[int] = None,
+                        advance_ms: int = 0) -> None:
+        ts = start_timestamp
+        for value in values:
+            self._pipe(TestRecord(None, value, ts))
+            if ts is not None:
+                ts += advance_ms
+
+    def __repr__(self) -> str:
+        return f"TestInputTopic[topic={self.name}, key_serde={self._key_serde!r}, value_serde={self._value_serde!r}]"
+
+
+class TestOutputTopic:
+    """Reads (and consumes) what the topology wrote to one topic, in the order it was written."""
+
+    __test__ = False
+
+    def __init__(self, driver: "TopologyTestDriver", name: str, key_serde: Any, value_serde: Any) -> None:
+        self._driver = driver
+        self.name = name
+        self._key_serde = _check_serde(key_serde, "key_serde")
+        self._value_serde = _check_serde(value_serde, "value_serde")
+
+    def _decode(self, r: ProducerRecord) -> TestRecord:
+        try:
+            key = self._key_serde.deserialize(self.name, r.key) if r.key is not None else None
+            value = self._value_serde.deserialize(self.name, r.value) if r.value is not None else None
+        except Exception as e:
+            raise StreamsException(f"could not deserialize the record at topic {self.name}, partition "
+                                   f"{r.partition} with {self._key_serde!r}/{self._value_serde!r}: {e}") from e
+        return TestRecord(key, value, r.timestamp, r.headers, r.partition)
+
+    def read_record(self) -> TestRecord:
+        """The next record; ``LookupError`` (Java's NoSuchElementException) when there is none."""
+        queue = self._driver._output(self.name)
+        if queue is None:
+            raise LookupError(f"Uninitialized topic: {self.name}")
+        if not queue:
+            raise LookupError(f"Empty topic: {self.name}")
+        return self._decode(queue.popleft())
+
+    def read_value(self) -> Any:
+        return self.read_record().value
+
+    def read_key_value(self) -> KeyValue:
+        r = self.read_record()
+        return KeyValue(r.key, r.value)
+
+    def read_records_to_list(self) -> list[TestRecord]:
+        queue = self._driver._output(self.name)
+        out = [] if queue is None else [self._decode(r) for r in queue]
+        if queue is not None:
+            queue.clear()
+        return out
+
+    def read_values_to_list(self) -> list[Any]:
+        return [r.value for r in self.read_records_to_list()]
+
+    def read_key_values_to_list(self) -> list[KeyValue]:
+        return [KeyValue(r.key, r.value) for r in self.read_records_to_list()]
+
+    def read_key_values_to_map(self) -> dict[Any, Any]:
+        """Last value per key (tombstones kept as None); a null key is an ``IllegalStateError``."""
+        out: dict[Any, Any] = {}
+        for r in self.read_records_to_list():
+            if r.key is None:
+                raise IllegalStateError(f"Null keys not allowed with read_key_values_to_map (topic {self.name})")
+            out[r.key] = r.value
+        return out
+
+    def get_queue_size(self) -> int:
+        queue = self._driver._output(self.name)
+        return 0 if queue is None else len(queue)
+
+    def is_empty(self) -> bool:
+        return self.get_queue_size() == 0
+
+    def __repr__(self) -> str:
+        return f"TestOutputTopic[topic={self.name}, size={self.get_queue_size()}]"

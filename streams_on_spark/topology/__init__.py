@@ -1,0 +1,1 @@
+"""Logical graph, physical topology, subtopologies, partition resolution and ``describe()``."""

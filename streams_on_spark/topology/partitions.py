@@ -1,0 +1,108 @@
+"""Partition counts of repartition topics and copartition enforcement, as Kafka does at assignment time.
+
+Engines call :func:`resolve_partition_counts` before creating tasks, so a mismatch is a clear
+``TopologyException`` when the driver is built or the runtime starts, never halfway through a run.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Mapping
+
+from streams_on_spark.errors import TopologyException
+from streams_on_spark.topology.builder import InternalTopologyBuilder, SinkNodeSpec, SourceNodeSpec
+
+log = logging.getLogger(__name__)
+
+
+def resolve_partition_counts(builder: InternalTopologyBuilder, known: Mapping[str, int],
+                             default_unknown: int | None = None) -> dict[str, int]:
+    """Partition count of every topic the topology touches, keyed by decorated name.
+
+    ``known`` holds the counts of external topics (decorated names). A source topic missing from it gets
+    ``default_unknown`` if given, else a ``TopologyException`` names it. Repartition topics take their explicit
+    count, else the max over the writing subtopologies' source topics (iterated to a fixed point, as
+    ``RepartitionTopics`` does), then copartition groups are enforced (``CopartitionedTopicsEnforcer``).
+    """
+    counts: dict[str, int] = {}
+    subtopologies = builder.subtopologies()
+    internal = {builder.decorate_topic(t): spec for t, spec in builder.internal_topics.items()}
+    for sub in subtopologies:
+        for topic in sub.source_topics:
+            if topic in internal:
+                continue
+            if topic in known:
+                counts[topic] = known[topic]
+            elif default_unknown is not None:
+                counts[topic] = default_unknown
+            else:
+                raise TopologyException(f"Source topic {topic} does not exist; cannot determine its partition count")
+    for topic in builder.global_topics:
+        counts[topic] = known.get(topic, default_unknown or 1)
+    enforced = {t for t, spec in internal.items() if spec.number_of_partitions is not None}
+    for topic, spec in internal.items():
+        if spec.number_of_partitions is not None:
+            counts[topic] = spec.number_of_partitions
+    pending = [t for t in internal if t not in counts]
+    while pending:
+        progressed = False
+        for topic in list(pending):
+            best = None
+            for sub in subtopologies:
+                if topic not in sub.sink_topics:
+                    continue
+                for source in sub.source_topics:
+                    if source in counts:
+                        best = counts[source] if best is None else max(best, counts[source])
+            if best is not None:
+                counts[topic] = best
+                pending.remove(topic)
+                progressed = True
+        if not progressed:
+            raise TopologyException(f"Unable to determine the number of partitions of repartition topics {pending}: "
+                                    "no writing subtopology has a source topic with a known partition count")
+    for group in builder.copartition_topic_groups():
+        _enforce_copartition([builder.decorate_topic(t) for t in group], internal, enforced, counts)
+    for sub in subtopologies:
+        for node in sub.nodes:
+            if isinstance(node, SinkNodeSpec):
+                decorated = builder.decorate_topic(node.topic)
+                if decorated not in counts and decorated in known:
+                    counts[decorated] = known[decorated]
+    return counts
+
+
+def _enforce_copartition(group: list[str], internal: Mapping[str, object], enforced: set[str],
+                         counts: dict[str, int]) -> None:
+    if not group:
+        return
+    repartition = [t for t in group if t in internal]
+    external = {t: counts[t] for t in group if t not in internal}
+    if not external:
+        fixed = [t for t in repartition if t in enforced]
+        if fixed:
+            target = counts[fixed[0]]
+            if any(counts[t] != target for t in fixed):
+                detail = ", ".join(f"{t}={counts[t]}" for t in sorted(repartition))
+                raise TopologyException(f"Following topics do not have the same number of partitions: [{{{detail}}}]")
+        else:
+            target = max(counts[t] for t in repartition)
+    else:
+        values = set(external.values())
+        if len(values) > 1:
+            detail = ", ".join(f"{t}={external[t]}" for t in sorted(external))
+            raise TopologyException(f"Topics not co-partitioned: [{{{detail}}}]")
+        target = values.pop()
+    for topic in repartition:
+        if topic not in enforced:
+            counts[topic] = target
+        elif counts[topic] != target:
+            raise TopologyException(f"Number of partitions [{counts[topic]}] of repartition topic [{topic}] "
+                                    f"doesn't match number of partitions [{target}] of the source topic.")
+
+
+def task_partitions(source_topics: list[str], counts: Mapping[str, int]) -> int:
+    """Tasks of a subtopology: the max partition count over its source topics (Kafka's partition grouper)."""
+    return max(counts[t] for t in source_topics)
+
+
+__all__ = ["resolve_partition_counts", "task_partitions", "SourceNodeSpec"]

@@ -112,3 +112,24 @@ def partition_for_key(key_bytes: bytes, num_partitions: int) -> int:
 def clear_partition_memo() -> None:
     """Forget all memoised key hashes (frees memory; results do not change)."""
     _memo.clear()
+
+
+class DefaultPartitioner:
+    """Where a record without an explicit partition goes: murmur2 of its key bytes, round-robin per topic when
+    the key is null (the test driver's and the record collector's rule, so every engine places alike)."""
+
+    __slots__ = ("_counters",)
+
+    def __init__(self, counters: dict[str, int] | None = None) -> None:
+        self._counters: dict[str, int] = dict(counters or {})
+
+    def partition(self, topic: str, key_bytes: bytes | None, num_partitions: int) -> int:
+        if key_bytes is not None:
+            return partition_for_key(key_bytes, num_partitions) if num_partitions > 1 else 0
+        counter = self._counters.get(topic, 0)
+        self._counters[topic] = counter + 1
+        return counter % num_partitions
+
+    def counters(self) -> dict[str, int]:
+        """The round-robin positions, for engines that persist task state."""
+        return dict(self._counters)

@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 K = TypeVar("K")
 V = TypeVar("V")
 _TS = struct.Struct(">q")
+_IMMUTABLE = frozenset({str, int, float, bytes, bool})
 
 
 class StateStore(ABC):
@@ -105,6 +106,8 @@ class KeyValueStore(StateStore, Generic[K, V]):
         self.key_serde = key_serde
         self.value_serde = value_serde
         self._topic: Optional[str] = None
+        self._last_key: Any = None       # the read-modify-write of an aggregation serializes its key once
+        self._last_key_bytes = b""
 
     def init(self, context: Any) -> None:
         if self.key_serde is None:
@@ -115,13 +118,18 @@ class KeyValueStore(StateStore, Generic[K, V]):
         self._topic = f"{app_id}-{self.name}-changelog" if app_id else self.name
 
     def _kser(self, key: Any) -> bytes:
+        if key is self._last_key and key is not None:
+            return self._last_key_bytes
         if key is None:
             raise ValueError(f"key cannot be null (store {self.name})")
         serde = self.key_serde
         if serde is None:
             raise StreamsException(f"Store {self.name} has no key serde: pass one to its builder or Materialized, "
                                    "or set 'default.key.serde' in the config")
-        return serde.serialize(self._topic, key)
+        data = serde.serialize(self._topic, key)
+        if type(key) in _IMMUTABLE:
+            self._last_key, self._last_key_bytes = key, data
+        return data
 
     def _vser(self, value: Any) -> Optional[bytes]:
         if value is None:

@@ -47,8 +47,7 @@ class StreamsBuilder:
         if not names or not all(isinstance(t, str) and t for t in names):
             raise ValueError(f"topics must be a non-empty str or a non-empty list of them, got {topics!r}")
         c = consumed or Consumed()
-        generated = self._internal.new_processor_name("KSTREAM-SOURCE-")
-        name = c.name if c.name is not None else generated
+        name = self._internal.name_or_generate(c.name, "KSTREAM-SOURCE-")
         node = StreamSourceNode(name, names, c)
         self._internal.add_graph_node(self._internal.root, node)
         return KStream(self._internal, name, c.key_serde, c.value_serde, {name}, False, node)
@@ -56,48 +55,37 @@ class StreamsBuilder:
     def table(self, topic: str, consumed: Optional[Consumed] = None,
               materialized: Optional[Materialized] = None) -> KTable:
         """A table from a compacted topic; materialized when named or when a downstream operator needs it."""
+        supplier, node, key_serde, value_serde, m = self._table_source(topic, consumed, materialized, False)
+        return KTable(self._internal, node.name, key_serde, value_serde, {node.source_name}, m.name, supplier, node)
+
+    def global_table(self, topic: str, consumed: Optional[Consumed] = None,
+                     materialized: Optional[Materialized] = None) -> GlobalKTable:
+        """A table every task can read in full (no copartitioning needed); never logged."""
+        supplier, node, key_serde, value_serde, m = self._table_source(topic, consumed, materialized, True)
+        return GlobalKTable(node.store_builder.name, key_serde, value_serde)
+
+    def _table_source(self, topic: str, consumed: Any, materialized: Any,
+                      is_global: bool) -> tuple[DslSupplier, TableSourceNode, Any, Any, Materialized]:
+        """Kafka's naming order: store index first, then the source (``<Consumed name>-source``), then the table."""
         self._check_not_built()
         if isinstance(consumed, Materialized) and materialized is None:
             consumed, materialized = None, consumed
         c = consumed or Consumed()
         m = materialized or Materialized()
+        if is_global:
+            m = m.with_logging_disabled()
         store = m.name if m.name is not None else self._internal.new_store_name(f"{topic}-")
         key_serde = m.key_serde if m.key_serde is not None else c.key_serde
         value_serde = m.value_serde if m.value_serde is not None else c.value_serde
-        generated_source = self._internal.new_processor_name("KSTREAM-SOURCE-")
-        source_name = f"{c.name}-source" if c.name is not None else generated_source
-        generated = self._internal.new_processor_name("KTABLE-SOURCE-")
-        processor_name = c.name if c.name is not None else generated
-        supplier = DslSupplier(p.KTableSource, store, m.name, queryable_name=m.name)
-        store_builder = materialize(m, store, key_serde, value_serde)
-        node = TableSourceNode(processor_name, source_name, topic, Consumed(key_serde, value_serde, c.name,
-                                                                            c.timestamp_extractor),
-                               supplier, store_builder, is_global=False)
+        source_name = self._internal.suffixed_or_generate(c.name, "-source", "KSTREAM-SOURCE-")
+        processor_name = self._internal.name_or_generate(c.name, "KTABLE-SOURCE-")
+        queryable = store if is_global else m.name  # global stores are always materialized
+        supplier = DslSupplier(p.KTableSource, store, queryable, queryable_name=queryable)
+        node = TableSourceNode(processor_name, source_name, topic,
+                               Consumed(key_serde, value_serde, c.name, c.timestamp_extractor), supplier,
+                               materialize(m, store, key_serde, value_serde), is_global=is_global)
         self._internal.add_graph_node(self._internal.root, node)
-        return KTable(self._internal, processor_name, key_serde, value_serde, {source_name}, m.name, supplier, node)
-
-    def global_table(self, topic: str, consumed: Optional[Consumed] = None,
-                     materialized: Optional[Materialized] = None) -> GlobalKTable:
-        """A table every task can read in full (no copartitioning needed)."""
-        self._check_not_built()
-        if isinstance(consumed, Materialized) and materialized is None:
-            consumed, materialized = None, consumed
-        c = consumed or Consumed()
-        m = (materialized or Materialized()).with_logging_disabled()
-        store = m.name if m.name is not None else self._internal.new_store_name(f"{topic}-")
-        key_serde = m.key_serde if m.key_serde is not None else c.key_serde
-        value_serde = m.value_serde if m.value_serde is not None else c.value_serde
-        generated_source = self._internal.new_processor_name("KSTREAM-SOURCE-")
-        source_name = f"{c.name}-source" if c.name is not None else generated_source
-        generated = self._internal.new_processor_name("KTABLE-SOURCE-")
-        processor_name = c.name if c.name is not None else generated
-        supplier = DslSupplier(p.KTableSource, store, store, queryable_name=store)
-        store_builder = materialize(m, store, key_serde, value_serde)
-        node = TableSourceNode(processor_name, source_name, topic, Consumed(key_serde, value_serde, c.name,
-                                                                            c.timestamp_extractor),
-                               supplier, store_builder, is_global=True)
-        self._internal.add_graph_node(self._internal.root, node)
-        return GlobalKTable(store, key_serde, value_serde)
+        return supplier, node, key_serde, value_serde, m
 
     def add_state_store(self, store_builder: Any) -> "StreamsBuilder":
         """A store for ``KStream.process(..., store_name)``."""
@@ -112,10 +100,8 @@ class StreamsBuilder:
         """A global store fed by ``supplier``'s processor from every partition of ``topic``."""
         self._check_not_built()
         c = consumed or Consumed()
-        generated_source = self._internal.new_processor_name("KSTREAM-SOURCE-")
-        source_name = f"{c.name}-source" if c.name is not None else generated_source
-        generated = self._internal.new_processor_name("KTABLE-SOURCE-")
-        processor_name = c.name if c.name is not None else generated
+        source_name = self._internal.suffixed_or_generate(c.name, "-source", "KSTREAM-SOURCE-")
+        processor_name = self._internal.name_or_generate(c.name, "KTABLE-SOURCE-")
         node = GlobalStoreNode(store_builder, source_name, topic, c, processor_name, supplier)
         self._internal.add_graph_node(self._internal.root, node)
         return self

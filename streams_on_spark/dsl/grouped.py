@@ -68,8 +68,7 @@ class KGroupedStream:
         return m.name if m.name is not None else self._builder.new_store_name(prefix)
 
     def _name(self, named: Optional[Named], prefix: str) -> str:
-        generated = self._builder.new_processor_name(prefix)
-        return named.name if named is not None and named.name is not None else generated
+        return self._builder.name_or_generate(None if named is None else named.name, prefix)
 
     def count(self, named: Any = None, materialized: Any = None) -> KTable:
         """Count records per key (null keys and values are skipped) into a ``Long`` table."""
@@ -154,8 +153,8 @@ class CogroupedKStream:
         self._builder.copartition_groups.append(copartition)
         agg_nodes: list[GraphNode] = []
         for i, (key, (grouped, aggregator)) in enumerate(self._inputs.items()):
-            generated = self._builder.new_processor_name("COGROUPKSTREAM-AGGREGATE-")
-            name = f"{named.name}-cogroup-agg-{i}" if named is not None and named.name else generated
+            name = self._builder.suffixed_or_generate(None if named is None else named.name, f"-cogroup-agg-{i}",
+                                                      "COGROUPKSTREAM-AGGREGATE-")
             supplier = DslSupplier(p.KStreamCogroupAggregate, store, initializer, aggregator)
             if agg_nodes:
                 node = ProcessorGraphNode(name, supplier, store_names=[store])
@@ -163,8 +162,8 @@ class CogroupedKStream:
                 node = ProcessorGraphNode(name, supplier, materialize(m, store, key_serde, m.value_serde))
             self._builder.add_graph_node(parents[key], node)
             agg_nodes.append(node)
-        generated = self._builder.new_processor_name("COGROUPKSTREAM-MERGE-")
-        merge_name = f"{named.name}-cogroup-merge" if named is not None and named.name else generated
+        merge_name = self._builder.suffixed_or_generate(None if named is None else named.name, "-cogroup-merge",
+                                                        "COGROUPKSTREAM-MERGE-")
         merge = ProcessorGraphNode(merge_name, DslSupplier(p.CogroupMerge))
         self._builder.add_graph_node(agg_nodes, merge)
         source_nodes: set[str] = set()
@@ -191,10 +190,10 @@ class KGroupedTable:
 
     def _aggregate(self, named: Optional[Named], prefix: str, m: Materialized, store: str, key_serde: Any,
                    value_serde: Any, supplier: DslSupplier) -> KTable:
-        sink_name = self._suffixed(named, "-sink", "KSTREAM-SINK-")
-        source_name = self._suffixed(named, "-source", "KSTREAM-SOURCE-")
-        generated = self._builder.new_processor_name(prefix)
-        func_name = named.name if named is not None and named.name else generated
+        name = None if named is None else named.name
+        sink_name = self._builder.suffixed_or_generate(name, "-sink", "KSTREAM-SINK-")
+        source_name = self._builder.suffixed_or_generate(name, "-source", "KSTREAM-SOURCE-")
+        func_name = self._builder.name_or_generate(name, prefix)
         topic = (self._repartition_name if self._repartition_name is not None else store) + "-repartition"
         if self._repartition_node is None or self._repartition_name is None:
             self._repartition_node = RepartitionNode(source_name, sink_name, None, topic, self.key_serde,
@@ -203,10 +202,6 @@ class KGroupedTable:
         node = ProcessorGraphNode(func_name, supplier, materialize(m, store, key_serde, value_serde))
         self._builder.add_graph_node(self._repartition_node, node)
         return KTable(self._builder, func_name, key_serde, value_serde, {source_name}, m.name, supplier, node)
-
-    def _suffixed(self, named: Optional[Named], suffix: str, prefix: str) -> str:
-        generated = self._builder.new_processor_name(prefix)
-        return named.name + suffix if named is not None and named.name else generated
 
     def count(self, named: Any = None, materialized: Any = None) -> KTable:
         named, m = split_named_materialized(named, materialized)

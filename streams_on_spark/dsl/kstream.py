@@ -59,8 +59,7 @@ class KStream:
         return node
 
     def _name_or_generate(self, name: Optional[str], prefix: str) -> str:
-        generated = self._builder.new_processor_name(prefix)  # burned even when named, as Kafka does
-        return name if name is not None else generated
+        return self._builder.name_or_generate(name, prefix)
 
     def _derive(self, node: GraphNode, key_serde: Any, value_serde: Any, repartition_required: bool) -> "KStream":
         return KStream(self._builder, node.name, key_serde, value_serde, self._source_nodes, repartition_required,

@@ -51,8 +51,7 @@ class KTable:
         self._parent: Optional[KTable] = None
 
     def _name_or_generate(self, named: Optional[Named], prefix: str) -> str:
-        generated = self._builder.new_processor_name(prefix)
-        return named.name if named is not None and named.name is not None else generated
+        return self._builder.name_or_generate(None if named is None else named.name, prefix)
 
     def _table_op(self, prefix: str, named: Any, materialized: Any, factory: Callable[..., Any], args: tuple,
                   keep_value_serde: bool) -> "KTable":
@@ -103,9 +102,7 @@ class KTable:
         if selector is None or not callable(selector):
             raise ValueError("selector must be callable")
         g = grouped or Grouped()
-        name = g.name if g.name is not None else None
-        generated = self._builder.new_processor_name("KTABLE-SELECT-")
-        select_name = name if name is not None else generated
+        select_name = self._builder.name_or_generate(g.name, "KTABLE-SELECT-")
         node = ProcessorGraphNode(select_name, DslSupplier(p.KTableRepartitionMap, selector, select_name))
         self._builder.add_graph_node(self._node, node)
         self.enable_sending_old_values(force_materialization=True)

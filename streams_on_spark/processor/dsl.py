@@ -247,60 +247,62 @@ class KTableSource(Processor):
         self.forward(record.with_value(Change(record.value, old_value if self.send_old_values else None)))
 
 
-class KTableFilter(Processor):
-    def __init__(self, predicate: Callable[[Any, Any], bool], filter_not: bool, store_name: Optional[str]) -> None:
-        self.predicate, self.filter_not, self.store_name = predicate, filter_not, store_name
+class _KTableValueProcessor(Processor):
+    """A table operator computing each new value from the parent's; stores it when materialized."""
+
+    def __init__(self, store_name: Optional[str]) -> None:
+        self.store_name = store_name
         self.send_old_values = False
 
     def init(self, context: ProcessorContext) -> None:
         self.context, self.forward = context, context.forward
         self.store = context.get_state_store(self.store_name) if self.store_name else None
+
+    def _compute(self, key: Any, value: Any) -> Any:
+        raise NotImplementedError
+
+    def _skip_noop_deletes(self) -> bool:
+        return False
+
+    def process(self, record: Record) -> None:
+        change: Change = record.value
+        new_value = self._compute(record.key, change.new_value)
+        if self.store is not None:
+            old = self.store.get(record.key)
+            old_value = None if old is None else old.value
+            if self._skip_noop_deletes() and new_value is None and old_value is None:
+                return  # nothing to delete downstream
+            self.store.put(record.key, ValueAndTimestamp.make(new_value, record.timestamp))
+        else:
+            old_value = self._compute(record.key, change.old_value) if self.send_old_values else None
+            if self.send_old_values and self._skip_noop_deletes() and new_value is None and old_value is None:
+                return
+        self.forward(record.with_value(Change(new_value, old_value if self.send_old_values else None)))
+
+
+class KTableFilter(_KTableValueProcessor):
+    def __init__(self, predicate: Callable[[Any, Any], bool], filter_not: bool, store_name: Optional[str]) -> None:
+        super().__init__(store_name)
+        self.predicate, self.filter_not = predicate, filter_not
 
     def _compute(self, key: Any, value: Any) -> Any:
         if value is None:
             return None
         return value if bool(self.predicate(key, value)) != self.filter_not else None
 
-    def process(self, record: Record) -> None:
-        change: Change = record.value
-        new_value = self._compute(record.key, change.new_value)
-        if self.store is not None:
-            old = self.store.get(record.key)
-            old_value = None if old is None else old.value
-            if new_value is None and old_value is None:
-                return  # nothing to delete downstream
-            self.store.put(record.key, ValueAndTimestamp.make(new_value, record.timestamp))
-        else:
-            old_value = self._compute(record.key, change.old_value) if self.send_old_values else None
-            if self.send_old_values and new_value is None and old_value is None:
-                return
-        self.forward(record.with_value(Change(new_value, old_value if self.send_old_values else None)))
+    def _skip_noop_deletes(self) -> bool:
+        return True
 
 
-class KTableMapValues(Processor):
+class KTableMapValues(_KTableValueProcessor):
     def __init__(self, mapper: Callable[..., Any], with_key: bool, store_name: Optional[str]) -> None:
-        self.mapper, self.with_key, self.store_name = mapper, with_key, store_name
-        self.send_old_values = False
-
-    def init(self, context: ProcessorContext) -> None:
-        self.context, self.forward = context, context.forward
-        self.store = context.get_state_store(self.store_name) if self.store_name else None
+        super().__init__(store_name)
+        self.mapper, self.with_key = mapper, with_key
 
     def _compute(self, key: Any, value: Any) -> Any:
         if value is None:
             return None
         return self.mapper(key, value) if self.with_key else self.mapper(value)
-
-    def process(self, record: Record) -> None:
-        change: Change = record.value
-        new_value = self._compute(record.key, change.new_value)
-        if self.store is not None:
-            old = self.store.get(record.key)
-            old_value = None if old is None else old.value
-            self.store.put(record.key, ValueAndTimestamp.make(new_value, record.timestamp))
-        else:
-            old_value = self._compute(record.key, change.old_value) if self.send_old_values else None
-        self.forward(record.with_value(Change(new_value, old_value if self.send_old_values else None)))
 
 
 class KTableToStream(_Stateless):

@@ -13,7 +13,7 @@ from collections import deque
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 from streams_on_spark.config import LOG_AND_CONTINUE, TaskConfig
-from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.connectors.partitioner import DefaultPartitioner
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
 from streams_on_spark.errors import IllegalStateError, StreamsException
 from streams_on_spark.processor.api import (
@@ -60,7 +60,7 @@ class RecordCollector:
 
     def __init__(self, partition_counts: Callable[[str], int]) -> None:
         self._partition_counts = partition_counts
-        self._round_robin: dict[str, int] = {}
+        self._default = DefaultPartitioner()
         self.buffer: list[ProducerRecord] = []
 
     def send(self, topic: str, record: Record, key_serde: Any, value_serde: Any, partitioner: Any,
@@ -84,12 +84,7 @@ class RecordCollector:
                 raise StreamsException(f"Partitioner of sink {node} returned partition {partition} for topic "
                                        f"{topic}, which has {n} partitions")
         if partition is None:
-            if key_bytes is not None:
-                partition = partition_for_key(key_bytes, n) if n > 1 else 0
-            else:
-                counter = self._round_robin.get(topic, 0)
-                self._round_robin[topic] = counter + 1
-                partition = counter % n
+            partition = self._default.partition(topic, key_bytes, n)
         self.buffer.append(ProducerRecord(topic, partition, record.timestamp, key_bytes, value_bytes,
                                           record.headers))
 
@@ -99,10 +94,10 @@ class RecordCollector:
 
     # task state for engines that persist it
     def snapshot(self) -> dict[str, int]:
-        return dict(self._round_robin)
+        return self._default.counters()
 
     def restore(self, counters: Mapping[str, int]) -> None:
-        self._round_robin = dict(counters)
+        self._default = DefaultPartitioner(dict(counters))
 
 
 class _Schedule(Cancellable):
@@ -139,10 +134,19 @@ class _SinkProcessor(Processor):
                  value_serde: Any) -> None:
         self.spec, self.topic, self.collector = spec, topic, collector
         self.key_serde, self.value_serde = key_serde, value_serde
+        self.process = self._bind()  # type: ignore[method-assign]
 
-    def process(self, record: Record) -> None:
-        self.collector.send(self.topic, record, self.key_serde, self.value_serde, self.spec.partitioner,
-                            self.spec.name)
+    def _bind(self) -> Callable[[Record], None]:
+        send = self.collector.send
+        topic, key_serde, value_serde, partitioner, name = (self.topic, self.key_serde, self.value_serde,
+                                                            self.spec.partitioner, self.spec.name)
+
+        def process(record: Record) -> None:
+            send(topic, record, key_serde, value_serde, partitioner, name)
+        return process
+
+    def process(self, record: Record) -> None:  # replaced per instance by the bound closure
+        raise NotImplementedError
 
 
 class _SourceProcessor(Processor):
@@ -227,20 +231,13 @@ class _TaskContext(ProcessorContext):
         return self._task.wall_clock()
 
 
-class _QueuedRecord:
-    __slots__ = ("timestamp", "offset", "key", "value", "headers")
-
-    def __init__(self, timestamp: int, offset: int, key: Any, value: Any, headers: Any) -> None:
-        self.timestamp, self.offset, self.key, self.value, self.headers = timestamp, offset, key, value, headers
-
-
 class _PartitionQueue:
     __slots__ = ("topic", "partition", "source", "records", "partition_time", "key_serde", "value_serde",
                  "extractor")
 
     def __init__(self, topic: str, partition: int, source: _Node, spec: SourceNodeSpec, config: TaskConfig) -> None:
         self.topic, self.partition, self.source = topic, partition, source
-        self.records: deque[_QueuedRecord] = deque()
+        self.records: deque[tuple] = deque()  # (timestamp, offset, key, value, headers), offset order
         self.partition_time = UNKNOWN
         self.key_serde = _resolve(spec.key_serde, config.default_key_serde)
         self.value_serde = _resolve(spec.value_serde, config.default_value_serde)
@@ -363,7 +360,7 @@ class StreamTask:
                 raise StreamsException(f"Input record at topic={topic}, partition={partition}, offset={r.offset} "
                                        f"has invalid (negative) timestamp {ts}. Use a timestamp extractor that "
                                        "handles it (Consumed.with_timestamp_extractor).")
-            append(_QueuedRecord(ts, r.offset, key, value, r.headers))
+            append((ts, r.offset, key, value, r.headers))
 
     def add_record(self, topic: str, partition: int, offset: int, timestamp: int, key: Optional[bytes],
                    value: Optional[bytes], headers: Any) -> None:
@@ -380,7 +377,7 @@ class StreamTask:
             self.add_records(topic, partition, (ConsumerRecord(topic, partition, offset, timestamp, key, value,
                                                                headers),))
             return
-        queue.records.append(_QueuedRecord(timestamp, offset, k, v, headers))
+        queue.records.append((timestamp, offset, k, v, headers))
 
     def has_records(self) -> bool:
         for q in self._queues.values():
@@ -395,24 +392,24 @@ class StreamTask:
         best_ts = 0
         for q in self._queues.values():
             if q.records:
-                ts = q.records[0].timestamp
+                ts = q.records[0][0]
                 if best is None or ts < best_ts:
                     best, best_ts = q, ts
         if best is None:
             return False
-        r = best.records.popleft()
-        if r.timestamp > best.partition_time:
-            best.partition_time = r.timestamp
-        if r.timestamp > self.stream_time:
-            self.stream_time = r.timestamp
+        ts, offset, key, value, headers = best.records.popleft()
+        if ts > best.partition_time:
+            best.partition_time = ts
+        if ts > self.stream_time:
+            self.stream_time = ts
         ctx = self.context
-        ctx.queue, ctx.offset = best, r.offset
+        ctx.queue, ctx.offset = best, offset
         node = best.source
         ctx.current = node
         try:
-            node.process(Record(r.key, r.value, r.timestamp, r.headers))
+            node.process(Record(key, value, ts, headers))
         except Exception as e:
-            self._handle_processing_error(e, best.topic, best.partition, r.offset)
+            self._handle_processing_error(e, best.topic, best.partition, offset)
         finally:
             ctx.current = ctx.queue = None
         self.metrics.processed += 1

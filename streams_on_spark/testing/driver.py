@@ -12,7 +12,7 @@ from collections import deque
 from typing import Any, Mapping, Optional
 
 from streams_on_spark.config import TaskConfig, dummy_application_id
-from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.connectors.partitioner import DefaultPartitioner
 from streams_on_spark.connectors.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.processor.api import TaskId
@@ -41,7 +41,7 @@ class TopologyTestDriver:
         self._topology = topology
         self._engine = LocalEngine(topology.internal_builder, self._config, self._declared, self.multi_partition,
                                    wall)
-        self._round_robin: dict[str, int] = {}
+        self._placement = DefaultPartitioner()
         self._facades: dict[int, KeyValueStoreFacade] = {}
         self._closed = False
 
@@ -84,12 +84,8 @@ class TopologyTestDriver:
             if not 0 <= partition < n:
                 raise ValueError(f"Partition {partition} is out of range for topic {topic}: it has {n} "
                                  f"partition(s), valid partitions are [0, {n})")
-        elif key is not None:
-            partition = partition_for_key(key, n) if n > 1 else 0
         else:
-            counter = self._round_robin.get(topic, 0)
-            self._round_robin[topic] = counter + 1
-            partition = counter % n
+            partition = self._placement.partition(topic, key, n)
         engine.pipe(ProducerRecord(topic, partition, timestamp, key, value, headers))
 
     def _output(self, topic: str) -> Optional[deque]:

@@ -208,6 +208,16 @@ class InternalStreamsBuilder:
     def new_store_name(self, prefix: str) -> str:
         return f"{prefix}STATE-STORE-{next(self._index):010d}"
 
+    def name_or_generate(self, name: Optional[str], prefix: str) -> str:
+        """Kafka's ``orElseGenerateWithPrefix``: the index is burned even when the user named the node."""
+        generated = self.new_processor_name(prefix)
+        return name if name is not None else generated
+
+    def suffixed_or_generate(self, name: Optional[str], suffix: str, prefix: str) -> str:
+        """Kafka's ``suffixWithOrElseGet``: ``name + suffix``, or a generated name; burns an index either way."""
+        generated = self.new_processor_name(prefix)
+        return name + suffix if name is not None else generated
+
     def add_graph_node(self, parents: GraphNode | Iterable[GraphNode], child: GraphNode) -> None:
         for parent in ([parents] if isinstance(parents, GraphNode) else list(parents)):
             parent.add_child(child)

@@ -14,6 +14,7 @@ from streams_on_spark.errors import (
     StreamsException,
     TopologyException,
 )
+from streams_on_spark.kafka_streams import KafkaStreams
 from streams_on_spark.keyvalue import KeyValue
 from streams_on_spark.processor.api import Processor, ProcessorContext, PunctuationType, Record, RecordMetadata
 from streams_on_spark.serde import Serde, Serdes
@@ -26,7 +27,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Branched", "CogroupedKStream", "Consumed", "GlobalKTable", "Grouped", "IllegalStateError", "KGroupedStream",
-    "KGroupedTable", "KStream", "KTable", "KeyValue", "BranchedKStream", "Materialized", "Named", "Processor",
+    "KGroupedTable", "KStream", "KTable", "KafkaStreams", "KeyValue", "BranchedKStream", "Materialized", "Named", "Processor",
     "ProcessorContext", "Produced", "PunctuationType", "Record", "RecordMetadata", "Repartitioned",
     "SerializationException", "Serde", "Serdes", "Stores", "StreamsBuilder", "StreamsException", "TestRecord",
     "Topology", "TopologyDescription", "TopologyException", "TopologyTestDriver", "TopologyTestDriverBuilder",

@@ -130,6 +130,27 @@ class LocalEngine:
         self._append(record)
         self.drain()
 
+    def pipe_many(self, records: list[ProducerRecord]) -> None:
+        """Each record piped and drained in turn, as Kafka's driver does for a list."""
+        for record in records:
+            self.pipe(record)
+
+    def stores(self, name: str) -> dict[int, Any]:
+        """Partition -> the instance of store ``name`` in that partition's task."""
+        return {tid.partition: task.stores[name] for tid, task in sorted(self.tasks.items()) if name in task.stores}
+
+    @property
+    def global_stores(self) -> dict[str, Any]:
+        return self.global_task.stores
+
+    def task_ids(self) -> list[TaskId]:
+        return sorted(self.tasks)
+
+    def metrics(self) -> dict[str, int]:
+        tasks = self.tasks.values()
+        return {"process-total": sum(t.metrics.processed for t in tasks),
+                "dropped-records-total": sum(t.metrics.dropped for t in tasks)}
+
     def drain(self) -> None:
         """Process until no task has records, always stepping the task with the lowest (stream time, id).
 

@@ -8,6 +8,7 @@ in and take produced records out.
 from __future__ import annotations
 
 import logging
+import pickle
 import traceback
 from collections import deque
 from typing import Any, Callable, Iterable, Mapping, Optional
@@ -475,6 +476,53 @@ class StreamTask:
                 sched.time += sched.interval
             fired = True
         return fired
+
+    # ------------------------------------------------------------------ state snapshots
+    SNAPSHOT_VERSION = 1
+
+    def snapshot(self) -> bytes:
+        """The task's state as one binary value: stores, stream/partition times, schedules, placement counters.
+
+        Engines that keep task state outside the process (Spark's group state) save it after each batch and
+        :meth:`restore` it into a freshly built task; queued records are not part of it (drain first).
+        """
+        if self.has_records():
+            raise IllegalStateError(f"task {self.id} still has queued records; drain before taking a snapshot")
+        stores = {}
+        for name, store in self.stores.items():
+            inner = getattr(store, "inner", None)
+            if inner is None or not hasattr(inner, "entries"):
+                raise StreamsException(f"store {name} of task {self.id} cannot be snapshotted "
+                                       f"({type(store).__name__} has no bytes-level entries)")
+            stores[name] = inner.entries()
+        state = (self.SNAPSHOT_VERSION, self.stream_time,
+                 {f"{t}\x00{p}": q.partition_time for (t, p), q in self._queues.items()},
+                 stores,
+                 [s.time for s in self._stream_schedules], [s.time for s in self._wall_schedules],
+                 self.collector.snapshot(), (self.metrics.processed, self.metrics.dropped))
+        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def restore(self, data: bytes) -> None:
+        """Load a :meth:`snapshot` into this task (built from the same topology, processors already initialized)."""
+        version, stream_time, partition_times, stores, stream_sched, wall_sched, counters, metrics = pickle.loads(data)
+        if version != self.SNAPSHOT_VERSION:
+            raise StreamsException(f"task {self.id}: snapshot version {version} is not supported "
+                                   f"(this version reads {self.SNAPSHOT_VERSION})")
+        unknown = set(stores) - set(self.stores)
+        if unknown:
+            raise StreamsException(f"task {self.id}: the saved state has stores {sorted(unknown)} that this "
+                                   "topology does not have; was the topology changed incompatibly?")
+        self.stream_time = stream_time
+        for key, partition_time in partition_times.items():
+            topic, partition = key.split("\x00")
+            self._queue(topic, int(partition)).partition_time = partition_time
+        for name, entries in stores.items():
+            self.stores[name].inner.restore(entries)
+        for schedules, times in ((self._stream_schedules, stream_sched), (self._wall_schedules, wall_sched)):
+            for sched, time in zip(schedules, times):
+                sched.time = time
+        self.collector.restore(counters)
+        self.metrics.processed, self.metrics.dropped = metrics
 
     def close(self) -> None:
         for node in self.nodes.values():

@@ -31,7 +31,8 @@ class TopologyTestDriver:
 
     def __init__(self, topology: Topology, config: Optional[Mapping[str, Any]] = None,
                  initial_wall_clock_time_ms: Optional[int] = None, *,
-                 declared_topics: Optional[Mapping[str, int]] = None) -> None:
+                 declared_topics: Optional[Mapping[str, int]] = None, engine: str = "local",
+                 spark: Any = None) -> None:
         if not isinstance(topology, Topology):
             raise ValueError(f"topology must be a Topology (StreamsBuilder.build()), got {type(topology).__name__}")
         self._config = TaskConfig.from_config(config, default_app_id=dummy_application_id())
@@ -39,8 +40,16 @@ class TopologyTestDriver:
         self.multi_partition = any(n > 1 for n in self._declared.values())
         wall = int(time.time() * 1000) if initial_wall_clock_time_ms is None else int(initial_wall_clock_time_ms)
         self._topology = topology
-        self._engine = LocalEngine(topology.internal_builder, self._config, self._declared, self.multi_partition,
-                                   wall)
+        self.engine_name = engine
+        if engine == "local":
+            self._engine: Any = LocalEngine(topology.internal_builder, self._config, self._declared,
+                                            self.multi_partition, wall)
+        elif engine == "spark":
+            from streams_on_spark.runtime.spark import SparkEngine
+            self._engine = SparkEngine(topology.internal_builder, self._config, self._declared,
+                                       self.multi_partition, wall, spark)
+        else:
+            raise ValueError(f"engine must be 'local' or 'spark', got {engine!r}")
         self._placement = DefaultPartitioner()
         self._facades: dict[int, KeyValueStoreFacade] = {}
         self._closed = False
@@ -70,8 +79,17 @@ class TopologyTestDriver:
         if self._closed:
             raise IllegalStateError("TopologyTestDriver is closed")
 
-    def _pipe(self, topic: str, key: Optional[bytes], value: Optional[bytes], timestamp: int, headers: Any,
-              partition: Optional[int]) -> None:
+    def _pipe(self, records: list[ProducerRecord]) -> None:
+        """Hand routed records to the engine, which processes them to quiescence."""
+        self._check_open()
+        if len(records) == 1:
+            self._engine.pipe(records[0])
+        elif records:
+            self._engine.pipe_many(records)
+
+    def _route(self, topic: str, key: Optional[bytes], value: Optional[bytes], timestamp: int, headers: Any,
+               partition: Optional[int]) -> ProducerRecord:
+        """Pick the partition of a piped record: explicit, else murmur2 of the key, else round-robin."""
         self._check_open()
         engine = self._engine
         if topic not in engine.source_topics():
@@ -86,7 +104,7 @@ class TopologyTestDriver:
                                  f"partition(s), valid partitions are [0, {n})")
         else:
             partition = self._placement.partition(topic, key, n)
-        engine.pipe(ProducerRecord(topic, partition, timestamp, key, value, headers))
+        return ProducerRecord(topic, partition, timestamp, key, value, headers)
 
     def _output(self, topic: str) -> Optional[deque]:
         return self._engine.captured.get(topic)
@@ -105,10 +123,10 @@ class TopologyTestDriver:
     # ------------------------------------------------------------------ stores
     def _store(self, name: str, partition: Optional[int]) -> Any:
         engine = self._engine
-        if name in engine.global_task.stores:
-            return engine.global_task.stores[name]
-        owners = sorted(tid for tid, task in engine.tasks.items() if name in task.stores)
-        if not owners:
+        if name in engine.global_stores:
+            return engine.global_stores[name]
+        instances = engine.stores(name)
+        if not instances:
             return None
         if partition is None:
             if self.multi_partition:
@@ -117,11 +135,10 @@ class TopologyTestDriver:
             partition = 0
         if not isinstance(partition, int) or isinstance(partition, bool):
             raise ValueError(f"partition must be an int, got {partition!r}")
-        for tid in owners:
-            if tid.partition == partition:
-                return engine.tasks[tid].stores[name]
-        raise ValueError(f"Store {name} has no partition {partition}: its subtopology {owners[0].subtopology} "
-                         f"runs {len(owners)} task(s), partitions [0, {len(owners)})")
+        if partition in instances:
+            return instances[partition]
+        raise ValueError(f"Store {name} has no partition {partition}: its subtopology runs {len(instances)} "
+                         f"task(s), partitions [0, {len(instances)})")
 
     def get_state_store(self, name: str, partition: Optional[int] = None) -> Any:
         """A custom store; key-value stores must be read with ``get_key_value_store`` (as in Kafka)."""
@@ -149,22 +166,21 @@ class TopologyTestDriver:
 
     def get_all_state_stores(self, partition: Optional[int] = None) -> dict[str, Any]:
         """Every store by name: the given partition's instances plus the global stores."""
-        names = {n for task in self._engine.tasks.values() for n in task.stores}
+        names = self._topology.internal_builder.state_factories
         out = {name: self._store(name, partition) for name in sorted(names)}
-        out.update(self._engine.global_task.stores)
+        out.update(self._engine.global_stores)
         return out
 
     def store_partitions(self, name: str) -> list[int]:
         """The partitions that hold an instance of ``name``."""
-        return sorted(tid.partition for tid, task in self._engine.tasks.items() if name in task.stores)
+        return sorted(self._engine.stores(name))
 
     def metrics(self) -> dict[str, int]:
-        tasks = self._engine.tasks.values()
-        return {"process-total": sum(t.metrics.processed for t in tasks),
-                "dropped-records-total": sum(t.metrics.dropped for t in tasks)}
+        """``process-total`` and ``dropped-records-total`` over all tasks."""
+        return self._engine.metrics()
 
     def task_ids(self) -> list[TaskId]:
-        return sorted(self._engine.tasks)
+        return self._engine.task_ids()
 
     def close(self) -> None:
         if not self._closed:
@@ -182,6 +198,8 @@ class TopologyTestDriverBuilder:
         self._config: dict[str, Any] = {}
         self._wall: Optional[int] = None
         self._declared: dict[str, int] = {}
+        self._engine = "local"
+        self._spark: Any = None
 
     def with_config(self, config: Mapping[str, Any]) -> "TopologyTestDriverBuilder":
         self._config.update(config)
@@ -203,5 +221,16 @@ class TopologyTestDriverBuilder:
         self._declared[name] = partitions
         return self
 
+    def with_engine(self, engine: str, spark: Any = None) -> "TopologyTestDriverBuilder":
+        """``"local"`` (default, in-process) or ``"spark"``: Spark runs the tasks over embedded topics.
+
+        With ``"spark"``, ``spark`` is the SparkSession to use (a local one is made when None).
+        """
+        if engine not in ("local", "spark"):
+            raise ValueError(f"engine must be 'local' or 'spark', got {engine!r}")
+        self._engine, self._spark = engine, spark
+        return self
+
     def build(self) -> TopologyTestDriver:
-        return TopologyTestDriver(self._topology, self._config, self._wall, declared_topics=self._declared)
+        return TopologyTestDriver(self._topology, self._config, self._wall, declared_topics=self._declared,
+                                  engine=self._engine, spark=self._spark)

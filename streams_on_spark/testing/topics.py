@@ -22,6 +22,15 @@ def _check_serde(serde: Any, what: str) -> Any:
     return serde
 
 
+def _stamps(start: Optional[int], advance_ms: int) -> Iterable[Optional[int]]:
+    """start, start+advance, ... — or None forever (the topic clock decides)."""
+    ts = start
+    while True:
+        yield ts
+        if ts is not None:
+            ts += advance_ms
+
+
 class TestInputTopic:
     """Pipes records into one topic; records without a timestamp take the topic's clock."""
 
@@ -67,6 +76,9 @@ class TestInputTopic:
         self._pipe(record)
 
     def _pipe(self, record: TestRecord) -> None:
+        self._driver._pipe([self._route(record)])
+
+    def _route(self, record: TestRecord) -> ProducerRecord:
         ts = self._next_time(record.timestamp)
         try:
             key = self._key_serde.serialize(self.name, record.key) if record.key is not None else None
@@ -75,30 +87,25 @@ class TestInputTopic:
             raise
         except Exception as e:
             raise StreamsException(f"could not serialize the record piped to topic {self.name}: {e}") from e
-        self._driver._pipe(self.name, key, value, ts, record.headers, record.partition)
+        return self._driver._route(self.name, key, value, ts, record.headers, record.partition)
 
     def pipe_record_list(self, records: Iterable[TestRecord]) -> None:
+        """Pipe every record; the in-process engine drains after each, the Spark engine runs one batch."""
+        routed = []
         for record in records:
             if not isinstance(record, TestRecord):
                 raise ValueError(f"pipe_record_list expects TestRecord items, got {type(record).__name__}")
-            self._pipe(record)
+            routed.append(self._route(record))
+        self._driver._pipe(routed)
 
     def pipe_key_value_list(self, pairs: Iterable[Any], start_timestamp: Optional[int] = None,
                             advance_ms: int = 0) -> None:
         """Pipe ``KeyValue``s (or pairs); with ``start_timestamp`` they get start, start+advance, ..."""
-        ts = start_timestamp
-        for key, value in pairs:
-            self._pipe(TestRecord(key, value, ts))
-            if ts is not None:
-                ts += advance_ms
+        self.pipe_record_list(TestRecord(k, v, ts) for (k, v), ts in zip(pairs, _stamps(start_timestamp, advance_ms)))
 
     def pipe_value_list(self, values: Iterable[Any], start_timestamp: Optional[int] = None,
                         advance_ms: int = 0) -> None:
-        ts = start_timestamp
-        for value in values:
-            self._pipe(TestRecord(None, value, ts))
-            if ts is not None:
-                ts += advance_ms
+        self.pipe_record_list(TestRecord(None, v, ts) for v, ts in zip(values, _stamps(start_timestamp, advance_ms)))
 
     def __repr__(self) -> str:
         return f"TestInputTopic[topic={self.name}, key_serde={self._key_serde!r}, value_serde={self._value_serde!r}]"

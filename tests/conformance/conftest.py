@@ -1,6 +1,7 @@
 """Conformance scenarios run on every engine and with 1 and N partitions, with the same assertions.
 
-Only the in-process engine exists so far; the Spark engine joins the ``engine`` parameter when it lands.
+``local`` is the in-process engine; ``spark`` runs the same tasks as Structured Streaming queries over embedded
+topics (marked ``spark``: seconds per test).
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from streams_on_spark import Topology, TopologyTestDriver, TopologyTestDriverBuilder
 
-ENGINES = ["local"]
+ENGINES = ["local", pytest.param("spark", marks=pytest.mark.spark)]
 PARTITIONS = [1, 4]
 
 
@@ -25,12 +26,14 @@ def partitions(request: pytest.FixtureRequest) -> int:
 
 
 @pytest.fixture
-def make_driver(engine: str, partitions: int) -> Callable[..., TopologyTestDriver]:
+def make_driver(engine: str, partitions: int, request: pytest.FixtureRequest) -> Callable[..., TopologyTestDriver]:
     """``make_driver(topology, "topic-a", "topic-b", config=...)``: every named topic gets ``partitions``."""
     drivers: list[TopologyTestDriver] = []
 
     def make(topology: Topology, *topics: str, config: dict | None = None) -> TopologyTestDriver:
         builder = TopologyTestDriverBuilder(topology).with_config({"application.id": "conformance", **(config or {})})
+        if engine == "spark":
+            builder.with_engine("spark", request.getfixturevalue("spark"))
         for topic in topics:
             builder.declare_topic(topic, partitions)
         driver = builder.build()

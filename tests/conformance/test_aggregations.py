@@ -41,12 +41,9 @@ def test_cogroup_folds_three_streams_into_one_store(make_driver, partitions):
     topics = ("cart", "purchases", "wish-list", "customers-out")
     driver = make_driver(customer_topology(), *topics)
     cart, purchases, wish = (driver.create_input_topic(t, S, S, start_timestamp=0, auto_advance=1) for t in topics[:3])
-    for key, item in [("1", "01"), ("2", "02"), ("1", "03"), ("1", "04"), ("2", "05")]:
-        cart.pipe_input(key, item)
-    for key, item in [("2", "06"), ("1", "07"), ("1", "08"), ("2", "09"), ("2", "10")]:
-        purchases.pipe_input(key, item)
-    for key, item in [("1", "11"), ("2", "12"), ("2", "13"), ("2", "14"), ("2", "15")]:
-        wish.pipe_input(key, item)
+    cart.pipe_key_value_list([("1", "01"), ("2", "02"), ("1", "03"), ("1", "04"), ("2", "05")])
+    purchases.pipe_key_value_list([("2", "06"), ("1", "07"), ("1", "08"), ("2", "09"), ("2", "10")])
+    wish.pipe_key_value_list([("1", "11"), ("2", "12"), ("2", "13"), ("2", "14"), ("2", "15")])
     expected = {
         "1": {"cart": ["01", "03", "04"], "purchases": ["07", "08"], "wish_list": ["11"]},
         "2": {"cart": ["02", "05"], "purchases": ["06", "09", "10"], "wish_list": ["12", "13", "14", "15"]},
@@ -74,11 +71,9 @@ def region_counts():
 def test_ktable_aggregation_subtracts_the_old_value(make_driver, partitions):
     driver = make_driver(region_counts(), "users", "region-counts")
     users = driver.create_input_topic("users", S, S, start_timestamp=0, auto_advance=1)
-    users.pipe_input("alice", "eu")
-    users.pipe_input("bob", "eu")
-    users.pipe_input("carol", "us")
-    users.pipe_input("alice", "us")      # moves: eu 2 -> 1, us 1 -> 2
-    users.pipe_input("bob", None)        # tombstone: eu 1 -> 0
+    users.pipe_key_value_list([("alice", "eu"), ("bob", "eu"), ("carol", "us")])
+    users.pipe_key_value_list([("alice", "us"),   # moves: eu 2 -> 1, us 1 -> 2
+                               ("bob", None)])    # tombstone: eu 1 -> 0
     final = {"eu": 0, "us": 2}
     for region, count in final.items():
         home = partition_for_key(region.encode(), partitions)

@@ -43,8 +43,7 @@ def word_count(mark_as_partitioned: bool = False) -> Topology:
 
 def pipe_sentences(driver) -> None:
     topic = driver.create_input_topic("sentences", S, S, start_timestamp=1_000, auto_advance=10)
-    for key, sentence in SENTENCES:
-        topic.pipe_input(key, sentence)
+    topic.pipe_key_value_list(SENTENCES)  # one batch on Spark; one record at a time in-process
 
 
 def expected_counts() -> Counter:
@@ -110,8 +109,7 @@ def test_mark_as_partitioned_splits_a_words_state_across_partitions(make_driver,
     assert "repartition" not in str(driver._topology.describe())
     topic = driver.create_input_topic("sentences", S, S, start_timestamp=0)
     # "shared" arrives on every input partition
-    for p in range(partitions):
-        topic.pipe_input(TestRecord(f"doc-{p}", "shared words here", partition=p))
+    topic.pipe_record_list([TestRecord(f"doc-{p}", "shared words here", partition=p) for p in range(partitions)])
     stores = store_contents(driver, partitions)
     holders = [p for p, store in stores.items() if "shared" in store]
     assert holders == list(range(partitions))
@@ -123,8 +121,7 @@ def test_mark_as_partitioned_splits_a_words_state_across_partitions(make_driver,
 def test_the_same_input_with_repartition_keeps_one_count(make_driver, partitions):
     driver = make_driver(word_count(), "sentences", "word-counts-out")
     topic = driver.create_input_topic("sentences", S, S, start_timestamp=0)
-    for p in range(partitions):
-        topic.pipe_input(TestRecord(f"doc-{p}", "shared words here", partition=p))
+    topic.pipe_record_list([TestRecord(f"doc-{p}", "shared words here", partition=p) for p in range(partitions)])
     stores = store_contents(driver, partitions)
     assert [stores[p].get("shared") for p in range(partitions)] == [
         partitions if p == partition_for_key(b"shared", partitions) else None for p in range(partitions)]

@@ -1,0 +1,808 @@
+"""Embedded topics: file-backed, multi-partition Kafka-like logs, and a Spark streaming source over them.
+
+Embedded topics replace Kafka in test mode. The in-process engine reads and writes them through
+:class:`EmbeddedTopics`; Spark Structured Streaming reads them through the Python data source
+``"embedded-topics"`` (:class:`EmbeddedTopicsDataSource`). They live in files because a Python
+streaming source plans in a separate Python worker process and reads on executors, so nothing
+held in the test process's memory would be visible there. By default the files go under
+``/dev/shm`` (RAM) when it exists.
+
+On-disk format (version 1; all integers little-endian)::
+
+    <root>/.lock                          flock target serialising create_topic across processes
+    <root>/topics/<topic>/meta.json       {"format": 1, "partitions": N}; written last, via rename,
+                                          so a topic exists only once it is complete
+    <root>/topics/<topic>/.lock           flock target serialising appends to the topic
+    <root>/topics/<topic>/<p>.log         partition p's records, back to back (append-only)
+    <root>/topics/<topic>/<p>.index       one int64 per record: the END position of record i in
+                                          <p>.log; record i spans [index[i-1] (0 for i=0), index[i])
+
+    record = prefix, key bytes, value bytes, headers
+      prefix  = timestamp int64, key length int32, value length int32, header count int32
+                (a length of -1 means null and is followed by no bytes; b"" has length 0)
+      header  = key length int32, key UTF-8 bytes, value length int32 (-1 = null), value bytes
+
+    The record carries exactly the fields timestamp, key, value, headers, in that order; only the
+    three fixed-size lengths are hoisted into one 20-byte prefix so that a record is parsed with a
+    single ``struct.unpack_from`` (measured ~1.7x faster to parse than interleaving the lengths).
+
+Consistency: writers hold the topic's flock, write a partition's records to ``.log`` first and
+its index entries to ``.index`` second (one ``pwrite`` each per partition per call). Readers take
+no lock and trust only the index: the end offset is ``index size // 8`` and a record is read only
+up to the position its index entry names, so a reader never sees a torn or half-written record.
+A writer that died between the two writes leaves unreferenced bytes after the last indexed
+record (or a partial index entry); the next writer truncates them away under the lock.
+"""
+from __future__ import annotations
+
+import atexit
+import fcntl
+import gc
+import json
+import logging
+import os
+import re
+import shutil
+import struct
+import sys
+import tempfile
+import threading
+from array import array
+from itertools import repeat
+from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+try:  # pyspark >= 4.2 ships the mixin; without it AvailableNow falls back to a single batch
+    from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow as _AvailableNowMixin
+except ImportError:  # pragma: no cover - older pyspark
+    class _AvailableNowMixin:  # type: ignore[no-redef]
+        """Stand-in for pyspark's SupportsTriggerAvailableNow on versions that lack it."""
+
+from streams_on_spark.connectors.records import ConsumerRecord, Headers, ProducerRecord
+
+__all__ = [
+    "EmbeddedTopics",
+    "EmbeddedTopicsDataSource",
+    "EmbeddedTopicsStreamReader",
+    "EmbeddedTopicPartition",
+    "SCHEMA",
+    "register",
+]
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+_PREFIX = struct.Struct("<qiii")  # timestamp, key length, value length, header count
+_I32 = struct.Struct("<i")
+_I64 = struct.Struct("<q")
+_I64x2 = struct.Struct("<qq")
+_BIG_ENDIAN = sys.byteorder == "big"  # index entries are little-endian int64; array("q") is native
+_NULL = b"\xff\xff\xff\xff"  # int32 -1: a null key/value/header value
+_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+_MAX_TOPIC_NAME_LENGTH = 249
+_META = "meta.json"
+_LOCK = ".lock"
+
+
+def validate_topic_name(name: str) -> None:
+    """Reject a topic name Kafka would reject (legal chars ``[a-zA-Z0-9._-]``, 1..249 chars, not ``.``/``..``)."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"topic name must be a non-empty str, got {name!r}")
+    if len(name) > _MAX_TOPIC_NAME_LENGTH:
+        raise ValueError(f"topic name {name[:40]!r}... is {len(name)} chars long; the maximum is 249")
+    if name in (".", ".."):
+        raise ValueError(f"topic name cannot be {name!r}")
+    if not _TOPIC_NAME.fullmatch(name):
+        raise ValueError(f"topic name {name!r} is illegal: it may contain only ASCII letters, digits, '.', '_', '-'")
+
+
+def _default_parent_dir() -> Optional[str]:
+    """``/dev/shm`` if it is a writable directory (keeps topics in RAM), else None (the system temp dir)."""
+    shm = "/dev/shm"
+    if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK):
+        return shm
+    return None
+
+
+def _remove_tree(path: str, owner_pid: int) -> None:
+    """Remove a temp root at interpreter exit, but only in the process that created it."""
+    if os.getpid() == owner_pid:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _as_bytes(data: Any, what: str, topic: str, partition: int) -> Optional[bytes]:
+    """Slow path of record encoding: accept None and bytes-like objects, reject anything else."""
+    if data is None or data.__class__ is bytes:
+        return data
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    raise TypeError(f"record {what} for {topic}-{partition} must be bytes or None, got {type(data).__name__}")
+
+
+def _as_headers(headers: Any, topic: str, partition: int) -> Headers:
+    """Slow path: headers given as a list or other iterable of pairs become a tuple."""
+    try:
+        return tuple(headers)
+    except TypeError:
+        raise TypeError(f"headers of a record for {topic}-{partition} must be a sequence of (str, bytes|None) pairs, got {headers!r:.100}") from None
+
+
+def _encode_headers(headers: Headers, topic: str, partition: int) -> bytes:
+    """Encode a record's headers: per header the UTF-8 key and the value, both int32-length-prefixed."""
+    parts: list[bytes] = []
+    pack = _I32.pack
+    for header in headers:
+        try:
+            hkey, hvalue = header
+        except (TypeError, ValueError):
+            raise TypeError(f"a header of a record for {topic}-{partition} must be a (str, bytes|None) pair, got {header!r}") from None
+        if not isinstance(hkey, str):
+            raise TypeError(f"header key of a record for {topic}-{partition} must be str, got {type(hkey).__name__}")
+        kb = hkey.encode("utf-8")
+        parts.append(pack(len(kb)))
+        parts.append(kb)
+        hvalue = _as_bytes(hvalue, f"header {hkey!r} value", topic, partition)
+        if hvalue is None:
+            parts.append(_NULL)
+        else:
+            parts.append(pack(len(hvalue)))
+            parts.append(hvalue)
+    return b"".join(parts)
+
+
+def _parse(buf: bytes, count: int) -> tuple[list[int], list[Optional[bytes]], list[Optional[bytes]], list[Headers]]:
+    """Decode ``count`` back-to-back records from ``buf`` into columns (timestamps, keys, values, headers)."""
+    timestamps: list[int] = []
+    keys: list[Optional[bytes]] = []
+    values: list[Optional[bytes]] = []
+    headers: list[Headers] = [()] * count  # records with headers are rare: patch them in place
+    add_ts, add_key, add_value = timestamps.append, keys.append, values.append
+    unpack = _PREFIX.unpack_from
+    unpack_i32 = _I32.unpack_from
+    pos = 0
+    end = len(buf)
+    while pos < end:
+        ts, klen, vlen, hcount = unpack(buf, pos)
+        pos += 20
+        add_ts(ts)
+        if klen >= 0:
+            add_key(buf[pos : pos + klen])
+            pos += klen
+        else:
+            add_key(None)
+        if vlen >= 0:
+            add_value(buf[pos : pos + vlen])
+            pos += vlen
+        else:
+            add_value(None)
+        if hcount:
+            hs = []
+            for _ in range(hcount):
+                (hklen,) = unpack_i32(buf, pos)
+                pos += 4
+                hkey = buf[pos : pos + hklen].decode("utf-8")
+                pos += hklen
+                (hvlen,) = unpack_i32(buf, pos)
+                pos += 4
+                if hvlen >= 0:
+                    hs.append((hkey, buf[pos : pos + hvlen]))
+                    pos += hvlen
+                else:
+                    hs.append((hkey, None))
+            if len(timestamps) <= count:
+                headers[len(timestamps) - 1] = tuple(hs)
+    if pos != end or len(timestamps) != count:
+        raise RuntimeError(f"corrupt embedded topic data: expected {count} records in {end} bytes, parsed {len(timestamps)} ending at {pos}")
+    return timestamps, keys, values, headers
+
+
+class _Batch:
+    """Records of one append call bound for one topic-partition, already encoded."""
+
+    __slots__ = ("data", "ends", "indices")
+
+    def __init__(self) -> None:
+        self.data = bytearray()  # grows in place: measured ~2x faster than joining a list of parts
+        self.ends = array("q")  # end position of each record, relative to the batch start
+        self.indices: list[int] = []  # position of each record in the caller's input
+
+
+class EmbeddedTopics:
+    """A directory of named, multi-partition, append-only topics with Kafka offsets, shared across processes.
+
+    Appends are atomic per topic-partition and safe across processes (flock on a per-topic lock file);
+    reads take no lock and see only fully written records. Pickles as its root path, so a copy in a
+    Spark worker opens the same files.
+    """
+
+    def __init__(self, root: Union[str, os.PathLike[str], None] = None) -> None:
+        """Open (creating if needed) the topics directory ``root``; None makes a fresh temp dir, removed by close()."""
+        self._owned = root is None
+        if root is None:
+            root = tempfile.mkdtemp(prefix="embedded-topics-", dir=_default_parent_dir())
+            atexit.register(_remove_tree, str(root), os.getpid())
+        self._root = os.path.abspath(os.fspath(root))
+        os.makedirs(os.path.join(self._root, "topics"), exist_ok=True)
+        self._closed = False
+        self._mutex = threading.RLock()  # flock excludes processes; this excludes threads sharing our fds
+        self._reset_caches()
+
+    def _reset_caches(self) -> None:
+        """Forget cached partition counts and file descriptors (after fork they would be shared with the parent)."""
+        self._pid = os.getpid()
+        self._partition_counts: dict[str, int] = {}
+        self._fds: dict[tuple[str, int, str], int] = {}
+        self._lock_fds: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def root(self) -> str:
+        """Absolute path of the topics directory (what the Spark source's ``path`` option takes)."""
+        return self._root
+
+    def close(self) -> None:
+        """Close cached files; remove the directory if this instance created it as a temp dir."""
+        with self._mutex:
+            if self._pid == os.getpid():
+                for fd in list(self._fds.values()) + list(self._lock_fds.values()):
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+            self._reset_caches()
+            if self._owned and not self._closed:
+                shutil.rmtree(self._root, ignore_errors=True)
+            self._closed = True
+
+    def __enter__(self) -> "EmbeddedTopics":
+        """Use as a context manager: close() on exit."""
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        """Pickle as the root path: the copy shares the files but never owns (removes) the directory."""
+        return (EmbeddedTopics, (self._root,))
+
+    def __repr__(self) -> str:
+        return f"EmbeddedTopics({self._root!r})"
+
+    # ------------------------------------------------------------------ topics
+
+    def _topic_dir(self, name: str) -> str:
+        """Directory holding topic ``name``'s files."""
+        return os.path.join(self._root, "topics", name)
+
+    def create_topic(self, name: str, partitions: int) -> None:
+        """Create topic ``name`` with ``partitions`` partitions; a no-op if it exists with that count."""
+        validate_topic_name(name)
+        if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 1:
+            raise ValueError(f"partitions of topic {name} must be an int >= 1, got {partitions!r}")
+        with self._mutex, open(os.path.join(self._root, _LOCK), "a+b") as lock_file:
+            fcntl.flock(lock_file.fileno(), fcntl.LOCK_EX)
+            existing = self._read_meta(name)
+            if existing is not None:
+                if existing != partitions:
+                    raise ValueError(f"topic {name} already exists with {existing} partitions, cannot create it with {partitions}")
+                self._partition_counts[name] = existing
+                return
+            tdir = self._topic_dir(name)
+            os.makedirs(tdir, exist_ok=True)
+            for p in range(partitions):
+                for suffix in ("log", "index"):
+                    path = os.path.join(tdir, f"{p}.{suffix}")
+                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                    os.close(fd)
+            open(os.path.join(tdir, _LOCK), "ab").close()
+            tmp = os.path.join(tdir, f".{_META}.tmp")
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"format": FORMAT_VERSION, "partitions": partitions}, f)
+            os.replace(tmp, os.path.join(tdir, _META))
+            self._partition_counts[name] = partitions
+            log.debug("created topic %s with %d partitions in %s", name, partitions, self._root)
+
+    def _read_meta(self, name: str) -> Optional[int]:
+        """Partition count from the topic's meta file, or None if the topic does not exist."""
+        try:
+            with open(os.path.join(self._topic_dir(name), _META), encoding="utf-8") as f:
+                meta = json.load(f)
+        except FileNotFoundError:
+            return None
+        if meta.get("format") != FORMAT_VERSION:
+            raise RuntimeError(f"topic {name} in {self._root} has unsupported format {meta.get('format')!r}")
+        return int(meta["partitions"])
+
+    def partitions(self, name: str) -> int:
+        """Partition count of topic ``name``; ValueError naming it if it does not exist."""
+        if self._pid != os.getpid():
+            self._reset_caches()
+        count = self._partition_counts.get(name)
+        if count is None:
+            count = self._read_meta(name) if isinstance(name, str) and _TOPIC_NAME.fullmatch(name) else None
+            if count is None:
+                raise ValueError(f"unknown topic {name!r} in embedded topics {self._root}")
+            self._partition_counts[name] = count
+        return count
+
+    def topics(self) -> dict[str, int]:
+        """All complete topics and their partition counts, sorted by name."""
+        result: dict[str, int] = {}
+        for name in sorted(os.listdir(os.path.join(self._root, "topics"))):
+            count = self._read_meta(name)
+            if count is not None:
+                result[name] = count
+        return result
+
+    # ------------------------------------------------------------------ files
+
+    def _fd(self, topic: str, partition: int, suffix: str) -> int:
+        """A cached read-write descriptor of one partition file (reset after fork)."""
+        if self._pid != os.getpid():
+            self._reset_caches()
+        key = (topic, partition, suffix)
+        fd = self._fds.get(key)
+        if fd is None:
+            path = os.path.join(self._topic_dir(topic), f"{partition}.{suffix}")
+            opened = os.open(path, os.O_RDWR)
+            fd = self._fds.setdefault(key, opened)  # another thread may have won the race
+            if fd != opened:
+                os.close(opened)
+        return fd
+
+    def _lock_fd(self, topic: str) -> int:
+        """A cached descriptor of the topic's lock file; per process, so flock excludes other processes."""
+        if self._pid != os.getpid():
+            self._reset_caches()
+        fd = self._lock_fds.get(topic)
+        if fd is None:
+            fd = os.open(os.path.join(self._topic_dir(topic), _LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+            self._lock_fds[topic] = fd
+        return fd
+
+    def _check_partition(self, topic: str, partition: int) -> int:
+        """Validate ``partition`` of ``topic``; returns the topic's partition count."""
+        count = self.partitions(topic)
+        if partition.__class__ is not int or not 0 <= partition < count:
+            raise ValueError(f"partition {partition!r} of topic {topic} is out of range: the topic has {count} partitions")
+        return count
+
+    # ------------------------------------------------------------------ append
+
+    def append(self, records: Iterable[ProducerRecord]) -> list[int]:
+        """Append ``records`` (each to its topic/partition, in arrival order); returns their offsets.
+
+        Everything is validated and encoded before anything is written, so a bad record leaves the
+        topics unchanged. Each partition gets one data write and one index write under its topic's lock.
+        """
+        batches: dict[tuple[str, int], _Batch] = {}
+        pack_prefix = _PREFIX.pack
+        n = 0
+        for n, record in enumerate(records):  # noqa: B007 - n is the record count afterwards
+            try:
+                topic, partition, timestamp, key, value, headers = record
+            except (TypeError, ValueError):
+                raise TypeError(f"append needs ProducerRecords, got {record!r:.200}") from None
+            batch = batches.get((topic, partition))
+            if batch is None:
+                self._check_partition(topic, partition)
+                batch = batches[(topic, partition)] = _Batch()
+            if key.__class__ is not bytes and key is not None:
+                key = _as_bytes(key, "key", topic, partition)
+            if value.__class__ is not bytes and value is not None:
+                value = _as_bytes(value, "value", topic, partition)
+            klen = -1 if key is None else len(key)
+            vlen = -1 if value is None else len(value)
+            if headers and headers.__class__ is not tuple:
+                headers = _as_headers(headers, topic, partition)
+            try:
+                prefix = pack_prefix(timestamp, klen, vlen, len(headers) if headers else 0)
+            except (struct.error, TypeError):
+                raise ValueError(f"timestamp of a record for {topic}-{partition} must be an int64, got {timestamp!r}") from None
+            data = batch.data
+            data += prefix
+            if key:
+                data += key
+            if value:
+                data += value
+            if headers:
+                data += _encode_headers(headers, topic, partition)
+            batch.ends.append(len(data))
+            batch.indices.append(n)
+        if not batches:
+            return []
+        total = n + 1
+        offsets: list[int] = [0] * total
+        by_topic: dict[str, list[tuple[int, _Batch]]] = {}
+        for (topic, partition), batch in batches.items():
+            by_topic.setdefault(topic, []).append((partition, batch))
+        with self._mutex:
+            for topic in sorted(by_topic):
+                lock_fd = self._lock_fd(topic)
+                fcntl.flock(lock_fd, fcntl.LOCK_EX)
+                try:
+                    for partition, batch in by_topic[topic]:
+                        base = self._write(topic, partition, batch)
+                        if len(batches) == 1:
+                            return list(range(base, base + len(batch.ends)))
+                        for i, idx in enumerate(batch.indices):
+                            offsets[idx] = base + i
+                finally:
+                    fcntl.flock(lock_fd, fcntl.LOCK_UN)
+        return offsets
+
+    def _write(self, topic: str, partition: int, batch: _Batch) -> int:
+        """Write one encoded batch (data first, then index) under the topic lock; returns its first offset."""
+        data_fd = self._fd(topic, partition, "log")
+        index_fd = self._fd(topic, partition, "index")
+        index_size = os.fstat(index_fd).st_size
+        count, torn = divmod(index_size, 8)
+        if torn:  # a writer died mid index write: drop the partial entry
+            log.warning("%s-%d: dropping a partial index entry (%d bytes)", topic, partition, torn)
+            os.ftruncate(index_fd, count * 8)
+        data_end = _I64.unpack(os.pread(index_fd, 8, (count - 1) * 8))[0] if count else 0
+        if os.fstat(data_fd).st_size != data_end:  # a writer died before indexing its data
+            log.warning("%s-%d: truncating unindexed data after position %d", topic, partition, data_end)
+            os.ftruncate(data_fd, data_end)
+        _pwrite_all(data_fd, batch.data, data_end)
+        ends = batch.ends if data_end == 0 else array("q", [data_end + e for e in batch.ends])
+        if _BIG_ENDIAN:
+            ends.byteswap()
+        _pwrite_all(index_fd, ends.tobytes(), count * 8)
+        return count
+
+    # ------------------------------------------------------------------ read
+
+    def end_offsets(self, name: str) -> list[int]:
+        """Per partition of ``name``, the offset the next appended record will get (= record count)."""
+        count = self.partitions(name)
+        return [os.fstat(self._fd(name, p, "index")).st_size // 8 for p in range(count)]
+
+    def end_offset(self, name: str, partition: int) -> int:
+        """The end offset of one partition of ``name``."""
+        self._check_partition(name, partition)
+        return os.fstat(self._fd(name, partition, "index")).st_size // 8
+
+    def _read_raw(self, name: str, partition: int, start: int, end: int) -> bytes:
+        """The encoded bytes of offsets [start, end): two index entries, one data read."""
+        self._check_partition(name, partition)
+        if start.__class__ is not int or end.__class__ is not int or not 0 <= start <= end:
+            raise ValueError(f"bad offset range [{start!r}, {end!r}) for {name}-{partition}")
+        if start == end:
+            return b""
+        index_fd = self._fd(name, partition, "index")
+        if start == 0:
+            first, last = 0, self._index_entry(index_fd, name, partition, end - 1, start, end)
+        elif end == start + 1:
+            raw = os.pread(index_fd, 16, (start - 1) * 8)
+            if len(raw) != 16:
+                self._beyond_end(index_fd, name, partition, start, end)
+            first, last = _I64x2.unpack(raw)
+        else:
+            first = self._index_entry(index_fd, name, partition, start - 1, start, end)
+            last = self._index_entry(index_fd, name, partition, end - 1, start, end)
+        length = last - first
+        data = _pread_all(self._fd(name, partition, "log"), length, first)
+        if len(data) != length:
+            raise RuntimeError(f"{name}-{partition}: data file shorter than its index ({len(data)} < {length} bytes at {first})")
+        return data
+
+    @staticmethod
+    def _beyond_end(index_fd: int, name: str, partition: int, start: int, end: int) -> None:
+        """Raise the ValueError for a read past the partition's end offset."""
+        available = os.fstat(index_fd).st_size // 8
+        raise ValueError(f"offset range [{start}, {end}) of {name}-{partition} is beyond its end offset {available}")
+
+    def _index_entry(self, index_fd: int, name: str, partition: int, i: int, start: int, end: int) -> int:
+        """End position of record ``i``; ValueError (naming the requested range) if it is not indexed yet."""
+        raw = os.pread(index_fd, 8, i * 8)
+        if len(raw) != 8:
+            self._beyond_end(index_fd, name, partition, start, end)
+        return _I64.unpack(raw)[0]
+
+    def read_columns(self, name: str, partition: int, start: int, end: int) -> tuple[list[int], list[Optional[bytes]], list[Optional[bytes]], list[Headers]]:
+        """Offsets [start, end) of ``name``-``partition`` as columns: timestamps, keys, values, headers."""
+        return _parse(self._read_raw(name, partition, start, end), end - start)
+
+    def read(self, name: str, partition: int, start: int, end: int) -> list[ConsumerRecord]:
+        """Exactly the records at offsets [start, end) of ``name``-``partition``; ValueError beyond the end offset."""
+        timestamps, keys, values, headers = self.read_columns(name, partition, start, end)
+        new = tuple.__new__
+        rows = zip(repeat(name), repeat(partition), range(start, end), timestamps, keys, values, headers)
+        if end - start < 10_000:
+            return [new(ConsumerRecord, row) for row in rows]
+        # Creating many tuples triggers repeated cyclic-GC passes over them: measured 4x slower.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return [new(ConsumerRecord, row) for row in rows]
+        finally:
+            if was_enabled:
+                gc.enable()
+
+
+def _pwrite_all(fd: int, data: Union[bytes, bytearray], position: int) -> None:
+    """pwrite all of ``data`` at ``position`` (loops over short writes)."""
+    view = memoryview(data)
+    while view:
+        written = os.pwrite(fd, view, position)
+        view = view[written:]
+        position += written
+
+
+def _pread_all(fd: int, length: int, position: int) -> bytes:
+    """pread ``length`` bytes at ``position`` (one call in practice; loops over short reads)."""
+    data = os.pread(fd, length, position)
+    if len(data) == length or not data:
+        return data
+    chunks = [data]
+    got = len(data)
+    while got < length:
+        chunk = os.pread(fd, length - got, position + got)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+# ====================================================================== Spark streaming source
+
+SCHEMA = StructType(
+    [
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("timestamp", LongType()),
+        StructField("key", BinaryType()),
+        StructField("value", BinaryType()),
+        StructField("headers", ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))),
+    ]
+)
+
+# The Arrow schema Spark expects back from read() (pyspark's to_arrow_schema(SCHEMA, "UTC")).
+_HEADER_ARROW_TYPE = pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])
+_ARROW_SCHEMA = pa.schema(
+    [
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("offset", pa.int64()),
+        pa.field("timestamp", pa.int64()),
+        pa.field("key", pa.binary()),
+        pa.field("value", pa.binary()),
+        pa.field("headers", pa.list_(pa.field("element", _HEADER_ARROW_TYPE))),
+    ]
+)
+_READ_CHUNK = 65536  # records per Arrow batch yielded by read()
+
+Offsets = dict[str, dict[str, int]]
+
+
+class EmbeddedTopicPartition(InputPartition):
+    """One Spark input partition: offsets [start, end) of one topic-partition (picklable, no open files)."""
+
+    def __init__(self, root: str, topic: str, partition: int, start: int, end: int) -> None:
+        super().__init__((topic, partition, start, end))
+        self.root = root
+        self.topic = topic
+        self.partition = partition
+        self.start = start
+        self.end = end
+
+    def __repr__(self) -> str:
+        return f"EmbeddedTopicPartition({self.topic}-{self.partition} [{self.start}, {self.end}))"
+
+
+def _to_record_batch(topic: str, partition: int, start: int, columns: tuple[list[int], list[Optional[bytes]], list[Optional[bytes]], list[Headers]]) -> pa.RecordBatch:
+    """Build the Arrow batch Spark expects from parsed columns (faster than yielding tuples)."""
+    timestamps, keys, values, headers = columns
+    n = len(timestamps)
+    if any(headers):
+        list_offsets = [0]
+        hkeys: list[str] = []
+        hvalues: list[Optional[bytes]] = []
+        total = 0
+        for hs in headers:
+            if hs:
+                total += len(hs)
+                for hk, hv in hs:
+                    hkeys.append(hk)
+                    hvalues.append(hv)
+            list_offsets.append(total)
+        structs = pa.StructArray.from_arrays(
+            [pa.array(hkeys, pa.string()), pa.array(hvalues, pa.binary())], fields=list(_HEADER_ARROW_TYPE)
+        )
+        header_array = pa.ListArray.from_arrays(pa.array(list_offsets, pa.int32()), structs, type=_ARROW_SCHEMA.field("headers").type)
+    else:
+        header_array = pa.ListArray.from_arrays(
+            pa.array([0] * (n + 1), pa.int32()),
+            pa.StructArray.from_arrays([pa.array([], pa.string()), pa.array([], pa.binary())], fields=list(_HEADER_ARROW_TYPE)),
+            type=_ARROW_SCHEMA.field("headers").type,
+        )
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.repeat(pa.scalar(topic, pa.string()), n),
+            pa.repeat(pa.scalar(partition, pa.int32()), n),
+            pa.array(range(start, start + n), pa.int64()),
+            pa.array(timestamps, pa.int64()),
+            pa.array(keys, pa.binary()),
+            pa.array(values, pa.binary()),
+            header_array,
+        ],
+        schema=_ARROW_SCHEMA,
+    )
+
+
+def _parse_starting_offsets(option: str, topics: Sequence[str], store: EmbeddedTopics) -> Offsets:
+    """Resolve ``startingOffsets``: "earliest", "latest", or Kafka-style JSON ``{"t": {"0": 5, "1": -2}}`` (-2 earliest, -1 latest)."""
+    spec = option.strip()
+    ends = {t: store.end_offsets(t) for t in topics}
+    if spec == "earliest":
+        return {t: {str(p): 0 for p in range(len(e))} for t, e in ends.items()}
+    if spec == "latest":
+        return {t: {str(p): o for p, o in enumerate(e)} for t, e in ends.items()}
+    try:
+        given = json.loads(spec)
+    except ValueError:
+        raise ValueError(f'startingOffsets must be "earliest", "latest" or JSON like {{"topic": {{"0": 5}}}}, got {option!r}') from None
+    result: Offsets = {}
+    for t, e in ends.items():
+        per = given.get(t, {})
+        offsets: dict[str, int] = {}
+        for p, end in enumerate(e):
+            o = int(per.get(str(p), -2))
+            offsets[str(p)] = 0 if o == -2 else end if o == -1 else o
+            if not 0 <= offsets[str(p)] <= end:
+                raise ValueError(f"startingOffsets for {t}-{p} is {o}, outside [0, {end}]")
+        result[t] = offsets
+    return result
+
+
+class EmbeddedTopicsStreamReader(DataSourceStreamReader, _AvailableNowMixin):
+    """Kafka-source semantics over embedded topics: one input partition per topic-partition and [start, end) range.
+
+    Planning methods run in a driver-side Python worker; ``read`` runs in executors on a pickled copy.
+    Reads are deterministic, so a batch re-planned on the same offsets returns the same rows.
+    """
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        # Spark hands options over in a CaseInsensitiveDict whose keys are lower-cased: normalise any mapping.
+        options = {k.lower(): v for k, v in options.items()}
+        root = options.get("path")
+        if not root:
+            raise ValueError('the embedded-topics source needs option "path" (the EmbeddedTopics root)')
+        topics = [t.strip() for t in options.get("topics", "").split(",") if t.strip()]
+        if not topics:
+            raise ValueError('the embedded-topics source needs option "topics" (comma-separated topic names)')
+        self.root = os.path.abspath(root)
+        self.topics = list(dict.fromkeys(topics))
+        self.starting_offsets = options.get("startingoffsets", "earliest")
+        max_offsets = options.get("maxoffsetspertrigger")
+        self.max_offsets_per_trigger = int(max_offsets) if max_offsets else None
+        if self.max_offsets_per_trigger is not None and self.max_offsets_per_trigger < 1:
+            raise ValueError(f"maxOffsetsPerTrigger must be >= 1, got {max_offsets!r}")
+        self._target: Optional[Offsets] = None  # AvailableNow: the end offsets when the query started
+        with self._store() as store:
+            for t in self.topics:
+                store.partitions(t)  # fail fast, naming the topic, if it does not exist
+
+    def _store(self) -> EmbeddedTopics:
+        """A fresh handle on the topics (never cached: the reader is pickled and runs in several processes)."""
+        return EmbeddedTopics(self.root)
+
+    def _current(self) -> Offsets:
+        """The topics' current end offsets in the source's offset format."""
+        with self._store() as store:
+            return {t: {str(p): o for p, o in enumerate(store.end_offsets(t))} for t in self.topics}
+
+    def initialOffset(self) -> dict:
+        """Where a new query starts: ``startingOffsets`` (default earliest, i.e. all 0)."""
+        with self._store() as store:
+            return _parse_starting_offsets(self.starting_offsets, self.topics, store)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        """Freeze the target offsets: with AvailableNow the query reads up to today's ends, then stops."""
+        self._target = self._current()
+        log.debug("AvailableNow target offsets: %s", self._target)
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        """``maxOffsetsPerTrigger`` as a ReadMaxRows limit, else read all available."""
+        if self.max_offsets_per_trigger is None:
+            return ReadAllAvailable()
+        return ReadMaxRows(self.max_offsets_per_trigger)
+
+    def latestOffset(self, start: Optional[dict] = None, limit: Optional[ReadLimit] = None) -> dict:
+        """The end offsets of the next batch (both the pre-4.2 no-arg and the 4.2+ ``(start, limit)`` forms).
+
+        The current end offsets, capped by the AvailableNow target and by a ReadMaxRows limit
+        (split over partitions proportionally to their backlog, like Kafka's maxOffsetsPerTrigger).
+        """
+        latest = self._target if self._target is not None else self._current()
+        if start is None or not isinstance(limit, ReadMaxRows):
+            return latest
+        return _cap(start, latest, limit.max_rows)
+
+    def reportLatestOffset(self) -> Optional[dict]:
+        """Current end offsets, for the query progress report."""
+        return self._current()
+
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        """One input partition per topic-partition with new records in [start, end); none if nothing is new."""
+        result: list[InputPartition] = []
+        for topic in self.topics:
+            ends = end.get(topic, {})
+            starts = start.get(topic, {})
+            for p in sorted(ends, key=int):
+                s, e = int(starts.get(p, 0)), int(ends[p])
+                if s > e:
+                    raise ValueError(f"{topic}-{p}: start offset {s} is after end offset {e} (was the topic recreated?)")
+                if s < e:
+                    result.append(EmbeddedTopicPartition(self.root, topic, int(p), s, e))
+        return result
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
+        """Yield the partition's records in offset order, as Arrow batches of the source schema."""
+        assert isinstance(partition, EmbeddedTopicPartition), partition
+        with EmbeddedTopics(partition.root) as store:
+            for chunk_start in range(partition.start, partition.end, _READ_CHUNK):
+                chunk_end = min(chunk_start + _READ_CHUNK, partition.end)
+                columns = store.read_columns(partition.topic, partition.partition, chunk_start, chunk_end)
+                yield _to_record_batch(partition.topic, partition.partition, chunk_start, columns)
+
+    def commit(self, end: dict) -> None:
+        """Nothing to clean up: embedded topics keep all records (no retention)."""
+
+    def stop(self) -> None:
+        """Nothing to release: every method opens and closes its own files."""
+
+
+def _cap(start: dict, latest: Offsets, max_rows: int) -> Offsets:
+    """End offsets admitting at most ``max_rows`` records past ``start``, shared proportionally to backlog."""
+    backlog = {(t, p): max(0, e - int(start.get(t, {}).get(p, 0))) for t, ps in latest.items() for p, e in ps.items()}
+    total = sum(backlog.values())
+    if total <= max_rows:
+        return latest
+    grant = {tp: n * max_rows // total for tp, n in backlog.items()}
+    leftover = max_rows - sum(grant.values())
+    for tp, n in backlog.items():  # hand out the rounding remainder in order
+        if leftover <= 0:
+            break
+        extra = min(leftover, n - grant[tp])
+        grant[tp] += extra
+        leftover -= extra
+    return {t: {p: int(start.get(t, {}).get(p, 0)) + grant[(t, p)] if backlog[(t, p)] else e for p, e in ps.items()} for t, ps in latest.items()}
+
+
+class EmbeddedTopicsDataSource(DataSource):
+    """Spark data source ``"embedded-topics"``: options ``path``, ``topics``, ``startingOffsets``, ``maxOffsetsPerTrigger``."""
+
+    @classmethod
+    def name(cls) -> str:
+        """The format name: ``spark.readStream.format("embedded-topics")``."""
+        return "embedded-topics"
+
+    def schema(self) -> StructType:
+        """Kafka-source-like columns: topic, partition, offset, timestamp (ms), key, value, headers."""
+        return SCHEMA
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        """The micro-batch reader (planning in a driver-side worker, ``read`` on executors)."""
+        return EmbeddedTopicsStreamReader(dict(self.options))
+
+
+def register(spark: Any) -> None:
+    """Register the ``embedded-topics`` data source with ``spark`` (safe to call repeatedly)."""
+    spark.dataSource.register(EmbeddedTopicsDataSource)

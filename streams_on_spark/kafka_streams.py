@@ -1,0 +1,161 @@
+"""``KafkaStreams``: run a topology on Spark, one streaming query per subtopology.
+
+Configured with Kafka Streams' keys (``application.id``, ``bootstrap.servers``, ``state.dir``, ...). Without
+``bootstrap.servers`` the topics are embedded multi-partition logs (``embedded.topics.dir``), so a topology runs
+with no Kafka at all. Checkpoints (task state and source offsets) live under ``checkpoint.location``, by default
+``<state.dir>/<application.id>``; starting again on the same location resumes where the last run stopped.
+"""
+from __future__ import annotations
+
+import enum
+import logging
+import os
+import tempfile
+import time
+from typing import Any, Mapping, Optional
+
+from streams_on_spark.config import APPLICATION_ID, BOOTSTRAP_SERVERS, TaskConfig
+from streams_on_spark.errors import IllegalStateError, StreamsException, TopologyException
+from streams_on_spark.topology.partitions import resolve_partition_counts
+from streams_on_spark.topology.topology import Topology
+
+log = logging.getLogger(__name__)
+
+STATE_DIR = "state.dir"
+CHECKPOINT_LOCATION = "checkpoint.location"
+EMBEDDED_TOPICS_DIR = "embedded.topics.dir"
+TRIGGER_INTERVAL = "trigger.interval"
+
+
+class State(enum.Enum):
+    """Lifecycle, as Kafka's ``KafkaStreams.State`` (the subset a Spark-hosted application goes through)."""
+
+    CREATED = "CREATED"
+    RUNNING = "RUNNING"
+    PENDING_SHUTDOWN = "PENDING_SHUTDOWN"
+    NOT_RUNNING = "NOT_RUNNING"
+    ERROR = "ERROR"
+
+
+class KafkaStreams:
+    """A topology running on Spark Structured Streaming; a context manager that closes itself."""
+
+    def __init__(self, topology: Topology, config: Mapping[str, Any], spark: Any = None) -> None:
+        if not isinstance(topology, Topology):
+            raise ValueError(f"topology must be a Topology, got {type(topology).__name__}")
+        self._config = dict(config)
+        self._task_config = TaskConfig.from_config(self._config)
+        self._topology = topology
+        self._spark = spark
+        self._runtime: Any = None
+        self._embedded: Any = None
+        self.state = State.CREATED
+        if self._config.get(BOOTSTRAP_SERVERS):
+            raise StreamsException("bootstrap.servers is set, but the Kafka connector is not available in this "
+                                   "version; leave it unset to run over embedded topics")
+        state_dir = self._config.get(STATE_DIR) or os.path.join(tempfile.gettempdir(), "kafka-streams")
+        self.checkpoint_location = str(self._config.get(CHECKPOINT_LOCATION)
+                                       or os.path.join(state_dir, self._task_config.application_id))
+
+    @property
+    def application_id(self) -> str:
+        return self._task_config.application_id
+
+    @property
+    def embedded_topics(self) -> Any:
+        """The embedded topics this application reads and writes (create input topics and append here)."""
+        if self._embedded is None:
+            from streams_on_spark.connectors.embedded import EmbeddedTopics
+            self._embedded = EmbeddedTopics(self._config.get(EMBEDDED_TOPICS_DIR))
+        return self._embedded
+
+    def __enter__(self) -> "KafkaStreams":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Check topics, create the repartition topics, start one query per subtopology."""
+        if self.state is not State.CREATED:
+            raise IllegalStateError(f"KafkaStreams can only be started once (state is {self.state.value})")
+        from streams_on_spark.runtime.spark import EmbeddedTopicsConnector, SparkRuntime, local_session
+        builder = self._topology.internal_builder
+        builder.application_id = self.application_id
+        topics = self.embedded_topics
+        existing = topics.topics()
+        missing = [t for t in builder.source_topics() if t not in existing]
+        if missing:
+            raise TopologyException(f"source topics {missing} do not exist (application {self.application_id}); "
+                                    "create them before starting")
+        counts = resolve_partition_counts(builder, existing)
+        for topic, spec in builder.internal_topics.items():
+            decorated = builder.decorate_topic(topic)
+            want = counts[decorated]
+            if decorated in existing and existing[decorated] != want:
+                raise TopologyException(f"repartition topic {decorated} exists with {existing[decorated]} "
+                                        f"partitions, but the topology needs {want}")
+            topics.create_topic(decorated, want)
+        for sub in builder.subtopologies():
+            for topic in sub.sink_topics:
+                if topic not in counts:
+                    if topic not in existing:
+                        log.warning("sink topic %s does not exist; creating it with 1 partition", topic)
+                        topics.create_topic(topic, 1)
+                    counts[topic] = topics.partitions(topic)
+        spark = self._spark if self._spark is not None else local_session(self.application_id)
+        self._spark = spark
+        os.makedirs(self.checkpoint_location, exist_ok=True)
+        self._runtime = SparkRuntime(builder, self._task_config, EmbeddedTopicsConnector(topics, spark), spark,
+                                     self.checkpoint_location, counts,
+                                     trigger_interval=self._config.get(TRIGGER_INTERVAL, "100 milliseconds"))
+        try:
+            self._runtime.start()
+        except Exception:
+            self.state = State.ERROR
+            self._runtime.stop()
+            raise
+        self.state = State.RUNNING
+        log.info("application %s running %d subtopology queries, checkpoints in %s", self.application_id,
+                 len(self._runtime.queries), self.checkpoint_location)
+
+    def _running(self) -> Any:
+        if self.state is not State.RUNNING or self._runtime is None:
+            raise IllegalStateError(f"KafkaStreams is not running (state is {self.state.value}); call start()")
+        return self._runtime
+
+    def process_all_available(self, timeout_s: float = 600.0) -> None:
+        """Block until every topic the application reads is fully processed (for tests and batch-like runs)."""
+        try:
+            self._running().process_all_available(timeout_s)
+        except StreamsException:
+            self.state = State.ERROR
+            raise
+
+    def await_termination(self, timeout_s: Optional[float] = None) -> bool:
+        """Block until a query stops (True) or ``timeout_s`` passes (False); a failed query raises."""
+        runtime = self._running()
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            for sid, query in runtime.queries.items():
+                if not query.isActive:
+                    error = query.exception()
+                    if error is not None:
+                        self.state = State.ERROR
+                        from streams_on_spark.runtime.spark import _query_error
+                        raise _query_error(runtime.query_name(sid), error)
+                    return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(0.2)
+
+    def read_tasks(self, subtopology_id: int) -> dict[int, Any]:
+        """Offline copies of a subtopology's tasks with the state Spark holds (to inspect stores)."""
+        return self._running().read_tasks(subtopology_id)
+
+    def close(self) -> None:
+        """Stop every query; the checkpoints stay, so a new instance resumes from them."""
+        if self._runtime is not None and self.state in (State.RUNNING, State.ERROR):
+            self.state = State.PENDING_SHUTDOWN
+            self._runtime.stop()
+        self.state = State.NOT_RUNNING

@@ -1,0 +1,96 @@
+"""KafkaStreams on Spark over embedded topics: a run stopped mid-stream and restarted on its checkpoint ends
+with the same stores and outputs as an uninterrupted run."""
+from __future__ import annotations
+
+import pytest
+
+from streams_on_spark import (
+    Consumed,
+    Grouped,
+    KafkaStreams,
+    Materialized,
+    Produced,
+    Serdes,
+    StreamsBuilder,
+    TopologyException,
+)
+from streams_on_spark.connectors.embedded import EmbeddedTopics
+from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.connectors.records import ProducerRecord
+
+pytestmark = pytest.mark.spark
+S, L = Serdes.String(), Serdes.Long()
+FIRST = ["the cat sat", "the dog ran", "a cat and a dog"]
+SECOND = ["the end", "cat dog cat", "the the the"]
+
+
+def word_count():
+    builder = StreamsBuilder()
+    (builder.stream("sentences", Consumed.with_(S, S))
+     .flat_map_values(str.split)
+     .select_key(lambda _k, w: w)
+     .group_by_key(Grouped.with_(S, S, name="by-word"))
+     .count(Materialized.as_("word-counts"))
+     .to_stream().to("word-counts-out", Produced.with_(S, L)))
+    return builder.build()
+
+
+def append(topics: EmbeddedTopics, lines: list[str], start_ts: int) -> None:
+    topics.append([ProducerRecord("sentences", i % 4, start_ts + i, f"line-{i}".encode(), line.encode(), ())
+                   for i, line in enumerate(lines)])
+
+
+def config(app: str, topics: EmbeddedTopics, checkpoints) -> dict:
+    return {"application.id": app, "embedded.topics.dir": topics.root, "checkpoint.location": str(checkpoints)}
+
+
+def outcome(streams: KafkaStreams, topics: EmbeddedTopics) -> tuple[dict, dict]:
+    outputs = {p: [(S.deserialize("o", r.key), L.deserialize("o", r.value), r.timestamp)
+                   for r in topics.read("word-counts-out", p, 0, topics.end_offset("word-counts-out", p))]
+               for p in range(4)}
+    stores = {p: {kv.key: kv.value.value for kv in task.stores["word-counts"].all()}
+              for p, task in streams.read_tasks(1).items()}
+    return outputs, stores
+
+
+def topics_with(tmp_path, name):
+    topics = EmbeddedTopics(str(tmp_path / name))
+    topics.create_topic("sentences", 4)
+    topics.create_topic("word-counts-out", 4)
+    return topics
+
+
+def test_restart_on_the_checkpoint_equals_an_uninterrupted_run(spark, tmp_path):
+    whole = topics_with(tmp_path, "whole")
+    append(whole, FIRST, 1_000)
+    append(whole, SECOND, 2_000)
+    with KafkaStreams(word_count(), config("uninterrupted", whole, tmp_path / "ck-whole"), spark) as streams:
+        streams.start()
+        streams.process_all_available()
+        expected = outcome(streams, whole)
+
+    parts = topics_with(tmp_path, "parts")
+    append(parts, FIRST, 1_000)
+    cfg = config("restarted", parts, tmp_path / "ck-parts")
+    with KafkaStreams(word_count(), cfg, spark) as first_run:
+        first_run.start()
+        first_run.process_all_available()
+    append(parts, SECOND, 2_000)              # arrives while the application is down
+    with KafkaStreams(word_count(), cfg, spark) as second_run:
+        second_run.start()
+        second_run.process_all_available()
+        got = outcome(second_run, parts)
+
+    assert got == expected
+    outputs, stores = got
+    assert stores[partition_for_key(b"the", 4)]["the"] == 6
+    assert sum(len(records) for records in outputs.values()) == sum(len(line.split()) for line in FIRST + SECOND)
+    assert all(partition_for_key(key.encode(), 4) == p for p, records in outputs.items() for key, *_ in records)
+    assert parts.partitions("restarted-by-word-repartition") == 4
+
+
+def test_missing_source_topic_is_reported_before_anything_runs(spark, tmp_path):
+    topics = EmbeddedTopics(str(tmp_path / "empty"))
+    with KafkaStreams(word_count(), config("missing", topics, tmp_path / "ck"), spark) as streams:
+        with pytest.raises(TopologyException, match=r"source topics \['sentences'\] do not exist"):
+            streams.start()

@@ -1,0 +1,82 @@
+"""A task's state survives snapshot/restore: what the Spark engine keeps in group state between batches."""
+from __future__ import annotations
+
+import pytest
+
+from streams_on_spark import Processor, PunctuationType, Record, Serdes, StreamsException, Stores, Topology
+from streams_on_spark.config import TaskConfig
+from streams_on_spark.connectors.records import ConsumerRecord
+from streams_on_spark.processor.api import TaskId
+from streams_on_spark.runtime.task import StreamTask
+
+S, L = Serdes.String(), Serdes.Long()
+
+
+class Counter(Processor):
+    def init(self, context):
+        super().init(context)
+        self.store = context.get_state_store("counts")
+        context.schedule(100, PunctuationType.STREAM_TIME, self.tick)
+
+    def tick(self, now):
+        self.context.forward(Record("tick", now, now))
+
+    def process(self, record):
+        count = (self.store.get(record.key) or 0) + 1
+        self.store.put(record.key, count)
+        self.context.forward(Record(record.key, count, record.timestamp))
+
+
+def topology():
+    return (Topology()
+            .add_source("src", "in", key_serde=S, value_serde=S)
+            .add_processor("count", Counter, "src")
+            .add_state_store(Stores.key_value_store_builder(Stores.in_memory_key_value_store("counts"), S, L), "count")
+            .add_sink("out", "out", "count", key_serde=S, value_serde=L))
+
+
+def new_task(t):
+    builder = t.internal_builder
+    builder.application_id = "snap"
+    spec = builder.subtopologies()[0]
+    return StreamTask(TaskId(0, 1), spec, builder, TaskConfig("snap"), lambda topic: 4, lambda: 0)
+
+
+def feed(task, records):
+    task.add_records("in", 1, [ConsumerRecord("in", 1, off, ts, k.encode(), b"v", ()) for off, (k, ts) in records])
+    while task.process_one():
+        pass
+    return [(S.deserialize("out", r.key), L.deserialize("out", r.value), r.timestamp, r.partition)
+            for r in task.collector.drain()]
+
+
+def test_restored_task_continues_exactly_where_the_first_stopped():
+    t = topology()
+    uninterrupted = new_task(t)
+    full = feed(uninterrupted, [(0, ("a", 10)), (1, ("b", 20)), (2, ("a", 150)), (3, ("a", 160)), (4, ("b", 260))])
+
+    first = new_task(t)
+    head = feed(first, [(0, ("a", 10)), (1, ("b", 20)), (2, ("a", 150))])
+    blob = first.snapshot()
+    second = new_task(t)
+    second.restore(blob)
+    tail = feed(second, [(3, ("a", 160)), (4, ("b", 260))])
+    assert head + tail == full
+    assert second.stream_time == uninterrupted.stream_time == 260
+    assert list(second.stores["counts"].all()) == list(uninterrupted.stores["counts"].all())
+    # the punctuation schedule carried over: ticks at 10 and 150 and 260, not again at 160
+    assert [v for k, v, *_ in full if k == "tick"] == [10, 150, 260]
+
+
+def test_snapshot_refuses_queued_records_and_foreign_state():
+    t = topology()
+    task = new_task(t)
+    task.add_records("in", 1, [ConsumerRecord("in", 1, 0, 5, b"k", b"v", ())])
+    with pytest.raises(Exception, match="queued records"):
+        task.snapshot()
+    import pickle
+    bad = pickle.dumps((1, -1, {}, {"other-store": {}}, [], [], {}, (0, 0)))
+    with pytest.raises(StreamsException, match="other-store"):
+        new_task(t).restore(bad)
+    with pytest.raises(StreamsException, match="version 9"):
+        new_task(t).restore(pickle.dumps((9, -1, {}, {}, [], [], {}, (0, 0))))

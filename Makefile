@@ -19,12 +19,12 @@ SETUP_STAMP := $(STAMPS)/setup
 PYTEST_ARGS ?=
 
 # Spark workers must use the venv interpreter, and Spark binds to loopback only.
-SPARK_ENV_TARGETS := test test-unit run bench
+SPARK_ENV_TARGETS := test test-unit run bench bench-spark
 $(SPARK_ENV_TARGETS): export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 $(SPARK_ENV_TARGETS): export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
 $(SPARK_ENV_TARGETS): export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help setup test test-unit run bench clean
+.PHONY: help setup test test-unit run bench bench-spark clean
 
 help: ## List the targets
 	@echo "streams-on-spark — make targets:"
@@ -51,11 +51,14 @@ test: $(SETUP_STAMP) ## Run the whole pytest suite (tests/)
 test-unit: $(SETUP_STAMP) ## Run the fast unit tests only (tests/unit)
 	$(PYTEST) tests/unit $(PYTEST_ARGS)
 
-run: $(SETUP_STAMP) ## Run the word-count example (examples/wordcount.py)
+run: $(SETUP_STAMP) ## Run the word count on Spark over embedded topics, 4 partitions (examples/wordcount.py)
 	$(PY) examples/wordcount.py
 
-bench: $(SETUP_STAMP) ## Run the driver throughput benchmark (bench/driver_throughput.py)
+bench: $(SETUP_STAMP) ## Driver throughput: 1M words through the word count, 4 partitions (bench/driver_throughput.py)
 	$(PY) bench/driver_throughput.py
+
+bench-spark: $(SETUP_STAMP) ## Spark engine vs hand-written PySpark, and state-size cost (bench/spark_engine.py)
+	$(PY) bench/spark_engine.py
 
 clean: ## Remove .venv, stamps, build artifacts and caches
 	rm -rf $(VENV) $(STAMPS) build dist *.egg-info .pytest_cache spark-warehouse metastore_db derby.log

@@ -1,14 +1,16 @@
-"""Word count, the README topology, run over a bundled text with 4 partitions.
+"""Word count, the README topology, on Spark Structured Streaming over embedded topics (4 partitions).
 
-Prints the topology description, progress while it runs, each partition's store and the top words.
+Prints the topology description, logs progress (batches, records, lag) while Spark runs, then each partition's
+counts and the top words. ``--engine local`` runs the same topology on the in-process driver instead.
 
-    make run                      # or: .venv/bin/python examples/wordcount.py [--partitions N] [--repeat N]
+    make run          # or: .venv/bin/python examples/wordcount.py [--partitions N] [--repeat N] [--engine local]
 """
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -16,6 +18,7 @@ from pathlib import Path
 from streams_on_spark import (
     Consumed,
     Grouped,
+    KafkaStreams,
     Materialized,
     Produced,
     Serdes,
@@ -23,62 +26,92 @@ from streams_on_spark import (
     Topology,
     TopologyTestDriverBuilder,
 )
+from streams_on_spark.connectors.embedded import EmbeddedTopics
+from streams_on_spark.connectors.records import ProducerRecord
 
 log = logging.getLogger("wordcount")
 TEXT = Path(__file__).parent / "data" / "streams.txt"
+S, L = Serdes.String(), Serdes.Long()
 
 
 def word_count_topology() -> Topology:
     """sentences -> words -> re-keyed by word -> counted per word -> word-counts-out."""
     builder = StreamsBuilder()
-    (builder.stream("sentences", Consumed.with_(Serdes.String(), Serdes.String()))
+    (builder.stream("sentences", Consumed.with_(S, S))
      .flat_map_values(lambda sentence: sentence.lower().replace(",", " ").replace(".", " ").split())
      .select_key(lambda _key, word: word)
-     .group_by_key(Grouped.as_("by-word").with_key_serde(Serdes.String()).with_value_serde(Serdes.String()))
+     .group_by_key(Grouped.as_("by-word").with_key_serde(S).with_value_serde(S))
      .count(Materialized.as_("word-counts"))
      .to_stream()
-     .to("word-counts-out", Produced.with_(Serdes.String(), Serdes.Long())))
+     .to("word-counts-out", Produced.with_(S, L)))
     return builder.build()
 
 
+def sentences(repeat: int) -> list[tuple[str, str]]:
+    lines = [line for line in TEXT.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [(f"line-{i}", line) for _ in range(repeat) for i, line in enumerate(lines)]
+
+
+def report(final: dict[int, dict[str, int]], seconds: float, engine: str, n_sentences: int) -> None:
+    print(f"\n{engine}: {n_sentences} sentences counted in {seconds:.1f}s\n")
+    totals: Counter[str] = Counter()
+    for p, counts in sorted(final.items()):
+        totals.update(counts)
+        top = ", ".join(f"{w}={c}" for w, c in Counter(counts).most_common(5))
+        print(f"partition {p}: {len(counts):3d} words  top: {top}")
+    print("\ntop 10 words:", ", ".join(f"{w}={c}" for w, c in totals.most_common(10)))
+
+
+def run_on_spark(topology: Topology, lines: list[tuple[str, str]], partitions: int) -> dict[int, dict[str, int]]:
+    with EmbeddedTopics() as topics, tempfile.TemporaryDirectory(prefix="wordcount-checkpoints-") as checkpoints:
+        topics.create_topic("sentences", partitions)
+        topics.create_topic("word-counts-out", partitions)
+        config = {"application.id": "wordcount", "embedded.topics.dir": topics.root,
+                  "checkpoint.location": checkpoints}
+        with KafkaStreams(topology, config) as streams:
+            log.info("starting Spark (a local session takes a few seconds)")
+            streams.start()
+            half = len(lines) // 2
+            for chunk in (lines[:half], lines[half:]):   # input arrives in two waves while the app runs
+                topics.append([ProducerRecord("sentences", i % partitions, 1_000 + i, k.encode(), v.encode(), ())
+                               for i, (k, v) in enumerate(chunk)])
+                log.info("appended %d sentences to 'sentences'", len(chunk))
+                streams.process_all_available()
+            final: dict[int, dict[str, int]] = {}
+            for p in range(partitions):
+                end = topics.end_offset("word-counts-out", p)
+                latest = {S.deserialize("o", r.key): L.deserialize("o", r.value)
+                          for r in topics.read("word-counts-out", p, 0, end)}
+                final[p] = latest
+                log.info("partition %d of word-counts-out: %d count updates", p, end)
+            return final
+
+
+def run_in_process(topology: Topology, lines: list[tuple[str, str]], partitions: int) -> dict[int, dict[str, int]]:
+    driver = (TopologyTestDriverBuilder(topology).with_config({"application.id": "wordcount"})
+              .declare_topic("sentences", partitions).declare_topic("word-counts-out", partitions).build())
+    with driver:
+        driver.create_input_topic("sentences", S, S, start_timestamp=1_000, auto_advance=1).pipe_key_value_list(lines)
+        return {p: {kv.key: kv.value for kv in driver.get_key_value_store("word-counts", p).all()}
+                for p in range(partitions)}
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Word count on the in-process engine")
+    parser = argparse.ArgumentParser(description="Word count on Spark over embedded topics")
     parser.add_argument("--partitions", type=int, default=4)
-    parser.add_argument("--repeat", type=int, default=50, help="pipe the text this many times")
+    parser.add_argument("--repeat", type=int, default=50, help="how many times the bundled text is sent")
+    parser.add_argument("--engine", choices=["spark", "local"], default="spark")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("py4j").setLevel(logging.WARNING)
 
     topology = word_count_topology()
     print(topology.describe())
-    lines = [line for line in TEXT.read_text(encoding="utf-8").splitlines() if line.strip()]
-    driver = (TopologyTestDriverBuilder(topology)
-              .with_config({"application.id": "wordcount"})
-              .declare_topic("sentences", args.partitions)
-              .declare_topic("word-counts-out", args.partitions)
-              .build())
-    with driver:
-        sentences = driver.create_input_topic("sentences", Serdes.String(), Serdes.String(), start_timestamp=0,
-                                              auto_advance=1)
-        output = driver.create_output_topic("word-counts-out", Serdes.String(), Serdes.Long())
-        start = time.perf_counter()
-        total = args.repeat * len(lines)
-        for n in range(args.repeat):
-            for i, line in enumerate(lines):
-                sentences.pipe_input(f"line-{i}", line)
-            if (n + 1) % max(1, args.repeat // 5) == 0:
-                log.info("piped %d/%d sentences, %d count updates emitted", (n + 1) * len(lines), total,
-                         output.get_queue_size())
-        elapsed = time.perf_counter() - start
-        updates = output.read_records_to_list()
-        print(f"\n{total} sentences, {len(updates)} count updates in {elapsed:.2f}s "
-              f"on {args.partitions} partitions\n")
-        totals: Counter[str] = Counter()
-        for p in range(args.partitions):
-            store = {kv.key: kv.value for kv in driver.get_key_value_store("word-counts", p).all()}
-            totals.update(store)
-            top = ", ".join(f"{w}={c}" for w, c in Counter(store).most_common(5))
-            print(f"partition {p}: {len(store):3d} words  top: {top}")
-        print("\ntop 10 words:", ", ".join(f"{w}={c}" for w, c in totals.most_common(10)))
+    lines = sentences(args.repeat)
+    start = time.perf_counter()
+    run = run_on_spark if args.engine == "spark" else run_in_process
+    final = run(topology, lines, args.partitions)
+    report(final, time.perf_counter() - start, args.engine, len(lines))
     return 0
 
 

@@ -147,7 +147,7 @@ class KafkaStreams:
                     return True
             if deadline is not None and time.monotonic() >= deadline:
                 return False
-            time.sleep(0.2)
+            next(iter(runtime.queries.values())).awaitTermination(0.2)  # wait on Spark, a slice at a time
 
     def read_tasks(self, subtopology_id: int) -> dict[int, Any]:
         """Offline copies of a subtopology's tasks with the state Spark holds (to inspect stores)."""

@@ -6,6 +6,7 @@ Each supplier is a zero-argument callable (a new processor per task). Table proc
 from __future__ import annotations
 
 import logging
+from abc import abstractmethod
 from typing import Any, Callable, Iterable, Optional
 
 from streams_on_spark.errors import StreamsException
@@ -258,8 +259,9 @@ class _KTableValueProcessor(Processor):
         self.context, self.forward = context, context.forward
         self.store = context.get_state_store(self.store_name) if self.store_name else None
 
+    @abstractmethod
     def _compute(self, key: Any, value: Any) -> Any:
-        raise NotImplementedError
+        """The operator's value for ``value`` (None stays None)."""
 
     def _skip_noop_deletes(self) -> bool:
         return False

@@ -131,23 +131,16 @@ class _Node:
 
 
 class _SinkProcessor(Processor):
+    """Hands each record to the task's record collector with the sink's topic, serdes and partitioner."""
+
     def __init__(self, spec: SinkNodeSpec, topic: str, collector: RecordCollector, key_serde: Any,
                  value_serde: Any) -> None:
-        self.spec, self.topic, self.collector = spec, topic, collector
+        self.name, self.topic, self.partitioner = spec.name, topic, spec.partitioner
         self.key_serde, self.value_serde = key_serde, value_serde
-        self.process = self._bind()  # type: ignore[method-assign]
+        self._send = collector.send
 
-    def _bind(self) -> Callable[[Record], None]:
-        send = self.collector.send
-        topic, key_serde, value_serde, partitioner, name = (self.topic, self.key_serde, self.value_serde,
-                                                            self.spec.partitioner, self.spec.name)
-
-        def process(record: Record) -> None:
-            send(topic, record, key_serde, value_serde, partitioner, name)
-        return process
-
-    def process(self, record: Record) -> None:  # replaced per instance by the bound closure
-        raise NotImplementedError
+    def process(self, record: Record) -> None:
+        self._send(self.topic, record, self.key_serde, self.value_serde, self.partitioner, self.name)
 
 
 class _SourceProcessor(Processor):

@@ -18,18 +18,33 @@ STAMPS      := .stamps
 SETUP_STAMP := $(STAMPS)/setup
 PYTEST_ARGS ?=
 
+# Jars resolved with Maven from Maven Central (deps/*/pom.xml) into .deps/ (ignored; kept by `make clean`:
+# resolving them takes a minute or two, once per machine). MAVEN_REPO_LOCAL=dir overrides ~/.m2/repository.
+MVN         ?= mvn
+MVN_FLAGS   ?= -B -q
+MVN_CMD      = $(MVN) $(MVN_FLAGS) -s deps/settings.xml $(if $(MAVEN_REPO_LOCAL),-Dmaven.repo.local=$(MAVEN_REPO_LOCAL))
+DEPS        := .deps
+BROKER_JARS := $(DEPS)/kafka-broker
+SPARK_KAFKA_JARS := $(DEPS)/spark-kafka
+BROKER_STAMP := $(DEPS)/kafka-broker.stamp
+SPARK_KAFKA_STAMP := $(DEPS)/spark-kafka.stamp
+# The integration-test broker: KRaft, single node, loopback, free ports picked at start (deps/kafka_ctl.py).
+KAFKA_RUN   := $(DEPS)/kafka-run
+KAFKA_CTL   = $(if $(wildcard $(PY)),$(PY),$(PYTHON)) deps/kafka_ctl.py --jars $(BROKER_JARS) --run-dir $(KAFKA_RUN)
+
 # Spark workers must use the venv interpreter, and Spark binds to loopback only.
 SPARK_ENV_TARGETS := test test-unit run bench bench-spark
 $(SPARK_ENV_TARGETS): export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 $(SPARK_ENV_TARGETS): export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
 $(SPARK_ENV_TARGETS): export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help setup test test-unit run bench bench-spark clean
+.PHONY: help setup deps deps-kafka-broker deps-spark-kafka kafka-up kafka-down test test-unit run bench \
+	bench-spark clean clean-deps
 
 help: ## List the targets
 	@echo "streams-on-spark — make targets:"
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
-		awk 'BEGIN {FS = ":.*## "}; {printf "  %-10s %s\n", $$1, $$2}'
+		awk 'BEGIN {FS = ":.*## "}; {printf "  %-18s %s\n", $$1, $$2}'
 
 setup: $(SETUP_STAMP) ## Create .venv and install the project (editable) with the test extra
 
@@ -45,7 +60,33 @@ $(SETUP_STAMP): pyproject.toml setup.py $(VENV)/pyvenv.cfg
 	@mkdir -p $(STAMPS)
 	@touch $@
 
-test: $(SETUP_STAMP) ## Run the whole pytest suite (tests/)
+deps: deps-kafka-broker deps-spark-kafka ## Resolve the Kafka broker and Spark Kafka connector jars (mvn, Maven Central)
+
+deps-kafka-broker: $(BROKER_STAMP) ## Resolve the Kafka broker jars (deps/kafka-broker/pom.xml) into .deps/kafka-broker
+
+deps-spark-kafka: $(SPARK_KAFKA_STAMP) ## Resolve the Spark Kafka connector jars (deps/spark-kafka/pom.xml) into .deps/spark-kafka
+
+# A stamp per jar folder: re-resolved only when its pom or the Maven settings change. The folder is emptied
+# first, so a version change leaves no stale jar behind.
+$(DEPS)/%.stamp: deps/%/pom.xml deps/settings.xml
+	@command -v $(MVN) >/dev/null || { echo "$(MVN) not found: install Maven 3.8+ (apt-get install maven)" >&2; exit 1; }
+	rm -rf $(DEPS)/$* && mkdir -p $(DEPS)/$*
+	$(MVN_CMD) -f deps/$*/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(DEPS)/$*
+	@touch $@
+
+kafka-up: $(SETUP_STAMP) $(BROKER_STAMP) ## Start the test broker (KRaft, 127.0.0.1) in the background; prints its bootstrap address
+	@$(KAFKA_CTL) up
+
+kafka-down: ## Stop the test broker started by kafka-up and remove its data
+	@$(KAFKA_CTL) down
+
+# The broker is up for the whole suite and stopped afterwards whatever pytest's outcome (EXIT trap); the
+# kafka-marked tests find it through STREAMS_ON_SPARK_KAFKA and fail (never skip) if it does not answer.
+test: $(SETUP_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) ## Run the whole pytest suite (tests/), with a Kafka broker for tests/integration/kafka
+	@$(MAKE) --no-print-directory kafka-up
+	@trap '$(MAKE) --no-print-directory kafka-down' EXIT; \
+	export STREAMS_ON_SPARK_KAFKA="$$(cat $(KAFKA_RUN)/bootstrap)"; \
+	echo "$(PYTEST) $(PYTEST_ARGS)  (STREAMS_ON_SPARK_KAFKA=$$STREAMS_ON_SPARK_KAFKA)"; \
 	$(PYTEST) $(PYTEST_ARGS)
 
 test-unit: $(SETUP_STAMP) ## Run the fast unit tests only (tests/unit)
@@ -60,7 +101,10 @@ bench: $(SETUP_STAMP) ## Driver throughput: 1M words through the word count, 4 p
 bench-spark: $(SETUP_STAMP) ## Spark engine vs hand-written PySpark, and state-size cost (bench/spark_engine.py)
 	$(PY) bench/spark_engine.py
 
-clean: ## Remove .venv, stamps, build artifacts and caches
+clean-deps: kafka-down ## Remove the resolved jars (.deps/); the next `make test` resolves them again
+	rm -rf $(DEPS)
+
+clean: ## Remove .venv, stamps, build artifacts and caches (not the resolved jars: see clean-deps)
 	rm -rf $(VENV) $(STAMPS) build dist *.egg-info .pytest_cache spark-warehouse metastore_db derby.log
 	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
 	find . -path ./.git -prune -o -type d -name '*.egg-info' -prune -exec rm -rf {} +

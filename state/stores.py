@@ -97,25 +97,30 @@ class InMemoryKeyValueBytesStore(StateStore):
         self._sorted = None
 
 
-class KeyValueStore(StateStore, Generic[K, V]):
-    """A typed key-value store: serdes around an :class:`InMemoryKeyValueBytesStore`."""
+class SerdeStore(StateStore):
+    """Serde handling shared by every typed store: default serdes from the task, key-bytes cache, clear errors."""
 
-    def __init__(self, inner: InMemoryKeyValueBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
+    inner: Any
+
+    def _init_serdes(self, inner: Any, key_serde: Any, value_serde: Any) -> None:
         self.name = inner.name
         self.inner = inner
         self.key_serde = key_serde
         self.value_serde = value_serde
         self._topic: Optional[str] = None
-        self._last_key: Any = None       # the read-modify-write of an aggregation serializes its key once
+        self._last_key: Any = None        # aggregations serialize the same key several times per record
         self._last_key_bytes = b""
 
     def init(self, context: Any) -> None:
+        """Resolve default serdes from the task config, name the changelog topic, hook dropped-record counts."""
         if self.key_serde is None:
             self.key_serde = getattr(context, "default_key_serde", None)
         if self.value_serde is None:
             self.value_serde = getattr(context, "default_value_serde", None)
         app_id = getattr(context, "application_id", None)
         self._topic = f"{app_id}-{self.name}-changelog" if app_id else self.name
+        if hasattr(self.inner, "metrics"):
+            self.inner.metrics = getattr(context, "metrics", None)
 
     def _kser(self, key: Any) -> bytes:
         if key is self._last_key and key is not None:
@@ -130,6 +135,9 @@ class KeyValueStore(StateStore, Generic[K, V]):
         if type(key) in _IMMUTABLE:
             self._last_key, self._last_key_bytes = key, data
         return data
+
+    def _kser_opt(self, key: Any) -> Optional[bytes]:
+        return None if key is None else self._kser(key)
 
     def _vser(self, value: Any) -> Optional[bytes]:
         if value is None:
@@ -147,6 +155,22 @@ class KeyValueStore(StateStore, Generic[K, V]):
 
     def _kde(self, data: bytes) -> Any:
         return self.key_serde.deserialize(self._topic, data)
+
+    def approximate_num_entries(self) -> int:
+        return self.inner.approximate_num_entries()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class KeyValueStore(SerdeStore, Generic[K, V]):
+    """A typed key-value store: serdes around an :class:`InMemoryKeyValueBytesStore`."""
+
+    def __init__(self, inner: InMemoryKeyValueBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
+        self._init_serdes(inner, key_serde, value_serde)
 
     def get(self, key: K) -> Optional[V]:
         return self._vde(self.inner.get(self._kser(key)))
@@ -187,11 +211,6 @@ class KeyValueStore(StateStore, Generic[K, V]):
     def reverse_all(self) -> Iterator[KeyValue]:
         return self.reverse_range(None, None)
 
-    def approximate_num_entries(self) -> int:
-        return self.inner.approximate_num_entries()
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.name!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,6 +380,32 @@ class Stores:
     def timestamped_key_value_store_builder(supplier: KeyValueBytesStoreSupplier, key_serde: Any = None,
                                             value_serde: Any = None) -> TimestampedKeyValueStoreBuilder:
         return TimestampedKeyValueStoreBuilder(supplier, key_serde, value_serde)
+
+    # window and session stores live in window_stores.py; Kafka offers them on Stores too
+    @staticmethod
+    def in_memory_window_store(name: str, retention_period: Any, window_size: Any, retain_duplicates: bool) -> Any:
+        from streams_on_spark.state.window_stores import WindowStores
+        return WindowStores.in_memory_window_store(name, retention_period, window_size, retain_duplicates)
+
+    @staticmethod
+    def window_store_builder(supplier: Any, key_serde: Any = None, value_serde: Any = None) -> Any:
+        from streams_on_spark.state.window_stores import WindowStores
+        return WindowStores.window_store_builder(supplier, key_serde, value_serde)
+
+    @staticmethod
+    def timestamped_window_store_builder(supplier: Any, key_serde: Any = None, value_serde: Any = None) -> Any:
+        from streams_on_spark.state.window_stores import WindowStores
+        return WindowStores.timestamped_window_store_builder(supplier, key_serde, value_serde)
+
+    @staticmethod
+    def in_memory_session_store(name: str, retention_period: Any) -> Any:
+        from streams_on_spark.state.window_stores import WindowStores
+        return WindowStores.in_memory_session_store(name, retention_period)
+
+    @staticmethod
+    def session_store_builder(supplier: Any, key_serde: Any = None, value_serde: Any = None) -> Any:
+        from streams_on_spark.state.window_stores import WindowStores
+        return WindowStores.session_store_builder(supplier, key_serde, value_serde)
 
 
 __all__ = ["StateStore", "InMemoryKeyValueBytesStore", "KeyValueStore", "TimestampedKeyValueStore",

@@ -8,6 +8,9 @@ from streams_on_spark.dsl.grouped import CogroupedKStream, KGroupedStream, KGrou
 from streams_on_spark.dsl.kstream import BranchedKStream, KStream
 from streams_on_spark.dsl.ktable import KTable
 from streams_on_spark.dsl.params import Branched, Consumed, Grouped, Materialized, Named, Produced, Repartitioned
+from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
+from streams_on_spark.dsl.windowed import SessionWindowedKStream, TimeWindowedKStream
+from streams_on_spark.dsl.windows import JoinWindows, SessionWindows, SlidingWindows, TimeWindows, Windowed
 from streams_on_spark.errors import (
     IllegalStateError,
     SerializationException,
@@ -18,6 +21,7 @@ from streams_on_spark.kafka_streams import KafkaStreams
 from streams_on_spark.keyvalue import KeyValue
 from streams_on_spark.processor.api import Processor, ProcessorContext, PunctuationType, Record, RecordMetadata
 from streams_on_spark.serde import Serde, Serdes
+from streams_on_spark.serde.windowed import WindowedSerdes
 from streams_on_spark.state.stores import Stores, ValueAndTimestamp
 from streams_on_spark.testing import TestRecord, TopologyTestDriver, TopologyTestDriverBuilder
 from streams_on_spark.topology.description import TopologyDescription
@@ -31,5 +35,6 @@ __all__ = [
     "ProcessorContext", "Produced", "PunctuationType", "Record", "RecordMetadata", "Repartitioned",
     "SerializationException", "Serde", "Serdes", "Stores", "StreamsBuilder", "StreamsException", "TestRecord",
     "Topology", "TopologyDescription", "TopologyException", "TopologyTestDriver", "TopologyTestDriverBuilder",
-    "ValueAndTimestamp",
+    "ValueAndTimestamp", "BufferConfig", "Suppressed", "TimeWindows", "SessionWindows", "SlidingWindows",
+    "JoinWindows", "Windowed", "WindowedSerdes", "TimeWindowedKStream", "SessionWindowedKStream",
 ]

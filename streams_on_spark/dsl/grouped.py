@@ -107,6 +107,16 @@ class KGroupedStream:
         supplier = DslSupplier(p.KStreamAggregate, store, initializer, aggregator)
         return self._aggregate(name, m, store, key_serde, m.value_serde, supplier)
 
+    def windowed_by(self, windows: Any) -> Any:
+        """Aggregate per window: ``TimeWindows`` (tumbling/hopping) or ``SessionWindows``."""
+        from streams_on_spark.dsl.windowed import SessionWindowedKStream, TimeWindowedKStream
+        from streams_on_spark.dsl.windows import SessionWindows, TimeWindows
+        if isinstance(windows, TimeWindows):
+            return TimeWindowedKStream(self, windows)
+        if isinstance(windows, SessionWindows):
+            return SessionWindowedKStream(self, windows)
+        raise ValueError(f"windowed_by takes TimeWindows or SessionWindows, got {type(windows).__name__}")
+
     def cogroup(self, aggregator: Callable[[Any, Any, Any], Any]) -> "CogroupedKStream":
         """Start a cogroup (KIP-150): several grouped streams folded into one aggregate and one store."""
         _check_fn(aggregator, "aggregator")
@@ -131,6 +141,26 @@ class CogroupedKStream:
     def aggregate(self, initializer: Callable[[], Any], named: Any = None, materialized: Any = None) -> KTable:
         """One aggregate per key; each input record updates it and emits the result."""
         _check_fn(initializer, "initializer")
+        return self._build(initializer, named, materialized,
+                           lambda store, aggregator: DslSupplier(p.KStreamCogroupAggregate, store, initializer,
+                                                                 aggregator),
+                           materialize, None, None)
+
+    def windowed_by(self, windows: Any) -> Any:
+        """Cogroup per time window (``TimeWindows``) or per session (``SessionWindows``)."""
+        from streams_on_spark.dsl.windowed import SessionWindowedCogroupedKStream, TimeWindowedCogroupedKStream
+        from streams_on_spark.dsl.windows import SessionWindows, TimeWindows
+        if isinstance(windows, TimeWindows):
+            return TimeWindowedCogroupedKStream(self, windows)
+        if isinstance(windows, SessionWindows):
+            return SessionWindowedCogroupedKStream(self, windows)
+        raise ValueError(f"windowed_by takes TimeWindows or SessionWindows, got {type(windows).__name__}")
+
+    def _build(self, initializer: Callable[[], Any], named: Any, materialized: Any,
+               make_processor: Callable[[str, Callable[..., Any]], DslSupplier],
+               make_store: Callable[..., Any], key_serde_wrap: Optional[Callable[[Any], Any]],
+               windows: Any) -> KTable:
+        """Kafka's ``CogroupedStreamAggregateBuilder``: store name, repartitions, one aggregate per input, merge."""
         named, m = split_named_materialized(named, materialized)
         m = m or Materialized()
         store = m.name if m.name is not None else self._builder.new_store_name("COGROUPKSTREAM-AGGREGATE-")
@@ -155,11 +185,13 @@ class CogroupedKStream:
         for i, (key, (grouped, aggregator)) in enumerate(self._inputs.items()):
             name = self._builder.suffixed_or_generate(None if named is None else named.name, f"-cogroup-agg-{i}",
                                                       "COGROUPKSTREAM-AGGREGATE-")
-            supplier = DslSupplier(p.KStreamCogroupAggregate, store, initializer, aggregator)
+            supplier = make_processor(store, aggregator)
             if agg_nodes:
                 node = ProcessorGraphNode(name, supplier, store_names=[store])
             else:
-                node = ProcessorGraphNode(name, supplier, materialize(m, store, key_serde, m.value_serde))
+                node = ProcessorGraphNode(name, supplier, make_store(m, store, key_serde, m.value_serde))
+            if windows is not None:
+                node.windows = windows  # type: ignore[attr-defined]
             self._builder.add_graph_node(parents[key], node)
             agg_nodes.append(node)
         merge_name = self._builder.suffixed_or_generate(None if named is None else named.name, "-cogroup-merge",
@@ -170,7 +202,8 @@ class CogroupedKStream:
         for key, (grouped, _) in self._inputs.items():
             parent = parents[key]
             source_nodes |= {parent.name} if isinstance(parent, RepartitionNode) else grouped._source_nodes
-        return KTable(self._builder, merge_name, key_serde, m.value_serde, source_nodes, m.name,
+        table_key_serde = key_serde if key_serde_wrap is None or key_serde is None else key_serde_wrap(key_serde)
+        return KTable(self._builder, merge_name, table_key_serde, m.value_serde, source_nodes, m.name,
                       DslSupplier(p.CogroupMerge), merge)
 
 

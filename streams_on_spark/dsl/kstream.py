@@ -35,6 +35,20 @@ def _check_fn(fn: Any, what: str) -> None:
         raise ValueError(f"{what} must be callable, got {type(fn).__name__}")
 
 
+class WindowedStreamPartitioner:
+    """Kafka's ``WindowedStreamPartitioner``: a windowed key goes where its base key would, so window results
+    land on the partition of the unwindowed key."""
+
+    def __init__(self, windowed_serde: Any) -> None:
+        self.serde = windowed_serde
+
+    def __call__(self, topic: str, key: Any, value: Any, num_partitions: int) -> Optional[int]:
+        if key is None:
+            return None
+        from streams_on_spark.connectors.partitioner import partition_for_key
+        return partition_for_key(self.serde.serialize_base_key(topic, key), num_partitions)
+
+
 class KStream:
     """An unbounded stream of records; every method adds one node to the logical graph."""
 
@@ -193,8 +207,12 @@ class KStream:
         if not isinstance(topic, str) or not topic:
             raise ValueError(f"topic must be a non-empty str, got {topic!r}")
         pr = produced or Produced()
-        pr = Produced(pr.key_serde if pr.key_serde is not None else self.key_serde,
-                      pr.value_serde if pr.value_serde is not None else self.value_serde, pr.name, pr.partitioner)
+        key_serde = pr.key_serde if pr.key_serde is not None else self.key_serde
+        partitioner = pr.partitioner
+        if partitioner is None and hasattr(key_serde, "serialize_base_key"):
+            partitioner = WindowedStreamPartitioner(key_serde)
+        pr = Produced(key_serde, pr.value_serde if pr.value_serde is not None else self.value_serde, pr.name,
+                      partitioner)
         name = self._name_or_generate(pr.name, "KSTREAM-SINK-")
         self._builder.add_graph_node(self._node, StreamSinkNode(name, topic, pr))
 

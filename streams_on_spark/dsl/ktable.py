@@ -88,6 +88,27 @@ class KTable:
         """New value per key: ``mapper(value)`` (or ``mapper(key, value)`` with ``with_key=True``)."""
         return self._table_op("KTABLE-MAPVALUES-", named, materialized, p.KTableMapValues, (mapper, with_key), False)
 
+    def suppress(self, suppressed: Any) -> "KTable":
+        """Hold updates back: ``Suppressed.until_window_closes(...)`` emits one final result per window once
+        stream time passes its end plus grace; ``until_time_limit`` emits a key's latest update after a wait."""
+        from streams_on_spark.dsl.suppressed import Suppressed
+        from streams_on_spark.dsl.windowed import find_window_grace
+        from streams_on_spark.processor.windowed import KTableSuppress, SuppressionBufferBuilder
+        if not isinstance(suppressed, Suppressed):
+            raise ValueError(f"suppress takes a Suppressed, got {type(suppressed).__name__}")
+        name = suppressed.name if suppressed.name is not None else self._builder.new_processor_name("KTABLE-SUPPRESS-")
+        grace = find_window_grace(self._node) if suppressed.final_results else None
+        store = f"{suppressed.name}-store" if suppressed.name is not None else self._builder.new_store_name(
+            "KTABLE-SUPPRESS-")
+        supplier = DslSupplier(KTableSuppress, suppressed, store, grace)
+        buffer = SuppressionBufferBuilder(store, self.key_serde, self.value_serde,
+                                          suppressed.buffer_config.logging_enabled)
+        node = ProcessorGraphNode(name, supplier, buffer)
+        self._builder.add_graph_node(self._node, node)
+        table = KTable(self._builder, name, self.key_serde, self.value_serde, {self.name}, None, supplier, node)
+        table._parent = self
+        return table
+
     def to_stream(self, named: Optional[Named] = None) -> "KStream":
         """The stream of updates (deletes arrive as ``None`` values)."""
         from streams_on_spark.dsl.kstream import KStream

@@ -224,6 +224,16 @@ class _TaskContext(ProcessorContext):
     def current_system_time_ms(self) -> int:
         return self._task.wall_clock()
 
+    def get_processor_metadata(self, key: str) -> Optional[int]:
+        """Small per-task values a DSL processor keeps beside its stores (e.g. its observed stream time).
+
+        Kept in the task snapshot, so they survive a restart like Kafka's committed processor metadata.
+        """
+        return self._task.processor_metadata.get(key)
+
+    def put_processor_metadata(self, key: str, value: int) -> None:
+        self._task.processor_metadata[key] = value
+
 
 class _PartitionQueue:
     __slots__ = ("topic", "partition", "source", "records", "partition_time", "key_serde", "value_serde",
@@ -258,6 +268,7 @@ class StreamTask:
         self.collector = RecordCollector(partition_counts)
         self.global_stores = dict(global_stores or {})
         self.stream_time = UNKNOWN
+        self.processor_metadata: dict[str, int] = {}
         self._stream_schedules: list[_Schedule] = []
         self._wall_schedules: list[_Schedule] = []
         self.context = _TaskContext(self)
@@ -492,12 +503,14 @@ class StreamTask:
                  {f"{t}\x00{p}": q.partition_time for (t, p), q in self._queues.items()},
                  stores,
                  [s.time for s in self._stream_schedules], [s.time for s in self._wall_schedules],
-                 self.collector.snapshot(), (self.metrics.processed, self.metrics.dropped))
+                 self.collector.snapshot(), (self.metrics.processed, self.metrics.dropped),
+                 dict(self.processor_metadata))
         return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
 
     def restore(self, data: bytes) -> None:
         """Load a :meth:`snapshot` into this task (built from the same topology, processors already initialized)."""
-        version, stream_time, partition_times, stores, stream_sched, wall_sched, counters, metrics = pickle.loads(data)
+        (version, stream_time, partition_times, stores, stream_sched, wall_sched, counters, metrics,
+         processor_metadata) = pickle.loads(data)
         if version != self.SNAPSHOT_VERSION:
             raise StreamsException(f"task {self.id}: snapshot version {version} is not supported "
                                    f"(this version reads {self.SNAPSHOT_VERSION})")
@@ -516,6 +529,7 @@ class StreamTask:
                 sched.time = time
         self.collector.restore(counters)
         self.metrics.processed, self.metrics.dropped = metrics
+        self.processor_metadata.update(processor_metadata)
 
     def close(self) -> None:
         for node in self.nodes.values():

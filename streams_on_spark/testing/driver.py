@@ -148,21 +148,41 @@ class TopologyTestDriver:
                              "`get_timestamped_key_value_store()`")
         if isinstance(store, KeyValueStore):
             raise ValueError(f"Store {name} is a key-value store and should be accessed via `get_key_value_store()`")
+        from streams_on_spark.state.window_stores import SessionStore, WindowStore
+        if isinstance(store, WindowStore):
+            raise ValueError(f"Store {name} is a window store and should be accessed via `get_window_store()`")
+        if isinstance(store, SessionStore):
+            raise ValueError(f"Store {name} is a session store and should be accessed via `get_session_store()`")
         return store
 
     def get_key_value_store(self, name: str, partition: Optional[int] = None) -> Any:
         """The key-value store ``name`` (of ``partition``'s task); DSL stores are shown without timestamps."""
         store = self._store(name, partition)
         if isinstance(store, TimestampedKeyValueStore):
-            facade = self._facades.get(id(store))
-            if facade is None:
-                facade = self._facades[id(store)] = KeyValueStoreFacade(store)
-            return facade
+            return _view(self._facades, store, KeyValueStoreFacade)
         return store if isinstance(store, KeyValueStore) else None
 
     def get_timestamped_key_value_store(self, name: str, partition: Optional[int] = None) -> Any:
         store = self._store(name, partition)
         return store if isinstance(store, TimestampedKeyValueStore) else None
+
+    def get_window_store(self, name: str, partition: Optional[int] = None) -> Any:
+        """The window store ``name``; DSL (timestamped) window stores are shown without timestamps."""
+        from streams_on_spark.state.window_stores import TimestampedWindowStore, WindowStore, WindowStoreFacade
+        store = self._store(name, partition)
+        if isinstance(store, TimestampedWindowStore):
+            return _view(self._facades, store, WindowStoreFacade)
+        return store if isinstance(store, WindowStore) else None
+
+    def get_timestamped_window_store(self, name: str, partition: Optional[int] = None) -> Any:
+        from streams_on_spark.state.window_stores import TimestampedWindowStore
+        store = self._store(name, partition)
+        return store if isinstance(store, TimestampedWindowStore) else None
+
+    def get_session_store(self, name: str, partition: Optional[int] = None) -> Any:
+        from streams_on_spark.state.window_stores import SessionStore
+        store = self._store(name, partition)
+        return store if isinstance(store, SessionStore) else None
 
     def get_all_state_stores(self, partition: Optional[int] = None) -> dict[str, Any]:
         """Every store by name: the given partition's instances plus the global stores."""
@@ -186,6 +206,14 @@ class TopologyTestDriver:
         if not self._closed:
             self._closed = True
             self._engine.close()
+
+
+def _view(cache: dict[int, Any], store: Any, facade: Any) -> Any:
+    """One facade object per store, so repeated accessor calls return the same view."""
+    view = cache.get(id(store))
+    if view is None:
+        view = cache[id(store)] = facade(store)
+    return view
 
 
 class TopologyTestDriverBuilder:

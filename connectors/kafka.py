@@ -1,0 +1,413 @@
+"""The Kafka connector: Spark's ``kafka`` source for reading, kafka-python for topic admin and for writing.
+
+:class:`KafkaConnector` has the interface of the Spark runtime's ``EmbeddedTopicsConnector``
+(``reader_options``, ``topics``, ``partitions``, ``create_topic``, ``end_offsets``, ``append``) plus
+:meth:`KafkaConnector.prepare`, which turns the Kafka source's rows into the runtime's columns
+(``topic, partition, offset, timestamp`` as epoch millis, ``key, value, headers``), and ``close``.
+
+Reading goes through Spark's ``spark-sql-kafka-0-10`` connector, whose jars must be on ``spark.jars`` before
+the JVM starts: :func:`kafka_jars` lists the ones ``make deps-spark-kafka`` resolved from Maven Central.
+
+Writing (``append``) uses kafka-python's producer on the driver, with each record's explicit partition,
+timestamp and headers, not Spark's batch Kafka sink: the sink (spark-sql-kafka 4.2.0, ``KafkaRowWriter``)
+builds ``ProducerRecord(topic, partition, key, value, headers)`` with no timestamp, so every record would get
+the producer's wall-clock time — and record timestamps are part of Kafka Streams' semantics (stream time,
+windows, the timestamps of output records). The runtime's sink runs on the driver anyway (``foreachBatch``
+collects the batch there to merge the tasks' outputs), so a driver-side producer costs no extra transfer.
+
+Client settings use Kafka's own names (``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config``,
+``ssl.truststore.location``, ...). Every one reaches Spark as ``kafka.<name>``; the admin client and producer get
+the kafka-python equivalent where one exists. Values of secret settings (any name containing password, secret,
+jaas, token or key) never appear in logs, reprs or error messages.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional
+
+from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.errors import StreamsException
+
+__all__ = ["KafkaConnector", "kafka_jars", "mask_config", "is_secret", "JARS_ENV", "MASK"]
+
+log = logging.getLogger(__name__)
+
+#: Environment variable naming the Spark Kafka connector jars: a directory or a comma-separated list of jars.
+JARS_ENV = "STREAMS_ON_SPARK_KAFKA_JARS"
+MASK = "******"
+_SECRET_MARKERS = ("password", "secret", "jaas", "token", "key")
+_DEFAULT_JARS_DIR = Path(__file__).resolve().parents[1] / ".deps" / "spark-kafka"
+# The jars of the connector (one of each); kafka-clients and commons-pool2 are its runtime dependencies.
+_REQUIRED_JARS = ("spark-sql-kafka-0-10_", "spark-token-provider-kafka-0-10_", "kafka-clients-", "commons-pool2-")
+
+
+def kafka_jars(where: Optional[str] = None) -> list[str]:
+    """The absolute paths of the Spark Kafka connector jars, for ``spark.jars``; ``[]`` if they are not there.
+
+    Looks in ``where``, else ``$STREAMS_ON_SPARK_KAFKA_JARS`` (a directory or a comma-separated list of jars),
+    else ``.deps/spark-kafka/`` of the source checkout (filled by ``make deps-spark-kafka``). A directory counts
+    only when it holds all four jars (connector, token provider, kafka-clients, commons-pool2).
+    """
+    spec = where if where is not None else os.environ.get(JARS_ENV)
+    if spec and ("," in spec or spec.endswith(".jar")):
+        return [str(Path(j).resolve()) for j in spec.split(",") if j.strip()]
+    folder = Path(spec) if spec else _DEFAULT_JARS_DIR
+    if not folder.is_dir():
+        return []
+    jars = sorted(str(p.resolve()) for p in folder.glob("*.jar"))
+    names = [os.path.basename(j) for j in jars]
+    if not all(any(n.startswith(prefix) for n in names) for prefix in _REQUIRED_JARS):
+        return []
+    return jars
+
+
+def is_secret(name: str) -> bool:
+    """Whether a client setting's value must be masked (its name contains password/secret/jaas/token/key)."""
+    lowered = name.lower()
+    return any(marker in lowered for marker in _SECRET_MARKERS)
+
+
+def mask_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``config`` with the values of secret settings replaced by ``******`` (for logs and messages)."""
+    return {k: (MASK if is_secret(str(k)) and v is not None else v) for k, v in config.items()}
+
+
+_JAAS_OPTION = re.compile(r"""(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([^\s;]+))""")
+
+
+def _jaas_options(jaas: str) -> dict[str, str]:
+    """``username``/``password``/... of a ``sasl.jaas.config`` login module line."""
+    return {m.group(1): next(g for g in m.group(2, 3, 4) if g is not None) for m in _JAAS_OPTION.finditer(jaas)}
+
+
+# Kafka (Java) client settings whose kafka-python name is the same with '_' for '.'.
+_DIRECT = {"security.protocol", "sasl.mechanism", "sasl.kerberos.service.name", "sasl.kerberos.domain.name",
+           "client.id", "request.timeout.ms", "retry.backoff.ms", "reconnect.backoff.ms",
+           "reconnect.backoff.max.ms", "connections.max.idle.ms", "metadata.max.age.ms", "send.buffer.bytes",
+           "receive.buffer.bytes", "client.dns.lookup", "ssl.cipher.suites"}
+# Settings that only matter to the JVM clients (Spark) and have no kafka-python counterpart worth mapping.
+_JVM_ONLY_PREFIXES = ("ssl.keystore.", "ssl.truststore.type", "ssl.protocol", "ssl.enabled.protocols",
+                      "ssl.keymanager.", "ssl.trustmanager.", "ssl.secure.random", "sasl.login.",
+                      "sasl.client.callback", "sasl.kerberos.", "sasl.oauthbearer.", "ssl.engine.factory")
+
+
+def _python_client_config(client_config: Mapping[str, Any]) -> dict[str, Any]:
+    """kafka-python keyword arguments equivalent to Kafka's client settings (those that have one)."""
+    out: dict[str, Any] = {}
+    for key, value in client_config.items():
+        if value is None:
+            continue
+        text = str(value)
+        if key in _DIRECT:
+            out[key.replace(".", "_")] = int(text) if key.endswith((".ms", ".bytes")) else text
+        elif key == "sasl.jaas.config":
+            options = _jaas_options(text)
+            if "username" in options:
+                out["sasl_plain_username"] = options["username"]
+            if "password" in options:
+                out["sasl_plain_password"] = options["password"]
+        elif key == "ssl.truststore.location" and str(client_config.get("ssl.truststore.type", "")).upper() == "PEM":
+            out["ssl_cafile"] = text
+        elif key == "ssl.keystore.location" and str(client_config.get("ssl.keystore.type", "")).upper() == "PEM":
+            out["ssl_certfile"] = text
+            out.setdefault("ssl_keyfile", text)
+        elif key == "ssl.key.password":
+            out["ssl_password"] = text
+        elif key == "ssl.endpoint.identification.algorithm":
+            out["ssl_check_hostname"] = text.strip().lower() == "https"
+        elif not key.startswith(_JVM_ONLY_PREFIXES):
+            log.debug("client setting %s has no kafka-python equivalent; it applies to Spark only", key)
+    return out
+
+
+class KafkaConnector:
+    """Topics in a Kafka cluster as the Spark runtime's connector.
+
+    ``bootstrap_servers``: ``host:port[,host:port...]``. ``client_config``: Kafka client settings with their Java
+    names (security, SASL, SSL, timeouts...), passed to Spark's source as ``kafka.<name>`` and to the admin client
+    and producer as their kafka-python equivalents. ``spark``: the session the runtime reads with (kept for
+    callers; reading needs the Kafka connector jars on ``spark.jars``, see :func:`kafka_jars`).
+
+    ``timeout_ms`` bounds every admin and producer call (an unreachable cluster fails with a
+    :class:`StreamsException` after about that long). ``fail_on_data_loss`` is Spark's ``failOnDataLoss``; the
+    default ``False`` skips offsets deleted by retention as Kafka Streams' ``auto.offset.reset=earliest`` does,
+    instead of failing the query. ``replication_factor`` is used for the topics :meth:`create_topic` creates.
+    """
+
+    def __init__(self, bootstrap_servers: str, client_config: Optional[Mapping[str, Any]] = None, spark: Any = None,
+                 *, timeout_ms: int = 10000, fail_on_data_loss: bool = False,
+                 replication_factor: int = 1) -> None:
+        if not isinstance(bootstrap_servers, str) or not bootstrap_servers.strip():
+            raise ValueError(f"bootstrap_servers must be a non-empty 'host:port[,host:port]' str, "
+                             f"got {bootstrap_servers!r}")
+        if not isinstance(timeout_ms, int) or timeout_ms < 1:
+            raise ValueError(f"timeout_ms must be an int >= 1, got {timeout_ms!r}")
+        config = {str(k): v for k, v in dict(client_config or {}).items()}
+        for key in config:
+            if key in ("bootstrap.servers", "kafka.bootstrap.servers"):
+                raise ValueError("pass bootstrap.servers as bootstrap_servers, not in client_config")
+        self.bootstrap_servers = bootstrap_servers.strip()
+        self.client_config = {(k[len("kafka."):] if k.startswith("kafka.") else k): v for k, v in config.items()}
+        self.spark = spark
+        self.timeout_ms = timeout_ms
+        self.fail_on_data_loss = fail_on_data_loss
+        self.replication_factor = replication_factor
+        self._python_config = _python_client_config(self.client_config)
+        self._admin_client: Any = None
+        self._producer_client: Any = None
+        self._jvm_producer_client: Any = None
+
+    def __repr__(self) -> str:
+        return (f"KafkaConnector(bootstrap_servers={self.bootstrap_servers!r}, "
+                f"client_config={mask_config(self.client_config)!r})")
+
+    # -- secrets -------------------------------------------------------------------------------------------------
+
+    def _secret_values(self) -> list[str]:
+        values = [str(v) for k, v in self.client_config.items() if is_secret(k) and v not in (None, "")]
+        jaas = self.client_config.get("sasl.jaas.config")
+        if jaas:
+            values += [v for v in _jaas_options(str(jaas)).values() if len(v) >= 3]
+        return sorted(set(values), key=len, reverse=True)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret value of the client config replaced by ``******``."""
+        for secret in self._secret_values():
+            text = text.replace(secret, MASK)
+        return text
+
+    def _error(self, what: str, error: BaseException) -> StreamsException:
+        detail = self.redact(f"{type(error).__name__}: {error}".strip())
+        return StreamsException(f"{what} (Kafka at {self.bootstrap_servers}, client settings "
+                                f"{mask_config(self.client_config)}): {detail}")
+
+    # -- clients -------------------------------------------------------------------------------------------------
+
+    def _common(self) -> dict[str, Any]:
+        return {"request_timeout_ms": self.timeout_ms, "bootstrap_timeout_ms": self.timeout_ms,
+                "reconnect_backoff_max_ms": 1000, **self._python_config,
+                "bootstrap_servers": self.bootstrap_servers.split(",")}
+
+    def _admin(self) -> Any:
+        if self._admin_client is None:
+            from kafka import KafkaAdminClient
+            try:
+                self._admin_client = KafkaAdminClient(**{"client_id": "streams-on-spark-admin", **self._common()})
+            except Exception as e:
+                raise self._error("cannot connect to Kafka", e) from None
+        return self._admin_client
+
+    def _producer(self) -> Any:
+        if self._producer_client is None:
+            from kafka import KafkaProducer
+            settings = {"client_id": "streams-on-spark-producer", "acks": "all", "linger_ms": 5,
+                        "max_block_ms": self.timeout_ms, "delivery_timeout_ms": max(self.timeout_ms, 30000),
+                        **self._common()}
+            try:
+                self._producer_client = KafkaProducer(**settings)
+            except Exception as e:
+                raise self._error("cannot create a Kafka producer", e) from None
+        return self._producer_client
+
+    def close(self) -> None:
+        """Close the admin client and the producer (flushing what it holds)."""
+        clients = [(self._producer_client, {"timeout": self.timeout_ms / 1000}), (self._admin_client, {}),
+                   (self._jvm_producer_client, {})]
+        self._producer_client = self._admin_client = self._jvm_producer_client = None
+        for client, kwargs in clients:
+            if client is not None:
+                try:
+                    client.close(**kwargs)
+                except Exception:
+                    log.debug("closing a Kafka client failed", exc_info=True)
+
+    def __enter__(self) -> "KafkaConnector":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- Spark source ----------------------------------------------------------------------------------------------
+
+    def reader_options(self, topics: list[str]) -> tuple[str, dict[str, str]]:
+        """Format and options of Spark's Kafka source for ``topics`` (read from the earliest offsets, headers too)."""
+        if not topics:
+            raise ValueError("reader_options needs at least one topic")
+        options = {f"kafka.{k}": str(v) for k, v in self.client_config.items() if v is not None}
+        options.update({
+            "kafka.bootstrap.servers": self.bootstrap_servers,
+            "subscribe": ",".join(topics),
+            "startingOffsets": "earliest",
+            "failOnDataLoss": "true" if self.fail_on_data_loss else "false",
+            "includeHeaders": "true",
+        })
+        return "kafka", options
+
+    @staticmethod
+    def prepare(df: Any) -> Any:
+        """The Kafka source's rows as the runtime reads them: ``topic, partition, offset, timestamp`` (epoch
+        millis, long), ``key, value`` (binary) and ``headers`` (``array<struct<key:string,value:binary>>``)."""
+        from pyspark.sql import functions as F
+        # Spark gives a record without headers a null array: make it empty, as the embedded source does
+        no_headers = F.array().cast("array<struct<key:string,value:binary>>")
+        return df.select(
+            F.col("topic"), F.col("partition"), F.col("offset"),
+            F.unix_millis(F.col("timestamp")).alias("timestamp"),
+            F.col("key"), F.col("value"), F.coalesce(F.col("headers"), no_headers).alias("headers"))
+
+    # -- topic admin -----------------------------------------------------------------------------------------------
+
+    def _describe(self, topics: Optional[list[str]]) -> list[dict]:
+        try:
+            return self._admin().describe_topics(topics)
+        except StreamsException:
+            raise
+        except Exception as e:
+            raise self._error(f"cannot describe topics {topics if topics else '(all)'}", e) from None
+
+    def topics(self) -> dict[str, int]:
+        """Every (non-internal) topic with its partition count."""
+        return {t["name"]: len(t["partitions"]) for t in self._describe(None)
+                if not t.get("is_internal") and t.get("error_code", 0) == 0}
+
+    def partitions(self, topic: str) -> int:
+        """The partition count of ``topic``; ``ValueError`` if it does not exist."""
+        count = self._partition_count(topic)
+        if count is None:
+            raise ValueError(f"unknown topic {topic!r} in Kafka at {self.bootstrap_servers}")
+        return count
+
+    def _partition_count(self, topic: str) -> Optional[int]:
+        from kafka.errors import for_code
+        (info,) = [t for t in self._describe([topic]) if t["name"] == topic] or [None]
+        if info is None or info["error_code"] == 3:  # UNKNOWN_TOPIC_OR_PARTITION
+            return None
+        if info["error_code"] != 0:
+            raise StreamsException(f"cannot describe topic {topic} in Kafka at {self.bootstrap_servers}: "
+                                   f"{for_code(info['error_code']).__name__}")
+        return len(info["partitions"])
+
+    def create_topic(self, topic: str, partitions: int) -> None:
+        """Create ``topic`` with ``partitions`` partitions; nothing to do if it exists with that many."""
+        from kafka.errors import TopicAlreadyExistsError
+        if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 1:
+            raise ValueError(f"partitions of topic {topic} must be an int >= 1, got {partitions!r}")
+        if not isinstance(topic, str) or not topic:
+            raise ValueError(f"topic name must be a non-empty str, got {topic!r}")
+        existing = self._partition_count(topic)
+        if existing is None:
+            try:
+                self._admin().create_topics(
+                    {topic: {"num_partitions": partitions, "replication_factor": self.replication_factor}},
+                    timeout_ms=self.timeout_ms)
+            except TopicAlreadyExistsError:
+                pass  # created concurrently: check its partition count below
+            except Exception as e:
+                raise self._error(f"cannot create topic {topic} with {partitions} partitions", e) from None
+            else:
+                try:
+                    self._admin().wait_for_topics([topic], timeout_ms=self.timeout_ms)
+                except Exception as e:
+                    raise self._error(f"topic {topic} was created but has no leader yet", e) from None
+                log.info("created topic %s with %d partitions", topic, partitions)
+                return
+            existing = self.partitions(topic)
+        if existing != partitions:
+            raise ValueError(f"topic {topic} already exists with {existing} partitions, "
+                             f"cannot create it with {partitions}")
+
+    def end_offsets(self, topic: str) -> list[int]:
+        """The log-end offset of each partition of ``topic``, by partition."""
+        from kafka import TopicPartition
+        from kafka.admin import OffsetSpec
+        n = self.partitions(topic)
+        try:
+            found = self._admin().list_partition_offsets(
+                {TopicPartition(topic, p): OffsetSpec.LATEST for p in range(n)}, timeout_ms=self.timeout_ms)
+        except Exception as e:
+            raise self._error(f"cannot read the end offsets of topic {topic}", e) from None
+        return [int(found[TopicPartition(topic, p)].offset) for p in range(n)]
+
+    # -- writing ---------------------------------------------------------------------------------------------------
+
+    def append(self, records: Iterable[ProducerRecord]) -> None:
+        """Write ``records`` to their topic partitions with their timestamps and headers, in order per partition;
+        returns once the cluster acknowledged all of them (``acks=all``), raises ``StreamsException`` otherwise.
+
+        kafka-python's producer writes them, except for a batch holding a record it cannot encode (null key AND
+        null value, or a header with a null value): such a batch goes wholly, to keep each partition's order,
+        through the Java ``KafkaProducer`` of the kafka-clients jar in the Spark session's JVM."""
+        records = list(records)
+        if not records:
+            return
+        if any((r.key is None and r.value is None) or any(v is None for _, v in r.headers) for r in records):
+            self._append_jvm(records)
+        else:
+            self._append_python(records)
+
+    def _append_python(self, records: list[ProducerRecord]) -> None:
+        producer = self._producer()
+        futures = []
+        for record in records:
+            topic, partition, timestamp, key, value, headers = record
+            try:
+                futures.append((record, producer.send(topic, value=value, key=key, partition=partition,
+                                                      timestamp_ms=timestamp,
+                                                      headers=list(headers) if headers else None)))
+            except Exception as e:
+                raise self._error(f"cannot send a record to {topic}-{partition} (timestamp {timestamp})", e) from None
+        try:
+            producer.flush(timeout=self.timeout_ms / 1000)
+        except Exception as e:
+            raise self._error(f"cannot flush {len(futures)} records", e) from None
+        for record, future in futures:
+            try:
+                future.get(timeout=self.timeout_ms / 1000)
+            except Exception as e:
+                raise self._error(f"writing a record to {record.topic}-{record.partition} "
+                                  f"(timestamp {record.timestamp}) failed", e) from None
+
+    def _jvm_producer(self) -> Any:
+        if self._jvm_producer_client is None:
+            if self.spark is None:
+                raise StreamsException("writing records with a null key and a null value, or headers with null "
+                                       "values, needs the Spark session (its JVM Kafka producer); "
+                                       "pass spark to KafkaConnector")
+            jvm = self.spark.sparkContext._jvm
+            props = jvm.java.util.Properties()
+            serializer = "org.apache.kafka.common.serialization.ByteArraySerializer"
+            settings = {"client.id": "streams-on-spark-jvm-producer", "acks": "all", "linger.ms": "5",
+                        "max.block.ms": str(self.timeout_ms), "request.timeout.ms": str(self.timeout_ms),
+                        "delivery.timeout.ms": str(max(self.timeout_ms, 30000)),
+                        **{k: str(v) for k, v in self.client_config.items() if v is not None},
+                        "bootstrap.servers": self.bootstrap_servers,
+                        "key.serializer": serializer, "value.serializer": serializer}
+            for k, v in settings.items():
+                props.setProperty(k, v)
+            try:
+                self._jvm_producer_client = jvm.org.apache.kafka.clients.producer.KafkaProducer(props)
+            except Exception as e:
+                raise self._error("cannot create the JVM Kafka producer", e) from None
+        return self._jvm_producer_client
+
+    def _append_jvm(self, records: list[ProducerRecord]) -> None:
+        producer = self._jvm_producer()
+        jvm = self.spark.sparkContext._jvm
+        kafka = jvm.org.apache.kafka
+        futures = []
+        try:
+            for record in records:
+                headers = jvm.java.util.ArrayList()
+                for hkey, hvalue in record.headers:
+                    headers.add(kafka.common.header.internals.RecordHeader(hkey, hvalue))
+                futures.append((record, producer.send(kafka.clients.producer.ProducerRecord(
+                    record.topic, jvm.java.lang.Integer.valueOf(record.partition),
+                    jvm.java.lang.Long.valueOf(record.timestamp), record.key, record.value, headers))))
+            producer.flush()
+            for record, future in futures:
+                future.get(self.timeout_ms, jvm.java.util.concurrent.TimeUnit.MILLISECONDS)
+        except Exception as e:
+            raise self._error(f"writing {len(records)} records with the JVM producer failed", e) from None

@@ -1,0 +1,812 @@
+"""Window and session stores: in-memory bytes stores, typed views, suppliers, builders and ``WindowStores``.
+
+The bytes stores reproduce Kafka's ``InMemoryWindowStore`` and ``InMemorySessionStore``
+(``org.apache.kafka.streams.state.internals``): the same retention rule (a record whose window start — or
+session end — is ``<= observedStreamTime - retention`` is skipped with "Skipping record for expired segment."),
+the same eviction of expired segments before every operation, and the same iteration order:
+
+* window store: by window start, then by serialized key bytes (with ``retain_duplicates`` the key bytes carry a
+  4-byte big-endian sequence number, so duplicates come out in insertion order);
+* session store: by session end, then key bytes, then session start **descending** (Kafka's forward order);
+  the backward variants reverse all three.
+
+Reads return snapshots (lists) rather than Kafka's lazy iterators, so a processor may write while it iterates.
+``entries()``/``restore()`` on the bytes stores give the task snapshot plain dicts of bytes and ints.
+"""
+from __future__ import annotations
+
+import bisect
+import logging
+import struct
+from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
+
+from streams_on_spark.dsl.windows import (
+    LONG_MAX,
+    SessionWindow,
+    TimeWindow,
+    Windowed,
+    java_duration_string,
+    validate_millis,
+)
+from streams_on_spark.errors import StreamsException
+from streams_on_spark.keyvalue import KeyValue
+from streams_on_spark.state.stores import (
+    SerdeStore,
+    StateStore,
+    StoreBuilder,
+    ValueAndTimestamp,
+    ValueAndTimestampSerde,
+)
+
+log = logging.getLogger(__name__)
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+_SEQ = struct.Struct(">i")
+_SEQNUM_SIZE = 4
+_SEQ_MIN = _SEQ.pack(0)
+_SEQ_MAX = _SEQ.pack(0x7FFFFFFF)
+NO_TIMESTAMP = -1
+_INVALID_RANGE_WARN_MSG = ("Returning empty iterator for fetch with invalid key range: from > to. This may be due to "
+                           "range arguments set in the wrong order, or serdes that don't preserve ordering when "
+                           "lexicographically comparing the serialized bytes. Note that the built-in numerical serdes "
+                           "do not follow this for negative numbers")
+
+
+def _window_end(start: int, window_size: int) -> int:
+    """``start + size``, clamped to ``Long.MAX_VALUE`` on overflow (Kafka logs and truncates)."""
+    end = start + window_size
+    if end > LONG_MAX:
+        log.warning("Warning: window end time was truncated to Long.MAX")
+        return LONG_MAX
+    return end
+
+
+def _sub_keys(keys: list[bytes], key_from: Optional[bytes], key_to: Optional[bytes]) -> list[bytes]:
+    """The sorted ``keys`` within ``[key_from, key_to]`` (None = unbounded), like ``NavigableMap.subMap``."""
+    lo = 0 if key_from is None else bisect.bisect_left(keys, key_from)
+    hi = len(keys) if key_to is None else bisect.bisect_right(keys, key_to)
+    return keys[lo:hi]
+
+
+class _Expiring:
+    """Shared bookkeeping of the in-memory stores: observed stream time, sorted segment times, expired drops."""
+
+    name: str
+    retention_period_ms: int
+
+    def _init_times(self) -> None:
+        self.observed_stream_time = NO_TIMESTAMP
+        self._times: list[int] = []          # sorted segment timestamps (window starts / session ends)
+        self.metrics: Any = None             # set by the typed store's init: counts dropped expired records
+
+    def _record_expired(self) -> None:
+        if self.metrics is not None:
+            self.metrics.record_dropped()
+        log.warning("Skipping record for expired segment.")
+
+    def _min_live_time(self) -> int:
+        return max(0, self.observed_stream_time - self.retention_period_ms + 1)
+
+    def _times_between(self, time_from: int, time_to: int, forward: bool) -> list[int]:
+        times = self._times
+        selected = times[bisect.bisect_left(times, time_from):bisect.bisect_right(times, time_to)]
+        return selected if forward else selected[::-1]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Window store
+
+
+class InMemoryWindowBytesStore(_Expiring, StateStore):
+    """``(key bytes, window start) -> value bytes``, segmented by window start (Kafka's ``InMemoryWindowStore``)."""
+
+    def __init__(self, name: str, retention_period_ms: int, window_size_ms: int, retain_duplicates: bool = False) -> None:
+        self.name = name
+        self.retention_period_ms = retention_period_ms
+        self.window_size_ms = window_size_ms
+        self.retain_duplicates = retain_duplicates
+        self._segments: dict[int, dict[bytes, bytes]] = {}
+        self._sorted: dict[int, list[bytes]] = {}    # per-segment sorted keys, rebuilt lazily
+        self.seqnum = 0
+        self._init_times()
+
+    # -- maintenance
+    def _remove_expired_segments(self) -> None:
+        times = self._times
+        cut = bisect.bisect_left(times, self._min_live_time())
+        if cut:
+            for t in times[:cut]:
+                del self._segments[t]
+                self._sorted.pop(t, None)
+            del times[:cut]
+
+    def _keys(self, t: int) -> list[bytes]:
+        keys = self._sorted.get(t)
+        if keys is None:
+            keys = self._sorted[t] = sorted(self._segments[t])
+        return keys
+
+    def _wrap(self, key: bytes, seqnum: int) -> bytes:
+        return key + _SEQ.pack(seqnum)
+
+    # -- writes
+    def put(self, key: bytes, value: Optional[bytes], window_start_timestamp: int) -> None:
+        """Store ``value`` for ``key`` in the window starting at ``window_start_timestamp``; None deletes.
+
+        With ``retain_duplicates`` every put is kept under a new sequence number and a None value is a no-op.
+        """
+        self._remove_expired_segments()
+        self.observed_stream_time = max(self.observed_stream_time, window_start_timestamp)
+        if window_start_timestamp <= self.observed_stream_time - self.retention_period_ms:
+            self._record_expired()
+            return
+        if value is not None:
+            if self.retain_duplicates:
+                self.seqnum = (self.seqnum + 1) & 0x7FFFFFFF
+                key = self._wrap(key, self.seqnum)
+            segment = self._segments.get(window_start_timestamp)
+            if segment is None:
+                segment = self._segments[window_start_timestamp] = {}
+                bisect.insort(self._times, window_start_timestamp)
+            if key not in segment:
+                keys = self._sorted.get(window_start_timestamp)
+                if keys is not None:
+                    bisect.insort(keys, key)     # cheaper than re-sorting on the next read
+            segment[key] = value
+        elif not self.retain_duplicates:
+            segment = self._segments.get(window_start_timestamp)
+            if segment is not None and segment.pop(key, None) is not None:
+                keys = self._sorted.get(window_start_timestamp)
+                if keys is not None:
+                    del keys[bisect.bisect_left(keys, key)]
+                if not segment:
+                    self._sorted.pop(window_start_timestamp, None)
+                    del self._segments[window_start_timestamp]
+                    self._times.remove(window_start_timestamp)
+
+    # -- reads
+    def fetch(self, key: bytes, window_start_timestamp: int) -> Optional[bytes]:
+        """The value of ``key`` in exactly the window starting at ``window_start_timestamp``."""
+        self._remove_expired_segments()
+        if window_start_timestamp <= self.observed_stream_time - self.retention_period_ms:
+            return None
+        segment = self._segments.get(window_start_timestamp)
+        return None if segment is None else segment.get(key)
+
+    def _min_time(self, time_from: int) -> int:
+        # add one because records expire exactly retentionPeriod ms after they were created
+        return max(time_from, self.observed_stream_time - self.retention_period_ms + 1)
+
+    def fetch_key(self, key: bytes, time_from: int, time_to: int, forward: bool = True) -> list[tuple[int, bytes]]:
+        """``(window start, value)`` of ``key`` for windows starting in ``[time_from, time_to]``."""
+        self._remove_expired_segments()
+        min_time = self._min_time(time_from)
+        if time_to < min_time:
+            return []
+        out: list[tuple[int, bytes]] = []
+        segments = self._segments
+        if not self.retain_duplicates:
+            for t in self._times_between(min_time, time_to, forward):
+                value = segments[t].get(key)
+                if value is not None:
+                    out.append((t, value))
+            return out
+        lo, hi = self._wrap(key, 0), self._wrap(key, 0x7FFFFFFF)
+        for t in self._times_between(min_time, time_to, forward):
+            segment = segments[t]
+            keys = _sub_keys(self._keys(t), lo, hi)
+            if not forward:
+                keys = keys[::-1]
+            out.extend((t, segment[k]) for k in keys if k[:-_SEQNUM_SIZE] == key)
+        return out
+
+    def fetch_keys(self, key_from: Optional[bytes], key_to: Optional[bytes], time_from: int, time_to: int,
+                   forward: bool = True) -> list[tuple[bytes, int, bytes]]:
+        """``(key bytes, window start, value)`` for keys in ``[key_from, key_to]`` (None = open) and starts in
+        ``[time_from, time_to]``; ordered by start, then key bytes (both reversed when not ``forward``)."""
+        self._remove_expired_segments()
+        if key_from is not None and key_to is not None and key_from > key_to:
+            log.warning(_INVALID_RANGE_WARN_MSG)
+            return []
+        min_time = self._min_time(time_from)
+        if time_to < min_time:
+            return []
+        return self._scan(key_from, key_to, self._times_between(min_time, time_to, forward), forward)
+
+    def fetch_all(self, time_from: int, time_to: int, forward: bool = True) -> list[tuple[bytes, int, bytes]]:
+        """Every entry whose window starts in ``[time_from, time_to]``."""
+        self._remove_expired_segments()
+        min_time = self._min_time(time_from)
+        if time_to < min_time:
+            return []
+        return self._scan(None, None, self._times_between(min_time, time_to, forward), forward)
+
+    def all(self, forward: bool = True) -> list[tuple[bytes, int, bytes]]:
+        """Every live entry (window start ``> observedStreamTime - retention``)."""
+        self._remove_expired_segments()
+        times = self._times
+        selected = times[bisect.bisect_right(times, self.observed_stream_time - self.retention_period_ms):]
+        return self._scan(None, None, selected if forward else selected[::-1], forward)
+
+    def _scan(self, key_from: Optional[bytes], key_to: Optional[bytes], times: list[int],
+              forward: bool) -> list[tuple[bytes, int, bytes]]:
+        dups = self.retain_duplicates
+        lo = self._wrap(key_from, 0) if dups and key_from is not None else key_from
+        hi = self._wrap(key_to, 0x7FFFFFFF) if dups and key_to is not None else key_to
+        out: list[tuple[bytes, int, bytes]] = []
+        for t in times:
+            segment = self._segments[t]
+            keys = _sub_keys(self._keys(t), lo, hi)
+            if not forward:
+                keys = keys[::-1]
+            if not dups:
+                out.extend((k, t, segment[k]) for k in keys)
+                continue
+            for k in keys:
+                base = k[:-_SEQNUM_SIZE]
+                # Kafka re-checks the unwrapped key against the range when duplicates are retained
+                if (key_from is None or base >= key_from) and (key_to is None or base <= key_to):
+                    out.append((base, t, segment[k]))
+        return out
+
+    def approximate_num_entries(self) -> int:
+        return sum(len(segment) for segment in self._segments.values())
+
+    # -- snapshots
+    def entries(self) -> dict[str, Any]:
+        """Plain-builtin state for snapshots: stream time, sequence number and ``{start: {key: value}}``."""
+        return {"observed_stream_time": self.observed_stream_time, "seqnum": self.seqnum,
+                "segments": self._segments}
+
+    def restore(self, entries: dict[str, Any]) -> None:
+        """Load what :meth:`entries` returned (replaces the current content)."""
+        self.observed_stream_time = entries["observed_stream_time"]
+        self.seqnum = entries["seqnum"]
+        self._segments = {t: dict(segment) for t, segment in entries["segments"].items() if segment}
+        self._times = sorted(self._segments)
+        self._sorted = {}
+
+    def close(self) -> None:
+        self._segments.clear()
+        self._sorted.clear()
+        self._times.clear()
+
+    def __repr__(self) -> str:
+        return f"InMemoryWindowBytesStore({self.name!r})"
+
+
+class WindowStore(SerdeStore, Generic[K, V]):
+    """A typed window store: serdes around an :class:`InMemoryWindowBytesStore`.
+
+    ``fetch(key, start)`` reads one window; ``fetch(key, time_from, time_to)`` iterates
+    ``KeyValue(window_start, value)``; ``fetch(key_from, key_to, time_from, time_to)`` iterates
+    ``KeyValue(Windowed(key, TimeWindow), value)`` — Kafka's overloads, dispatched on the number of arguments.
+    """
+
+    def __init__(self, inner: InMemoryWindowBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
+        self._init_serdes(inner, key_serde, value_serde)
+
+    @property
+    def retention_period_ms(self) -> int:
+        return self.inner.retention_period_ms
+
+    @property
+    def window_size_ms(self) -> int:
+        return self.inner.window_size_ms
+
+    @property
+    def retain_duplicates(self) -> bool:
+        return self.inner.retain_duplicates
+
+    @property
+    def observed_stream_time(self) -> int:
+        return self.inner.observed_stream_time
+
+    def put(self, key: K, value: Optional[V], window_start_timestamp: int) -> None:
+        """Put ``value`` into the window of ``key`` starting at ``window_start_timestamp``; None deletes."""
+        self.inner.put(self._kser(key), self._vser(value), window_start_timestamp)
+
+    def fetch_window(self, key: K, window_start: int) -> Optional[V]:
+        """The value of ``key`` in the window starting at ``window_start``, or None."""
+        return self._vde(self.inner.fetch(self._kser(key), window_start))
+
+    def fetch(self, *args: Any) -> Any:
+        """``fetch(key, start)`` → value | None; ``fetch(key, time_from, time_to)`` → iterator of
+        ``KeyValue(start, value)`` by ascending start; ``fetch(key_from, key_to, time_from, time_to)`` →
+        iterator of ``KeyValue(Windowed, value)``."""
+        if len(args) == 2:
+            return self.fetch_window(*args)
+        if len(args) == 3:
+            return self._fetch_key(*args, forward=True)
+        if len(args) == 4:
+            return self.fetch_range(*args)
+        raise TypeError(f"fetch() takes 2, 3 or 4 arguments ({len(args)} given)")
+
+    def backward_fetch(self, *args: Any) -> Iterator[KeyValue]:
+        """``backward_fetch(key, time_from, time_to)`` (descending start) or the 4-argument key-range form."""
+        if len(args) == 3:
+            return self._fetch_key(*args, forward=False)
+        if len(args) == 4:
+            return self.backward_fetch_range(*args)
+        raise TypeError(f"backward_fetch() takes 3 or 4 arguments ({len(args)} given)")
+
+    def _fetch_key(self, key: K, time_from: int, time_to: int, forward: bool) -> Iterator[KeyValue]:
+        vde = self._vde
+        return iter([KeyValue(t, vde(v)) for t, v in self.inner.fetch_key(self._kser(key), time_from, time_to,
+                                                                           forward)])
+
+    def _windowed(self, rows: list[tuple[bytes, int, bytes]]) -> Iterator[KeyValue]:
+        size, kde, vde = self.inner.window_size_ms, self._kde, self._vde
+        return iter([KeyValue(Windowed(kde(k), TimeWindow(t, _window_end(t, size))), vde(v)) for k, t, v in rows])
+
+    def fetch_range(self, key_from: Optional[K], key_to: Optional[K], time_from: int, time_to: int) -> Iterator[KeyValue]:
+        """``KeyValue(Windowed, value)`` for keys in ``[key_from, key_to]`` (None = open), by start then key bytes."""
+        return self._windowed(self.inner.fetch_keys(self._kser_opt(key_from), self._kser_opt(key_to),
+                                                    time_from, time_to, True))
+
+    def backward_fetch_range(self, key_from: Optional[K], key_to: Optional[K], time_from: int,
+                             time_to: int) -> Iterator[KeyValue]:
+        return self._windowed(self.inner.fetch_keys(self._kser_opt(key_from), self._kser_opt(key_to),
+                                                    time_from, time_to, False))
+
+    def fetch_all(self, time_from: int, time_to: int) -> Iterator[KeyValue]:
+        """``KeyValue(Windowed, value)`` for every window starting in ``[time_from, time_to]``."""
+        return self._windowed(self.inner.fetch_all(time_from, time_to, True))
+
+    def backward_fetch_all(self, time_from: int, time_to: int) -> Iterator[KeyValue]:
+        return self._windowed(self.inner.fetch_all(time_from, time_to, False))
+
+    def all(self) -> Iterator[KeyValue]:
+        """Every live window, by start then key bytes; a snapshot, safe to modify the store while iterating."""
+        return self._windowed(self.inner.all(True))
+
+    def backward_all(self) -> Iterator[KeyValue]:
+        return self._windowed(self.inner.all(False))
+
+
+class TimestampedWindowStore(WindowStore[K, ValueAndTimestamp]):
+    """Values are :class:`ValueAndTimestamp` (8-byte timestamp + value bytes); what windowed DSL aggregations use."""
+
+    def __init__(self, inner: InMemoryWindowBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
+        super().__init__(inner, key_serde, None)
+        self.plain_value_serde = value_serde
+        if value_serde is not None:
+            self.value_serde = ValueAndTimestampSerde(value_serde)
+
+    def init(self, context: Any) -> None:
+        super().init(context)
+        if self.plain_value_serde is None:
+            self.plain_value_serde = getattr(context, "default_value_serde", None)
+        if self.plain_value_serde is not None:
+            self.value_serde = ValueAndTimestampSerde(self.plain_value_serde)
+
+    def _vser(self, value: Any) -> Optional[bytes]:
+        if value is not None and not isinstance(value, ValueAndTimestamp):
+            raise ValueError(f"store {self.name} holds ValueAndTimestamp values, got {type(value).__name__}")
+        return super()._vser(value)
+
+
+class WindowStoreFacade:
+    """A plain window-store view of a timestamped one (Kafka's ``WindowStoreFacade``): values without timestamps;
+    puts store the timestamp ``-1``."""
+
+    def __init__(self, store: TimestampedWindowStore) -> None:
+        self.store = store
+        self.name = store.name
+
+    def put(self, key: Any, value: Any, window_start_timestamp: int) -> None:
+        self.store.put(key, ValueAndTimestamp.make(value, NO_TIMESTAMP), window_start_timestamp)
+
+    def fetch_window(self, key: Any, window_start: int) -> Any:
+        return ValueAndTimestamp.get_value_or_null(self.store.fetch_window(key, window_start))
+
+    def fetch(self, *args: Any) -> Any:
+        result = self.store.fetch(*args)
+        if len(args) == 2:
+            return ValueAndTimestamp.get_value_or_null(result)
+        return _strip(result)
+
+    def backward_fetch(self, *args: Any) -> Iterator[KeyValue]:
+        return _strip(self.store.backward_fetch(*args))
+
+    def fetch_range(self, key_from: Any, key_to: Any, time_from: int, time_to: int) -> Iterator[KeyValue]:
+        return _strip(self.store.fetch_range(key_from, key_to, time_from, time_to))
+
+    def fetch_all(self, time_from: int, time_to: int) -> Iterator[KeyValue]:
+        return _strip(self.store.fetch_all(time_from, time_to))
+
+    def all(self) -> Iterator[KeyValue]:
+        return _strip(self.store.all())
+
+    def approximate_num_entries(self) -> int:
+        return self.store.approximate_num_entries()
+
+    def __repr__(self) -> str:
+        return f"WindowStoreFacade({self.name!r})"
+
+
+def _strip(rows: Iterator[KeyValue]) -> Iterator[KeyValue]:
+    return iter([KeyValue(k, ValueAndTimestamp.get_value_or_null(v)) for k, v in rows])
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Session store
+
+
+class InMemorySessionBytesStore(_Expiring, StateStore):
+    """Sessions ``end -> key bytes -> start -> aggregate bytes`` (Kafka's ``InMemorySessionStore``)."""
+
+    def __init__(self, name: str, retention_period_ms: int) -> None:
+        self.name = name
+        self.retention_period_ms = retention_period_ms
+        self._ends: dict[int, dict[bytes, dict[int, bytes]]] = {}
+        self._sorted: dict[int, list[bytes]] = {}
+        self._init_times()
+
+    def _remove_expired_segments(self) -> None:
+        times = self._times
+        cut = bisect.bisect_left(times, self._min_live_time())
+        if cut:
+            for t in times[:cut]:
+                del self._ends[t]
+                self._sorted.pop(t, None)
+            del times[:cut]
+
+    def _keys(self, end: int) -> list[bytes]:
+        keys = self._sorted.get(end)
+        if keys is None:
+            keys = self._sorted[end] = sorted(self._ends[end])
+        return keys
+
+    def put(self, key: bytes, start: int, end: int, aggregate: Optional[bytes]) -> None:
+        """Store the session ``[start, end]`` of ``key``; None removes it. Skipped when its end has expired."""
+        self._remove_expired_segments()
+        self.observed_stream_time = max(self.observed_stream_time, end)
+        if end <= self.observed_stream_time - self.retention_period_ms:
+            self._record_expired()
+            return
+        if aggregate is None:
+            self.remove(key, start, end)
+            return
+        key_map = self._ends.get(end)
+        if key_map is None:
+            key_map = self._ends[end] = {}
+            bisect.insort(self._times, end)
+        starts = key_map.get(key)
+        if starts is None:
+            starts = key_map[key] = {}
+            keys = self._sorted.get(end)
+            if keys is not None:
+                bisect.insort(keys, key)
+        starts[start] = aggregate
+
+    def remove(self, key: bytes, start: int, end: int) -> None:
+        """Delete the session ``[start, end]`` of ``key`` (no retention check, as in Kafka)."""
+        key_map = self._ends.get(end)
+        if key_map is None:
+            return
+        starts = key_map.get(key)
+        if starts is None:
+            return
+        starts.pop(start, None)
+        if not starts:
+            del key_map[key]
+            keys = self._sorted.get(end)
+            if keys is not None:
+                del keys[bisect.bisect_left(keys, key)]
+            if not key_map:
+                self._sorted.pop(end, None)
+                del self._ends[end]
+                self._times.remove(end)
+
+    def fetch_session(self, key: bytes, start: int, end: int) -> Optional[bytes]:
+        self._remove_expired_segments()
+        if end > self.observed_stream_time - self.retention_period_ms:
+            starts = self._ends.get(end, {}).get(key)
+            if starts is not None:
+                return starts.get(start)
+        return None
+
+    def find_sessions(self, key_from: Optional[bytes], key_to: Optional[bytes], earliest_session_end_time: int,
+                      latest_session_start_time: int, forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
+        """``(key, start, end, aggregate)`` of sessions with ``end >= earliest_end`` and ``start <= latest_start``.
+
+        Forward order: end ascending, key bytes ascending, start descending; backward reverses each level.
+        """
+        self._remove_expired_segments()
+        if key_from is not None and key_to is not None and key_from > key_to:
+            log.warning(_INVALID_RANGE_WARN_MSG)
+            return []
+        times = self._times
+        ends = times[bisect.bisect_left(times, earliest_session_end_time):]
+        return self._scan(key_from, key_to, latest_session_start_time, ends if forward else ends[::-1], forward)
+
+    def find_sessions_by_end_time(self, earliest_session_end_time: int, latest_session_end_time: int,
+                                  forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
+        """Sessions of every key whose end is in ``[earliest_end, latest_end]`` (Kafka's 2-argument findSessions)."""
+        self._remove_expired_segments()
+        return self._scan(None, None, LONG_MAX,
+                          self._times_between(earliest_session_end_time, latest_session_end_time, forward), forward)
+
+    def fetch_keys(self, key_from: Optional[bytes], key_to: Optional[bytes],
+                   forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
+        """Every session of the keys in ``[key_from, key_to]`` (None = open)."""
+        self._remove_expired_segments()
+        times = self._times
+        return self._scan(key_from, key_to, LONG_MAX, times if forward else times[::-1], forward)
+
+    def _scan(self, key_from: Optional[bytes], key_to: Optional[bytes], latest_start: int, ends: list[int],
+              forward: bool) -> list[tuple[bytes, int, int, bytes]]:
+        out: list[tuple[bytes, int, int, bytes]] = []
+        for end in ends:
+            key_map = self._ends[end]
+            keys = _sub_keys(self._keys(end), key_from, key_to)
+            for key in (keys if forward else reversed(keys)):
+                starts = key_map[key]
+                selected = sorted((s for s in starts if s <= latest_start), reverse=forward)
+                out.extend((key, s, end, starts[s]) for s in selected)
+        return out
+
+    def approximate_num_entries(self) -> int:
+        return sum(len(starts) for key_map in self._ends.values() for starts in key_map.values())
+
+    def entries(self) -> dict[str, Any]:
+        """Plain-builtin state for snapshots: stream time and ``{end: {key: {start: aggregate}}}``."""
+        return {"observed_stream_time": self.observed_stream_time, "sessions": self._ends}
+
+    def restore(self, entries: dict[str, Any]) -> None:
+        """Load what :meth:`entries` returned (replaces the current content)."""
+        self.observed_stream_time = entries["observed_stream_time"]
+        self._ends = {end: {k: dict(starts) for k, starts in key_map.items() if starts}
+                      for end, key_map in entries["sessions"].items()}
+        self._ends = {end: key_map for end, key_map in self._ends.items() if key_map}
+        self._times = sorted(self._ends)
+        self._sorted = {}
+
+    def close(self) -> None:
+        self._ends.clear()
+        self._sorted.clear()
+        self._times.clear()
+
+    def __repr__(self) -> str:
+        return f"InMemorySessionBytesStore({self.name!r})"
+
+
+class SessionStore(SerdeStore, Generic[K, V]):
+    """A typed session store: keys are :class:`Windowed` with a :class:`SessionWindow` (both bounds inclusive)."""
+
+    def __init__(self, inner: InMemorySessionBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
+        self._init_serdes(inner, key_serde, value_serde)
+
+    @property
+    def retention_period_ms(self) -> int:
+        return self.inner.retention_period_ms
+
+    @property
+    def observed_stream_time(self) -> int:
+        return self.inner.observed_stream_time
+
+    def _check(self, session_key: Windowed[K]) -> None:
+        if session_key is None:
+            raise ValueError(f"sessionKey cannot be null (store {self.name})")
+
+    def put(self, session_key: Windowed[K], aggregate: Optional[V]) -> None:
+        """Store ``aggregate`` for the session; None removes it."""
+        self._check(session_key)
+        w = session_key.window
+        self.inner.put(self._kser(session_key.key), w.start, w.end, self._vser(aggregate))
+
+    def remove(self, session_key: Windowed[K]) -> None:
+        self._check(session_key)
+        w = session_key.window
+        self.inner.remove(self._kser(session_key.key), w.start, w.end)
+
+    def fetch_session(self, key: K, session_start_time: int, session_end_time: int) -> Optional[V]:
+        """The aggregate of exactly the session ``[start, end]`` of ``key``, or None."""
+        return self._vde(self.inner.fetch_session(self._kser(key), session_start_time, session_end_time))
+
+    def _rows(self, rows: list[tuple[bytes, int, int, bytes]]) -> Iterator[KeyValue]:
+        kde, vde = self._kde, self._vde
+        return iter([KeyValue(Windowed(kde(k), SessionWindow(s, e)), vde(v)) for k, s, e, v in rows])
+
+    def find_sessions(self, key: K, earliest_session_end_time: int, latest_session_start_time: int) -> Iterator[KeyValue]:
+        """Sessions of ``key`` with ``end >= earliest_end`` and ``start <= latest_start`` — those a record
+        arriving within the inactivity gap would merge with."""
+        kb = self._kser(key)
+        return self._rows(self.inner.find_sessions(kb, kb, earliest_session_end_time, latest_session_start_time))
+
+    def backward_find_sessions(self, key: K, earliest_session_end_time: int,
+                               latest_session_start_time: int) -> Iterator[KeyValue]:
+        kb = self._kser(key)
+        return self._rows(self.inner.find_sessions(kb, kb, earliest_session_end_time, latest_session_start_time,
+                                                   False))
+
+    def find_sessions_range(self, key_from: Optional[K], key_to: Optional[K], earliest_session_end_time: int,
+                            latest_session_start_time: int) -> Iterator[KeyValue]:
+        return self._rows(self.inner.find_sessions(self._kser_opt(key_from), self._kser_opt(key_to),
+                                                   earliest_session_end_time, latest_session_start_time))
+
+    def backward_find_sessions_range(self, key_from: Optional[K], key_to: Optional[K],
+                                     earliest_session_end_time: int,
+                                     latest_session_start_time: int) -> Iterator[KeyValue]:
+        return self._rows(self.inner.find_sessions(self._kser_opt(key_from), self._kser_opt(key_to),
+                                                   earliest_session_end_time, latest_session_start_time, False))
+
+    def find_sessions_by_end_time(self, earliest_session_end_time: int,
+                                  latest_session_end_time: int) -> Iterator[KeyValue]:
+        """Sessions of all keys ending in ``[earliest_end, latest_end]`` (what emit-final scans)."""
+        return self._rows(self.inner.find_sessions_by_end_time(earliest_session_end_time, latest_session_end_time))
+
+    def fetch(self, key: K) -> Iterator[KeyValue]:
+        """Every session of ``key``."""
+        kb = self._kser(key)
+        return self._rows(self.inner.fetch_keys(kb, kb))
+
+    def backward_fetch(self, key: K) -> Iterator[KeyValue]:
+        kb = self._kser(key)
+        return self._rows(self.inner.fetch_keys(kb, kb, False))
+
+    def fetch_range(self, key_from: Optional[K], key_to: Optional[K]) -> Iterator[KeyValue]:
+        return self._rows(self.inner.fetch_keys(self._kser_opt(key_from), self._kser_opt(key_to)))
+
+    def all(self) -> Iterator[KeyValue]:
+        """Every session, in Kafka's forward order; a snapshot."""
+        return self._rows(self.inner.fetch_keys(None, None))
+
+    def backward_all(self) -> Iterator[KeyValue]:
+        return self._rows(self.inner.fetch_keys(None, None, False))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Suppliers, builders, factories
+
+
+def _check_name(name: Optional[str]) -> str:
+    if not name:
+        raise ValueError("store name cannot be null or empty")
+    return name
+
+
+class WindowBytesStoreSupplier:
+    """Makes the bytes store a window-store builder wraps (``WindowStores.in_memory_window_store``)."""
+
+    def __init__(self, name: str, retention_period_ms: int, window_size_ms: int, retain_duplicates: bool) -> None:
+        self.name = _check_name(name)
+        self.retention_period_ms = retention_period_ms
+        self.window_size_ms = window_size_ms
+        self.retain_duplicates = retain_duplicates
+
+    def get(self) -> InMemoryWindowBytesStore:
+        return InMemoryWindowBytesStore(self.name, self.retention_period_ms, self.window_size_ms,
+                                        self.retain_duplicates)
+
+    def metrics_scope(self) -> str:
+        return "in-memory-window"
+
+    def __repr__(self) -> str:
+        return (f"InMemoryWindowBytesStoreSupplier{{name='{self.name}', retentionPeriod={self.retention_period_ms}, "
+                f"windowSize={self.window_size_ms}, retainDuplicates={str(self.retain_duplicates).lower()}}}")
+
+
+class SessionBytesStoreSupplier:
+    """Makes the bytes store a session-store builder wraps (``WindowStores.in_memory_session_store``)."""
+
+    def __init__(self, name: str, retention_period_ms: int) -> None:
+        self.name = _check_name(name)
+        self.retention_period_ms = retention_period_ms
+
+    def get(self) -> InMemorySessionBytesStore:
+        return InMemorySessionBytesStore(self.name, self.retention_period_ms)
+
+    def metrics_scope(self) -> str:
+        return "in-memory-session"
+
+    def __repr__(self) -> str:
+        return f"InMemorySessionBytesStoreSupplier({self.name!r}, retentionPeriod={self.retention_period_ms})"
+
+
+class WindowStoreBuilder(StoreBuilder):
+    """Builds a :class:`WindowStore` per task (Kafka's ``WindowStoreBuilder``)."""
+
+    store_type: Callable[..., WindowStore] = WindowStore
+
+    def __init__(self, supplier: WindowBytesStoreSupplier, key_serde: Any = None, value_serde: Any = None) -> None:
+        if supplier is None:
+            raise ValueError("supplier cannot be null")
+        self.supplier = supplier
+        self.name = supplier.name
+        self.key_serde = key_serde
+        self.value_serde = value_serde
+        self.logging_enabled = True
+
+    def retention_period(self) -> int:
+        return self.supplier.retention_period_ms
+
+    def with_caching_enabled(self) -> "StoreBuilder":
+        if self.supplier.retain_duplicates:
+            # Kafka: caching cannot keep duplicates apart, so it is switched off for such stores
+            log.warning("Disabling caching for %s since store was configured to retain duplicates", self.name)
+            self.caching_enabled = False
+            return self
+        return super().with_caching_enabled()
+
+    def build(self) -> WindowStore:
+        return self.store_type(self.supplier.get(), self.key_serde, self.value_serde)
+
+
+class TimestampedWindowStoreBuilder(WindowStoreBuilder):
+    store_type = TimestampedWindowStore
+
+
+class SessionStoreBuilder(StoreBuilder):
+    """Builds a :class:`SessionStore` per task (Kafka's ``SessionStoreBuilder``)."""
+
+    def __init__(self, supplier: SessionBytesStoreSupplier, key_serde: Any = None, value_serde: Any = None) -> None:
+        if supplier is None:
+            raise ValueError("supplier cannot be null")
+        self.supplier = supplier
+        self.name = supplier.name
+        self.key_serde = key_serde
+        self.value_serde = value_serde
+        self.logging_enabled = True
+
+    def retention_period(self) -> int:
+        return self.supplier.retention_period_ms
+
+    def build(self) -> SessionStore:
+        return SessionStore(self.supplier.get(), self.key_serde, self.value_serde)
+
+
+class WindowStores:
+    """Factories for window and session store suppliers and builders, named like Kafka's ``Stores``."""
+
+    @staticmethod
+    def in_memory_window_store(name: str, retention_period: Any, window_size: Any,
+                               retain_duplicates: bool = False) -> WindowBytesStoreSupplier:
+        """An in-memory window store keeping windows for ``retention_period`` (``>= window_size``)."""
+        if name is None:
+            raise ValueError("name cannot be null")
+        retention_ms = validate_millis(retention_period, "retentionPeriod")
+        if retention_ms < 0:
+            raise ValueError("retentionPeriod cannot be negative")
+        size_ms = validate_millis(window_size, "windowSize")
+        if size_ms < 0:
+            raise ValueError("windowSize cannot be negative")
+        if size_ms > retention_ms:
+            raise ValueError(f"The retention period of the window store {name} must be no smaller than its window "
+                             f"size. Got size=[{java_duration_string(size_ms)}], "
+                             f"retention=[{java_duration_string(retention_ms)}]")
+        return WindowBytesStoreSupplier(name, retention_ms, size_ms, retain_duplicates)
+
+    @staticmethod
+    def in_memory_session_store(name: str, retention_period: Any) -> SessionBytesStoreSupplier:
+        """An in-memory session store keeping sessions whose end is within ``retention_period`` of stream time."""
+        if name is None:
+            raise ValueError("name cannot be null")
+        retention_ms = validate_millis(retention_period, "retentionPeriod")
+        if retention_ms < 0:
+            raise ValueError("retentionPeriod cannot be negative")
+        return SessionBytesStoreSupplier(name, retention_ms)
+
+    @staticmethod
+    def window_store_builder(supplier: WindowBytesStoreSupplier, key_serde: Any = None,
+                             value_serde: Any = None) -> WindowStoreBuilder:
+        return WindowStoreBuilder(supplier, key_serde, value_serde)
+
+    @staticmethod
+    def timestamped_window_store_builder(supplier: WindowBytesStoreSupplier, key_serde: Any = None,
+                                         value_serde: Any = None) -> TimestampedWindowStoreBuilder:
+        return TimestampedWindowStoreBuilder(supplier, key_serde, value_serde)
+
+    @staticmethod
+    def session_store_builder(supplier: SessionBytesStoreSupplier, key_serde: Any = None,
+                              value_serde: Any = None) -> SessionStoreBuilder:
+        return SessionStoreBuilder(supplier, key_serde, value_serde)
+
+
+__all__ = ["InMemoryWindowBytesStore", "WindowStore", "TimestampedWindowStore", "WindowStoreFacade",
+           "InMemorySessionBytesStore", "SessionStore", "WindowBytesStoreSupplier", "SessionBytesStoreSupplier",
+           "WindowStoreBuilder", "TimestampedWindowStoreBuilder", "SessionStoreBuilder", "WindowStores",
+           "NO_TIMESTAMP"]

@@ -1,0 +1,207 @@
+"""Windowed grouped streams: ``KGroupedStream.windowed_by(...)`` and ``CogroupedKStream.windowed_by(...)``."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from streams_on_spark.dsl.kstream import _check_fn
+from streams_on_spark.dsl.ktable import KTable, split_named_materialized
+from streams_on_spark.dsl.params import Materialized
+from streams_on_spark.processor import windowed as w
+from streams_on_spark.serde import Serdes
+from streams_on_spark.topology.graph import DslSupplier, GraphNode, ProcessorGraphNode
+
+if TYPE_CHECKING:  # pragma: no cover
+    from streams_on_spark.dsl.grouped import CogroupedKStream, KGroupedStream
+
+
+def _count_init() -> int:
+    return 0
+
+
+def _count_add(_key: Any, _value: Any, agg: int) -> int:
+    return agg + 1
+
+
+def _reduce_init() -> None:
+    return None
+
+
+def _reducing(reducer: Callable[[Any, Any], Any]) -> Callable[[Any, Any, Any], Any]:
+    """Kafka's ``aggregatorForReducer``: the first value starts the aggregate."""
+    def aggregate(_key: Any, value: Any, agg: Any) -> Any:
+        return value if agg is None else reducer(agg, value)
+    return aggregate
+
+
+def window_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any) -> Any:
+    """The timestamped window store of a time-windowed aggregation; retention = size + grace (Kafka's default)."""
+    from streams_on_spark.state.window_stores import WindowStores
+    supplier = m.store_supplier or WindowStores.in_memory_window_store(
+        name, windows.size_ms + windows.grace_ms, windows.size_ms, False)
+    builder = WindowStores.timestamped_window_store_builder(supplier, key_serde, value_serde)
+    return builder if m.logging_enabled else builder.with_logging_disabled()
+
+
+def session_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any) -> Any:
+    """The session store of a session-windowed aggregation; retention = gap + grace (Kafka's default)."""
+    from streams_on_spark.state.window_stores import WindowStores
+    supplier = m.store_supplier or WindowStores.in_memory_session_store(
+        name, windows.inactivity_gap_ms + windows.grace_ms)
+    builder = WindowStores.session_store_builder(supplier, key_serde, value_serde)
+    return builder if m.logging_enabled else builder.with_logging_disabled()
+
+
+class _WindowedAggregations:
+    """Shared by time and session windowed streams: naming, repartition, store and result table."""
+
+    store_builder: Callable[..., Any]
+
+    def __init__(self, grouped: "KGroupedStream", windows: Any) -> None:
+        self._grouped = grouped
+        self._builder = grouped._builder
+        self.windows = windows
+
+    def _windowed_serde(self, key_serde: Any) -> Any:
+        raise NotImplementedError
+
+    def _build(self, named: Any, materialized: Any, prefix: str, value_serde_default: Any,
+               make: Callable[[str], DslSupplier], burn_for_count: bool = False) -> KTable:
+        named, m = split_named_materialized(named, materialized)
+        if burn_for_count and m is not None and m.name is None:
+            self._builder.new_store_name("KSTREAM-AGGREGATE-")  # Kafka's compatibility burn for count()
+        m = m or Materialized()
+        store = m.name if m.name is not None else self._builder.new_store_name(prefix)
+        key_serde = m.key_serde if m.key_serde is not None else self._grouped.key_serde
+        value_serde = m.value_serde if m.value_serde is not None else value_serde_default
+        name = self._builder.name_or_generate(None if named is None else named.name, prefix)
+        parent, source_nodes = self._grouped._repartition_if_required(store)
+        supplier = make(store)
+        node = ProcessorGraphNode(name, supplier, type(self).store_builder(m, store, self.windows, key_serde,
+                                                                            value_serde))
+        node.windows = self.windows  # type: ignore[attr-defined]  # found by suppress(until_window_closes)
+        self._builder.add_graph_node(parent, node)
+        windowed_key_serde = None if key_serde is None else self._windowed_serde(key_serde)
+        return KTable(self._builder, name, windowed_key_serde, value_serde, source_nodes, m.name, supplier, node)
+
+
+class TimeWindowedKStream(_WindowedAggregations):
+    """A grouped stream cut into tumbling or hopping windows (``TimeWindows``)."""
+
+    store_builder = staticmethod(window_store_builder)
+
+    def _windowed_serde(self, key_serde: Any) -> Any:
+        from streams_on_spark.serde.windowed import WindowedSerdes
+        return WindowedSerdes.time_windowed(key_serde, self.windows.size_ms)
+
+    def count(self, named: Any = None, materialized: Any = None) -> KTable:
+        """Records per key and window (null keys are dropped)."""
+        return self._build(named, materialized, "KSTREAM-AGGREGATE-", Serdes.Long(),
+                           lambda store: DslSupplier(w.KStreamWindowAggregate, self.windows, store, _count_init,
+                                                     _count_add), burn_for_count=True)
+
+    def reduce(self, reducer: Callable[[Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
+        _check_fn(reducer, "reducer")
+        return self._build(named, materialized, "KSTREAM-REDUCE-", self._grouped.value_serde,
+                           lambda store: DslSupplier(w.KStreamWindowAggregate, self.windows, store, _reduce_init,
+                                                     _reducing(reducer)))
+
+    def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
+                  named: Any = None, materialized: Any = None) -> KTable:
+        _check_fn(initializer, "initializer")
+        _check_fn(aggregator, "aggregator")
+        return self._build(named, materialized, "KSTREAM-AGGREGATE-", None,
+                           lambda store: DslSupplier(w.KStreamWindowAggregate, self.windows, store, initializer,
+                                                     aggregator))
+
+
+class SessionWindowedKStream(_WindowedAggregations):
+    """A grouped stream cut into sessions (``SessionWindows``): activity separated by an inactivity gap."""
+
+    store_builder = staticmethod(session_store_builder)
+
+    def _windowed_serde(self, key_serde: Any) -> Any:
+        from streams_on_spark.serde.windowed import WindowedSerdes
+        return WindowedSerdes.session_windowed(key_serde)
+
+    def count(self, named: Any = None, materialized: Any = None) -> KTable:
+        return self._build(named, materialized, "KSTREAM-AGGREGATE-", Serdes.Long(),
+                           lambda store: DslSupplier(w.KStreamSessionWindowAggregate, self.windows, store,
+                                                     _count_init, _count_add, lambda k, a, b: a + b),
+                           burn_for_count=True)
+
+    def reduce(self, reducer: Callable[[Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
+        _check_fn(reducer, "reducer")
+        return self._build(named, materialized, "KSTREAM-REDUCE-", self._grouped.value_serde,
+                           lambda store: DslSupplier(w.KStreamSessionWindowAggregate, self.windows, store,
+                                                     _reduce_init, _reducing(reducer),
+                                                     lambda k, a, b: b if a is None else a if b is None
+                                                     else reducer(a, b)))
+
+    def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
+                  merger: Callable[[Any, Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
+        """``merger(key, agg1, agg2)`` combines two sessions' aggregates when a record bridges them."""
+        _check_fn(initializer, "initializer")
+        _check_fn(aggregator, "aggregator")
+        _check_fn(merger, "sessionMerger")
+        return self._build(named, materialized, "KSTREAM-AGGREGATE-", None,
+                           lambda store: DslSupplier(w.KStreamSessionWindowAggregate, self.windows, store,
+                                                     initializer, aggregator, merger))
+
+
+class TimeWindowedCogroupedKStream:
+    """A cogroup cut into time windows: every input folds into the same window store."""
+
+    def __init__(self, cogrouped: "CogroupedKStream", windows: Any) -> None:
+        self._cogrouped, self.windows = cogrouped, windows
+
+    def aggregate(self, initializer: Callable[[], Any], named: Any = None, materialized: Any = None) -> KTable:
+        _check_fn(initializer, "initializer")
+        windows = self.windows
+
+        def serde(key_serde: Any) -> Any:
+            from streams_on_spark.serde.windowed import WindowedSerdes
+            return WindowedSerdes.time_windowed(key_serde, windows.size_ms)
+
+        return self._cogrouped._build(
+            initializer, named, materialized,
+            lambda store, aggregator: DslSupplier(w.KStreamWindowAggregate, windows, store, initializer, aggregator),
+            lambda m, store, key_serde, value_serde: window_store_builder(m, store, windows, key_serde, value_serde),
+            serde, windows)
+
+
+class SessionWindowedCogroupedKStream:
+    """A cogroup cut into sessions; ``merger`` combines the aggregates of merged sessions."""
+
+    def __init__(self, cogrouped: "CogroupedKStream", windows: Any) -> None:
+        self._cogrouped, self.windows = cogrouped, windows
+
+    def aggregate(self, initializer: Callable[[], Any], merger: Callable[[Any, Any, Any], Any], named: Any = None,
+                  materialized: Any = None) -> KTable:
+        _check_fn(initializer, "initializer")
+        _check_fn(merger, "sessionMerger")
+        windows = self.windows
+
+        def serde(key_serde: Any) -> Any:
+            from streams_on_spark.serde.windowed import WindowedSerdes
+            return WindowedSerdes.session_windowed(key_serde)
+
+        return self._cogrouped._build(
+            initializer, named, materialized,
+            lambda store, aggregator: DslSupplier(w.KStreamSessionWindowAggregate, windows, store, initializer,
+                                                  aggregator, merger),
+            lambda m, store, key_serde, value_serde: session_store_builder(m, store, windows, key_serde, value_serde),
+            serde, windows)
+
+
+def find_window_grace(node: GraphNode) -> int:
+    """The grace period of the windowed aggregation upstream of ``node`` (for ``until_window_closes``)."""
+    from streams_on_spark.errors import TopologyException
+    seen: list[GraphNode] = [node]
+    while seen:
+        current = seen.pop()
+        windows = getattr(current, "windows", None)
+        if windows is not None:
+            return windows.grace_ms
+        seen.extend(current.parents)
+    raise TopologyException("Window close time is only defined for windowed computations. Got a KTable that is "
+                            f"not windowed ({node.name}).")

@@ -1,0 +1,246 @@
+"""Windowed aggregations and suppression: the processors behind ``windowed_by(...)`` and ``KTable.suppress``.
+
+Ports of Kafka's ``KStreamWindowAggregate``, ``KStreamSessionWindowAggregate`` and ``KTableSuppressProcessor``.
+Each processor's observed stream time (max timestamp it has seen) decides which windows are closed; it is kept
+in the task's processor metadata so it survives restarts and Spark batches, as Kafka keeps its own.
+"""
+from __future__ import annotations
+
+import logging
+import pickle
+from typing import Any, Callable, Optional
+
+from streams_on_spark.errors import StreamsException
+from streams_on_spark.processor.api import Processor, ProcessorContext, Record
+from streams_on_spark.processor.dsl import Change, _drop
+from streams_on_spark.state.stores import InMemoryKeyValueBytesStore, StateStore, StoreBuilder, ValueAndTimestamp
+
+log = logging.getLogger(__name__)
+UNKNOWN = -1
+
+
+class _ObservedStreamTime:
+    """A processor's observed stream time, persisted in the task's processor metadata under its store name."""
+
+    def __init__(self, context: Any, store_name: str) -> None:
+        self._context = context
+        self._key = f"observed-stream-time:{store_name}"
+        self.value = context.get_processor_metadata(self._key)
+        if self.value is None:
+            self.value = UNKNOWN
+
+    def advance(self, timestamp: int) -> int:
+        if timestamp > self.value:
+            self.value = timestamp
+            self._context.put_processor_metadata(self._key, timestamp)
+        return self.value
+
+
+def _skip_expired(context: ProcessorContext, timestamp: int, window: str, close_time: int, stream_time: int) -> None:
+    meta = context.record_metadata()
+    where = f"topic=[{meta.topic}] partition=[{meta.partition}] offset=[{meta.offset}] " if meta else ""
+    log.warning("Skipping record for expired window. %stimestamp=[%d] window=%s expiration=[%d] streamTime=[%d]",
+                where, timestamp, window, close_time, stream_time)
+    metrics = getattr(context, "metrics", None)
+    if metrics is not None:
+        metrics.record_dropped()
+
+
+class KStreamWindowAggregate(Processor):
+    """Tumbling/hopping windows: a record updates each window containing it unless the window has closed
+    (window end <= observed stream time - grace); the update is forwarded with the window's max timestamp."""
+
+    def __init__(self, windows: Any, store_name: str, initializer: Callable[[], Any],
+                 aggregator: Callable[[Any, Any, Any], Any]) -> None:
+        self.windows, self.store_name = windows, store_name
+        self.initializer, self.aggregator = initializer, aggregator
+        self.send_old_values = False
+
+    def init(self, context: ProcessorContext) -> None:
+        self.context, self.forward = context, context.forward
+        self.store = context.get_state_store(self.store_name)
+        self.stream_time = _ObservedStreamTime(context, self.store_name)
+
+    def process(self, record: Record) -> None:
+        from streams_on_spark.dsl.windows import Windowed
+        key = record.key
+        if key is None:
+            _drop(self.context, "null key", record)
+            return
+        ts = record.timestamp
+        observed = self.stream_time.advance(ts)
+        close_time = observed - self.windows.grace_ms
+        for start, window in sorted(self.windows.windows_for(ts).items()):
+            if window.end > close_time:
+                old = self.store.fetch_window(key, start)
+                if old is None:
+                    old_agg, agg, new_ts = None, self.initializer(), ts
+                else:
+                    old_agg = agg = old.value
+                    new_ts = max(ts, old.timestamp)
+                new_agg = self.aggregator(key, record.value, agg)
+                self.store.put(key, ValueAndTimestamp.make(new_agg, new_ts), start)
+                self.forward(Record(Windowed(key, window), Change(new_agg, old_agg if self.send_old_values else None),
+                                    new_ts, record.headers))
+            else:
+                _skip_expired(self.context, ts, f"[{start},{window.end})", close_time, observed)
+
+
+class KStreamSessionWindowAggregate(Processor):
+    """Session windows: merge every session within the inactivity gap of the record into one; merged sessions
+    are deleted (forwarded as tombstones) and the new session is forwarded with its end as timestamp."""
+
+    def __init__(self, windows: Any, store_name: str, initializer: Callable[[], Any],
+                 aggregator: Callable[[Any, Any, Any], Any], merger: Callable[[Any, Any, Any], Any]) -> None:
+        self.windows, self.store_name = windows, store_name
+        self.initializer, self.aggregator, self.merger = initializer, aggregator, merger
+        self.send_old_values = False
+
+    def init(self, context: ProcessorContext) -> None:
+        self.context, self.forward = context, context.forward
+        self.store = context.get_state_store(self.store_name)
+        self.stream_time = _ObservedStreamTime(context, self.store_name)
+
+    def _emit(self, windowed: Any, old: Any, new: Any, headers: Any) -> None:
+        self.forward(Record(windowed, Change(new, old if self.send_old_values else None), windowed.window.end,
+                            headers))
+
+    def process(self, record: Record) -> None:
+        from streams_on_spark.dsl.windows import SessionWindow, Windowed
+        key = record.key
+        if key is None:
+            _drop(self.context, "null key", record)
+            return
+        ts = record.timestamp
+        observed = self.stream_time.advance(ts)
+        gap = self.windows.inactivity_gap_ms
+        close_time = observed - self.windows.grace_ms - gap
+        new_window = SessionWindow(ts, ts)
+        merged_window = new_window
+        agg = self.initializer()
+        merged = list(self.store.find_sessions(key, ts - gap, ts + gap))
+        for session_key, session_agg in merged:
+            agg = self.merger(key, agg, session_agg)
+            merged_window = SessionWindow(min(merged_window.start, session_key.window.start),
+                                          max(merged_window.end, session_key.window.end))
+        if merged_window.end < close_time:
+            _skip_expired(self.context, ts, f"[{merged_window.start},{merged_window.end}]", close_time, observed)
+            return
+        if merged_window != new_window:
+            for session_key, session_agg in merged:
+                self.store.remove(session_key)
+                self._emit(session_key, session_agg, None, record.headers)
+        agg = self.aggregator(key, record.value, agg)
+        session = Windowed(key, merged_window)
+        self.store.put(session, agg)
+        self._emit(session, None, agg, record.headers)
+
+
+class SuppressionBuffer(StateStore):
+    """Kafka's time-ordered change buffer: latest update per key, evicted in (buffer time, key bytes) order.
+
+    Entries are kept as bytes (key serde, and the upstream value serde for new/old values), so the buffer is part
+    of the task snapshot like any store.
+    """
+
+    def __init__(self, name: str, key_serde: Any, value_serde: Any) -> None:
+        self.name = name
+        self.inner = InMemoryKeyValueBytesStore(name)
+        self.key_serde, self.value_serde = key_serde, value_serde
+
+    def init(self, context: Any) -> None:
+        if self.key_serde is None:
+            self.key_serde = getattr(context, "default_key_serde", None)
+        if self.value_serde is None:
+            self.value_serde = getattr(context, "default_value_serde", None)
+        if self.key_serde is None or self.value_serde is None:
+            raise StreamsException(f"suppression buffer {self.name} has no key or value serde: give the suppressed "
+                                   "table serdes (Materialized) or set 'default.key.serde'/'default.value.serde'")
+
+    def put(self, buffer_time: int, record: Record, change: Change) -> None:
+        kb = self.key_serde.serialize(self.name, record.key)
+        existing = self.inner.get(kb)
+        prior = pickle.loads(existing)[4] if existing is not None else (
+            None if change.old_value is None else self.value_serde.serialize(self.name, change.old_value))
+        new = None if change.new_value is None else self.value_serde.serialize(self.name, change.new_value)
+        self.inner.put(kb, pickle.dumps((buffer_time, record.timestamp, tuple(record.headers), new, prior)))
+
+    def size(self) -> int:
+        return self.inner.approximate_num_entries()
+
+    def size_bytes(self) -> int:
+        return sum(len(k) + len(v) for k, v in self.inner.entries().items())
+
+    def min_time(self) -> Optional[int]:
+        entries = self.inner.entries()
+        return min((pickle.loads(v)[0] for v in entries.values()), default=None)
+
+    def evict_while(self, should_evict: Callable[[int], bool], emit: Callable[[Record, Change], None],
+                    force: int = 0) -> None:
+        """Emit entries oldest first while ``should_evict(buffer_time)`` holds (or ``force`` more of them)."""
+        decoded = sorted(((pickle.loads(v), k) for k, v in self.inner.entries().items()), key=lambda e: (e[0][0], e[1]))
+        for (buffer_time, ts, headers, new, prior), kb in decoded:
+            if not should_evict(buffer_time) and force <= 0:
+                break
+            force -= 1
+            self.inner.delete(kb)
+            key = self.key_serde.deserialize(self.name, kb)
+            change = Change(None if new is None else self.value_serde.deserialize(self.name, new),
+                            None if prior is None else self.value_serde.deserialize(self.name, prior))
+            emit(Record(key, change, ts, headers), change)
+
+
+class SuppressionBufferBuilder(StoreBuilder):
+    def __init__(self, name: str, key_serde: Any, value_serde: Any, logging_enabled: bool) -> None:
+        self.name, self.key_serde, self.value_serde = name, key_serde, value_serde
+        self.logging_enabled = logging_enabled
+
+    def build(self) -> SuppressionBuffer:
+        return SuppressionBuffer(self.name, self.key_serde, self.value_serde)
+
+
+class KTableSuppress(Processor):
+    """Buffer table updates; emit each key's latest update once its time passes stream time minus the wait.
+
+    Final results: the buffer time is the window end and the wait is the window's grace, so each window emits
+    once after it closes; tombstones are dropped. Time limit: the buffer time is the record timestamp.
+    """
+
+    def __init__(self, suppressed: Any, store_name: str, grace_ms: Optional[int]) -> None:
+        self.suppressed, self.store_name = suppressed, store_name
+        self.wait_ms = grace_ms if suppressed.final_results else suppressed.time_to_wait_ms
+        self.send_old_values = False
+
+    def init(self, context: ProcessorContext) -> None:
+        self.context, self.forward = context, context.forward
+        self.buffer = context.get_state_store(self.store_name)
+        self.stream_time = _ObservedStreamTime(context, self.store_name)
+
+    def process(self, record: Record) -> None:
+        observed = self.stream_time.advance(record.timestamp)
+        buffer_time = record.key.window.end if self.suppressed.final_results else record.timestamp
+        self.buffer.put(buffer_time, record, record.value)
+        expiry = observed - self.wait_ms
+        self.buffer.evict_while(lambda t: t <= expiry, self._emit)
+        self._enforce_size()
+
+    def _enforce_size(self) -> None:
+        config = self.suppressed.buffer_config
+        over = 0
+        if config.max_records is not None:
+            over = max(over, self.buffer.size() - config.max_records)
+        if config.max_bytes is not None and self.buffer.size_bytes() > config.max_bytes:
+            over = max(over, 1)
+        if over <= 0:
+            return
+        if not config.emit_early:
+            raise StreamsException(f"{self.store_name}: the suppression buffer is full "
+                                   f"({self.buffer.size()} records) and is configured to shut down when full")
+        self.buffer.evict_while(lambda t: False, self._emit, force=over)
+        self._enforce_size()
+
+    def _emit(self, record: Record, change: Change) -> None:
+        if change.new_value is None and self.suppressed.final_results:
+            return  # final results: a window deleted before it closed has nothing to report
+        self.forward(record.with_value(Change(change.new_value,
+                                              change.old_value if self.send_old_values else None)))

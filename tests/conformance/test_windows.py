@@ -1,0 +1,142 @@
+"""Windowed aggregations and suppression with out-of-order and late records, on every engine and partition count.
+
+Rules checked (Kafka's ``KStreamWindowAggregate`` / ``KStreamSessionWindowAggregate`` / ``KTableSuppressProcessor``):
+- time windows: a record updates window [start, end) only if ``end > observed stream time - grace``; otherwise it
+  is dropped and counted in ``dropped-records-total``. Stream time is per task.
+- session windows: sessions within the inactivity gap merge; a merged session is dropped if
+  ``end < stream time - grace - gap``; merged-away sessions are forwarded as tombstones; timestamp = session end.
+- suppress(until_window_closes): one final result per window, once stream time reaches ``end + grace``.
+"""
+from __future__ import annotations
+
+from streams_on_spark import (
+    Consumed,
+    Grouped,
+    Materialized,
+    Produced,
+    Serdes,
+    StreamsBuilder,
+    TestRecord,
+)
+from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
+from streams_on_spark.dsl.windows import SessionWindows, TimeWindows
+from streams_on_spark.serde.windowed import WindowedSerdes
+
+S, L = Serdes.String(), Serdes.Long()
+TIME_KEYS = WindowedSerdes.time_windowed(S, 10)
+SESSION_KEYS = WindowedSerdes.session_windowed(S)
+
+
+def windowed_count(suppress: bool = False):
+    builder = StreamsBuilder()
+    table = (builder.stream("events", Consumed.with_(S, S))
+             .group_by_key(Grouped.with_(S, S))
+             .windowed_by(TimeWindows.of_size_and_grace(10, 5))
+             .count(Materialized.as_("per-window")))
+    if suppress:
+        table = table.suppress(Suppressed.until_window_closes(BufferConfig.unbounded()).with_name("final"))
+    table.to_stream().to("counts", Produced.with_(TIME_KEYS, L))
+    return builder.build()
+
+
+def results(driver, serde=TIME_KEYS):
+    return [((r.key.key, r.key.window.start, r.key.window.end), r.value, r.timestamp, r.partition)
+            for r in driver.create_output_topic("counts", serde, L).read_records_to_list()]
+
+
+def test_tumbling_windows_accept_within_grace_and_drop_after(make_driver, partitions):
+    driver = make_driver(windowed_count(), "events", "counts")
+    events = driver.create_input_topic("events", S, S)
+    events.pipe_record_list([TestRecord("a", "x", ts) for ts in (1, 5, 12, 3, 20, 8, 18)])
+    home = partition_for_key(b"a", partitions)
+    assert results(driver) == [
+        (("a", 0, 10), 1, 1, home),
+        (("a", 0, 10), 2, 5, home),
+        (("a", 10, 20), 1, 12, home),
+        (("a", 0, 10), 3, 5, home),      # ts 3 is out of order but [0,10) closes only at stream time 15
+        (("a", 20, 30), 1, 20, home),
+        # ts 8: stream time 20, close time 15 >= end 10 -> dropped
+        (("a", 10, 20), 2, 18, home),    # [10,20) still open: 20 > 15
+    ]
+    assert driver.metrics()["dropped-records-total"] == 1
+    store = driver.get_window_store("per-window", home)
+    # retention = size + grace = 15: at stream time 20 windows starting before 20 - 15 + 1 = 6 are gone
+    assert list(store.fetch("a", 0, 20)) == [(10, 2), (20, 1)]
+
+
+def test_hopping_windows_update_every_window_containing_the_record(make_driver, partitions):
+    builder = StreamsBuilder()
+    (builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+     .windowed_by(TimeWindows.of_size_with_no_grace(10).advance_by(5))
+     .count().to_stream().to("counts", Produced.with_(TIME_KEYS, L)))
+    driver = make_driver(builder.build(), "events", "counts")
+    driver.create_input_topic("events", S, S).pipe_record_list([TestRecord("k", "v", 7), TestRecord("k", "v", 12)])
+    assert [(w, v) for w, v, *_ in results(driver)] == [
+        (("k", 0, 10), 1), (("k", 5, 15), 1),
+        (("k", 5, 15), 2), (("k", 10, 20), 1),
+    ]
+
+
+def test_windows_close_per_task_stream_time(make_driver, partitions):
+    """Partition of "x" advances to 100; the partition of "y" has not: its window is still open there.
+
+    With one partition both keys share one task, so the same record is late and dropped.
+    """
+    builder = StreamsBuilder()
+    (builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+     .windowed_by(TimeWindows.of_size_with_no_grace(10)).count(Materialized.as_("w"))
+     .to_stream().to("counts", Produced.with_(TIME_KEYS, L)))
+    driver = make_driver(builder.build(), "events", "counts")
+    x_home, y_home = (partition_for_key(k, partitions) for k in (b"x", b"y"))
+    assert partitions == 1 or x_home != y_home
+    driver.create_input_topic("events", S, S).pipe_record_list(
+        [TestRecord("y", "v", 1), TestRecord("x", "v", 100), TestRecord("y", "v", 5)])
+    y_windows = [(v, p) for (key, *_), v, _, p in results(driver) if key == "y"]
+    if partitions == 1:
+        assert y_windows == [(1, 0)]
+        assert driver.metrics()["dropped-records-total"] == 1
+    else:
+        assert y_windows == [(1, y_home), (2, y_home)]
+        assert driver.metrics()["dropped-records-total"] == 0
+
+
+def test_suppress_emits_one_final_result_per_window(make_driver, partitions):
+    driver = make_driver(windowed_count(suppress=True), "events", "counts")
+    events = driver.create_input_topic("events", S, S)
+    events.pipe_record_list([TestRecord("a", "x", ts) for ts in (1, 5, 12, 3, 14)])
+    assert results(driver) == []                     # stream time 14 < 10 + 5: nothing closed yet
+    events.pipe_record_list([TestRecord("a", "x", 15)])
+    home = partition_for_key(b"a", partitions)
+    assert results(driver) == [(("a", 0, 10), 3, 5, home)]   # once, with the final count
+    events.pipe_record_list([TestRecord("a", "x", 24), TestRecord("a", "x", 40)])
+    assert results(driver) == [(("a", 10, 20), 3, 15, home), (("a", 20, 30), 1, 24, home)]
+
+
+def test_session_windows_merge_and_expire(make_driver, partitions):
+    """Gap 10, grace 30, so the store keeps sessions ending at or after stream time - 40 + 1 (Kafka's default
+    retention gap + grace); a record too late for every session it could join is dropped."""
+    builder = StreamsBuilder()
+    (builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+     .windowed_by(SessionWindows.of_inactivity_gap_and_grace(10, 30))
+     .count(Materialized.as_("sessions"))
+     .to_stream().to("counts", Produced.with_(SESSION_KEYS, L)))
+    driver = make_driver(builder.build(), "events", "counts")
+    driver.create_input_topic("events", S, S).pipe_record_list(
+        [TestRecord("a", "v", ts) for ts in (0, 5, 30, 12, 50, 70, 14)])
+    home = partition_for_key(b"a", partitions)
+    assert results(driver, SESSION_KEYS) == [
+        (("a", 0, 0), 1, 0, home),
+        (("a", 0, 0), None, 0, home),       # merged away: a tombstone at the old session's end
+        (("a", 0, 5), 2, 5, home),
+        (("a", 30, 30), 1, 30, home),
+        (("a", 0, 5), None, 5, home),       # ts 12 is within the gap of [0,5] and 12 >= 30 - 30 - 10
+        (("a", 0, 12), 3, 12, home),
+        (("a", 50, 50), 1, 50, home),
+        (("a", 70, 70), 1, 70, home),
+        # ts 14: [0,12] has expired from the store (12 < 70 - 40 + 1) and [14,14] closes at 70 - 30 - 10 = 30
+    ]
+    assert driver.metrics()["dropped-records-total"] == 1
+    sessions = driver.get_session_store("sessions", home)
+    assert [(kv.key.window.start, kv.key.window.end, kv.value) for kv in sessions.fetch("a")] == [
+        (50, 50, 1), (70, 70, 1)]

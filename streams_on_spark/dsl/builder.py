@@ -6,7 +6,6 @@ from typing import Any, Callable, Optional, Sequence
 from streams_on_spark.dsl.kstream import KStream
 from streams_on_spark.dsl.ktable import KTable, materialize
 from streams_on_spark.dsl.params import Consumed, Materialized
-from streams_on_spark.errors import TopologyException
 from streams_on_spark.processor import dsl as p
 from streams_on_spark.topology.graph import (
     DslSupplier,
@@ -34,15 +33,9 @@ class StreamsBuilder:
     def __init__(self) -> None:
         self._topology = Topology()
         self._internal = InternalStreamsBuilder(self._topology.internal_builder)
-        self._built = False
-
-    def _check_not_built(self) -> None:
-        if self._built:
-            raise TopologyException("this StreamsBuilder was already built; create a new one")
 
     def stream(self, topics: str | Sequence[str], consumed: Optional[Consumed] = None) -> KStream:
         """A stream from one topic or several."""
-        self._check_not_built()
         names = [topics] if isinstance(topics, str) else list(topics)
         if not names or not all(isinstance(t, str) and t for t in names):
             raise ValueError(f"topics must be a non-empty str or a non-empty list of them, got {topics!r}")
@@ -67,7 +60,6 @@ class StreamsBuilder:
     def _table_source(self, topic: str, consumed: Any, materialized: Any,
                       is_global: bool) -> tuple[DslSupplier, TableSourceNode, Any, Any, Materialized]:
         """Kafka's naming order: store index first, then the source (``<Consumed name>-source``), then the table."""
-        self._check_not_built()
         if isinstance(consumed, Materialized) and materialized is None:
             consumed, materialized = None, consumed
         c = consumed or Consumed()
@@ -89,7 +81,6 @@ class StreamsBuilder:
 
     def add_state_store(self, store_builder: Any) -> "StreamsBuilder":
         """A store for ``KStream.process(..., store_name)``."""
-        self._check_not_built()
         if store_builder is None:
             raise ValueError("store_builder can't be null")
         self._internal.add_graph_node(self._internal.root, StateStoreNode(store_builder))
@@ -98,7 +89,6 @@ class StreamsBuilder:
     def add_global_store(self, store_builder: Any, topic: str, consumed: Optional[Consumed],
                          supplier: Callable[[], Any]) -> "StreamsBuilder":
         """A global store fed by ``supplier``'s processor from every partition of ``topic``."""
-        self._check_not_built()
         c = consumed or Consumed()
         source_name = self._internal.suffixed_or_generate(c.name, "-source", "KSTREAM-SOURCE-")
         processor_name = self._internal.name_or_generate(c.name, "KTABLE-SOURCE-")
@@ -107,8 +97,9 @@ class StreamsBuilder:
         return self
 
     def build(self, config: Optional[dict] = None) -> Topology:
-        """Write the graph into a :class:`Topology`; ``{"topology.optimization": "all"}`` merges repartitions."""
-        self._check_not_built()
+        """Write the graph into a :class:`Topology`; ``{"topology.optimization": "all"}`` merges repartitions.
+
+        As in Kafka, building again after adding operations writes only the new nodes into the same topology.
+        """
         self._internal.build(config)
-        self._built = True
         return self._topology

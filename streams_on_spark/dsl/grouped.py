@@ -203,8 +203,10 @@ class CogroupedKStream:
             parent = parents[key]
             source_nodes |= {parent.name} if isinstance(parent, RepartitionNode) else grouped._source_nodes
         table_key_serde = key_serde if key_serde_wrap is None or key_serde is None else key_serde_wrap(key_serde)
-        return KTable(self._builder, merge_name, table_key_serde, m.value_serde, source_nodes, m.name,
-                      DslSupplier(p.CogroupMerge), merge)
+        table = KTable(self._builder, merge_name, table_key_serde, m.value_serde, source_nodes, m.name,
+                       DslSupplier(p.CogroupMerge), merge)
+        table._store = store  # type: ignore[attr-defined]  # what a join reads this table through
+        return table
 
 
 class KGroupedTable:

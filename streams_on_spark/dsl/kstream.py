@@ -35,6 +35,16 @@ def _check_fn(fn: Any, what: str) -> None:
         raise ValueError(f"{what} must be callable, got {type(fn).__name__}")
 
 
+class ValueJoiner:
+    """A user joiner as the processors call it: ``(key, value, other_value)`` (picklable for Spark)."""
+
+    def __init__(self, joiner: Callable[..., Any], with_key: bool) -> None:
+        self.joiner, self.with_key = joiner, with_key
+
+    def __call__(self, key: Any, value: Any, other: Any) -> Any:
+        return self.joiner(key, value, other) if self.with_key else self.joiner(value, other)
+
+
 class WindowedStreamPartitioner:
     """Kafka's ``WindowedStreamPartitioner``: a windowed key goes where its base key would, so window results
     land on the partition of the unwindowed key."""
@@ -236,6 +246,50 @@ class KStream:
         node = TableSourceMaterializingNode(name, supplier, store_builder)
         self._builder.add_graph_node(parent, node)
         return KTable(self._builder, name, key_serde, value_serde, source_nodes, m.name, supplier, node)
+
+    # ------------------------------------------------------------------ joins
+    def join(self, other: Any, joiner: Callable[..., Any], windows_or_joined: Any = None,
+             stream_joined: Any = None, *, with_key: bool = False) -> "KStream":
+        """Inner join: ``join(stream, joiner, JoinWindows, StreamJoined=None)`` (windowed),
+        ``join(table, joiner, Joined=None)``, or ``join(global_table, key_mapper, joiner, Named=None)``.
+
+        ``joiner(value, other_value)``; with ``with_key=True``, ``joiner(key, value, other_value)``.
+        """
+        return self._join(other, joiner, windows_or_joined, stream_joined, with_key, left=False, outer=False)
+
+    def left_join(self, other: Any, joiner: Callable[..., Any], windows_or_joined: Any = None,
+                  stream_joined: Any = None, *, with_key: bool = False) -> "KStream":
+        """Like ``join``, but every record of this stream produces a result (``None`` for a missing partner)."""
+        return self._join(other, joiner, windows_or_joined, stream_joined, with_key, left=True, outer=False)
+
+    def outer_join(self, other: "KStream", joiner: Callable[..., Any], windows: Any,
+                   stream_joined: Any = None, *, with_key: bool = False) -> "KStream":
+        """Windowed outer join of two streams: unmatched records of either side are emitted when their window closes."""
+        if not isinstance(other, KStream):
+            raise ValueError(f"outer_join needs another KStream, got {type(other).__name__}")
+        return self._join(other, joiner, windows, stream_joined, with_key, left=True, outer=True)
+
+    def _join(self, other: Any, joiner: Any, third: Any, fourth: Any, with_key: bool, left: bool,
+              outer: bool) -> "KStream":
+        from streams_on_spark.dsl import joins
+        from streams_on_spark.dsl.builder import GlobalKTable
+        from streams_on_spark.dsl.ktable import KTable
+        if other is None:
+            raise ValueError("otherStream can't be null")
+        if isinstance(other, GlobalKTable):
+            key_mapper, value_joiner = joiner, third
+            _check_fn(key_mapper, "keySelector")
+            _check_fn(value_joiner, "joiner")
+            return joins.stream_global_join(self, other, key_mapper, ValueJoiner(value_joiner, with_key),
+                                            fourth, left)
+        _check_fn(joiner, "joiner")
+        if isinstance(other, KTable):
+            return joins.stream_table_join(self, other, ValueJoiner(joiner, with_key), third, left)
+        if isinstance(other, KStream):
+            if third is None:
+                raise ValueError("windows can't be null")
+            return joins.stream_stream_join(self, other, ValueJoiner(joiner, with_key), third, fourth, left, outer)
+        raise ValueError(f"cannot join a KStream with {type(other).__name__}")
 
     def process(self, supplier: Callable[[], Any], *store_names: str, named: Optional[Named] = None) -> "KStream":
         """Run a Processor API processor (``supplier()`` makes one per task) with access to ``store_names``.

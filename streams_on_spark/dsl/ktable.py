@@ -109,6 +109,28 @@ class KTable:
         table._parent = self
         return table
 
+    def join(self, other: "KTable", joiner: Callable[[Any, Any], Any], named: Any = None,
+             materialized: Any = None) -> "KTable":
+        """Inner table-table join on the key: ``joiner(value, other_value)`` while both sides have a value."""
+        return self._table_join(other, joiner, named, materialized, False, False)
+
+    def left_join(self, other: "KTable", joiner: Callable[[Any, Any], Any], named: Any = None,
+                  materialized: Any = None) -> "KTable":
+        return self._table_join(other, joiner, named, materialized, True, False)
+
+    def outer_join(self, other: "KTable", joiner: Callable[[Any, Any], Any], named: Any = None,
+                   materialized: Any = None) -> "KTable":
+        return self._table_join(other, joiner, named, materialized, True, True)
+
+    def _table_join(self, other: Any, joiner: Any, named: Any, materialized: Any, left: bool,
+                    right: bool) -> "KTable":
+        from streams_on_spark.dsl.joins import table_table_join
+        if not isinstance(other, KTable):
+            raise ValueError(f"a table join needs another KTable, got {type(other).__name__}")
+        if joiner is None or not callable(joiner):
+            raise ValueError("joiner can't be null")
+        return table_table_join(self, other, joiner, named, materialized, left, right)
+
     def to_stream(self, named: Optional[Named] = None) -> "KStream":
         """The stream of updates (deletes arrive as ``None`` values)."""
         from streams_on_spark.dsl.kstream import KStream
@@ -142,5 +164,7 @@ class KTable:
             if self._supplier.args[-1] is None:
                 if self._parent is None or not self._parent.enable_sending_old_values(force_materialization):
                     return False
+        for join_side in getattr(self, "_join_suppliers", ()):  # a join result: both join processors send old
+            join_side.settings["send_old_values"] = True
         settings["send_old_values"] = True
         return True

@@ -271,4 +271,81 @@ class Branched:
         return Branched(name=name, chain=chain, is_consumer=True)
 
 
-__all__ = ["Named", "Consumed", "Produced", "Grouped", "Materialized", "Repartitioned", "Branched", "validate_name"]
+
+
+
+@dataclass(frozen=True)
+class StreamJoined:
+    """A stream-stream join's serdes, processor-name prefix (``name``) and store-name prefix (``store_name``)."""
+
+    key_serde: Any = None
+    value_serde: Any = None
+    other_value_serde: Any = None
+    name: Optional[str] = None
+    store_name: Optional[str] = None
+    logging_enabled: bool = True
+
+    def __post_init__(self) -> None:
+        validate_name(self.name)
+        validate_name(self.store_name, "store name")
+
+    @staticmethod
+    def with_(key_serde: Any, value_serde: Any, other_value_serde: Any) -> "StreamJoined":
+        return StreamJoined(key_serde=key_serde, value_serde=value_serde, other_value_serde=other_value_serde)
+
+    @staticmethod
+    def as_(store_name: str) -> "StreamJoined":
+        return StreamJoined(store_name=store_name)
+
+    def with_name(self, name: str) -> "StreamJoined":
+        return replace(self, name=name)
+
+    def with_store_name(self, store_name: str) -> "StreamJoined":
+        return replace(self, store_name=store_name)
+
+    def with_key_serde(self, serde: Any) -> "StreamJoined":
+        return replace(self, key_serde=serde)
+
+    def with_value_serde(self, serde: Any) -> "StreamJoined":
+        return replace(self, value_serde=serde)
+
+    def with_other_value_serde(self, serde: Any) -> "StreamJoined":
+        return replace(self, other_value_serde=serde)
+
+    def with_logging_disabled(self) -> "StreamJoined":
+        return replace(self, logging_enabled=False)
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A stream-table join's serdes and name (also the prefix of its repartition topic)."""
+
+    key_serde: Any = None
+    value_serde: Any = None
+    other_value_serde: Any = None
+    name: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        validate_name(self.name)
+
+    @staticmethod
+    def with_(key_serde: Any, value_serde: Any, other_value_serde: Any, name: Optional[str] = None) -> "Joined":
+        return Joined(key_serde, value_serde, other_value_serde, name)
+
+    @staticmethod
+    def as_(name: str) -> "Joined":
+        return Joined(name=name)
+
+    def with_name(self, name: str) -> "Joined":
+        return replace(self, name=name)
+
+    def with_key_serde(self, serde: Any) -> "Joined":
+        return replace(self, key_serde=serde)
+
+    def with_value_serde(self, serde: Any) -> "Joined":
+        return replace(self, value_serde=serde)
+
+    def with_other_value_serde(self, serde: Any) -> "Joined":
+        return replace(self, other_value_serde=serde)
+__all__ = ["Named", "Consumed", "Produced", "Grouped", "Materialized", "Repartitioned", "Branched", "StreamJoined", "Joined",
+           "validate_name"]

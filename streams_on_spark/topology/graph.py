@@ -143,11 +143,13 @@ class RepartitionNode(GraphNode):
         self.sink_name, self.filter_name, self.topic = sink_name, filter_name, topic
         self.key_serde, self.value_serde = key_serde, value_serde
         self.partitioner, self.number_of_partitions, self.optimizable = partitioner, number_of_partitions, optimizable
+        self.pass_null_keys = False
 
     def write(self, builder: InternalTopologyBuilder) -> None:
         builder.add_internal_topic(self.topic, self.number_of_partitions)
         if self.filter_name is not None:
-            builder.add_processor(self.filter_name, DslSupplier(p.RepartitionNullKeyFilter), self.parent_names())
+            kind = p.PassThrough if self.pass_null_keys else p.RepartitionNullKeyFilter
+            builder.add_processor(self.filter_name, DslSupplier(kind), self.parent_names())
             builder.add_sink(self.sink_name, self.topic, [self.filter_name], self.key_serde, self.value_serde,
                              self.partitioner)
         else:
@@ -200,6 +202,7 @@ class InternalStreamsBuilder:
         self.key_changing_to_repartitions: dict[GraphNode, list[RepartitionNode]] = {}
         self.merge_nodes: list[GraphNode] = []
         self.copartition_groups: list[list[str]] = []
+        self._copartition_written = 0
 
     # naming (one counter for processors and stores)
     def new_processor_name(self, prefix: str) -> str:
@@ -254,6 +257,7 @@ class InternalStreamsBuilder:
         self._merge_duplicate_sources()
         if _optimizations(config) & {"merge.repartition.topics"}:
             self._merge_repartition_topics()
+        self._relax_null_key_filters()
         heap: list[tuple[int, int, GraphNode]] = [(0, 0, self.root)]
         seq = itertools.count(1)
         while heap:
@@ -263,9 +267,24 @@ class InternalStreamsBuilder:
                 node.written = True
             for child in node.children:
                 heapq.heappush(heap, (child.build_priority, next(seq), child))
-        for group in self.copartition_groups:
+        for group in self.copartition_groups[self._copartition_written:]:
             self.topology_builder.copartition_sources(group)
+        self._copartition_written = len(self.copartition_groups)
         self.topology_builder.validate_copartition()
+
+    def _relax_null_key_filters(self) -> None:
+        """Kafka's ``rewriteRepartitionNodes``: repartition filters drop null keys, except before a join that
+        accepts them (left/outer joins, KIP-962)."""
+        seen: set[int] = set()
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, RepartitionNode) and node.filter_name is not None:
+                node.pass_null_keys = _has_relaxed_join_downstream(node)
+            stack.extend(node.children)
 
     def _merge_duplicate_sources(self) -> None:
         by_topic: dict[str, StreamSourceNode] = {}
@@ -337,6 +356,20 @@ class InternalStreamsBuilder:
             self.key_changing_to_repartitions[merge] = repartitions
         for changer in to_remove:
             self.key_changing_to_repartitions.pop(changer, None)
+
+
+def _has_relaxed_join_downstream(node: GraphNode) -> bool:
+    seen: set[int] = set()
+    stack = list(node.children)
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if getattr(current, "relaxed_null_keys", False):
+            return True
+        stack.extend(current.children)
+    return False
 
 
 def _find_parent(start: GraphNode, predicate: Callable[[GraphNode], bool]) -> Optional[GraphNode]:

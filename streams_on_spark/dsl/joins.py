@@ -1,0 +1,274 @@
+"""Joins in the DSL: naming, repartitioning of re-keyed sides, copartitioning, stores and value getters.
+
+Follows Kafka's ``KStreamImpl``/``KStreamImplJoin``/``KTableImpl`` join paths so topologies, names and
+``describe()`` match Kafka Streams.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from streams_on_spark.dsl.params import Joined, Materialized, Named, StreamJoined
+from streams_on_spark.errors import TopologyException
+from streams_on_spark.processor import dsl as p
+from streams_on_spark.processor import joins as j
+from streams_on_spark.state.stores import ValueAndTimestamp
+from streams_on_spark.topology.graph import DslSupplier, GraphNode, InternalStreamsBuilder, ProcessorGraphNode
+
+if TYPE_CHECKING:  # pragma: no cover
+    from streams_on_spark.dsl.kstream import KStream
+    from streams_on_spark.dsl.ktable import KTable
+
+
+# ------------------------------------------------------------------ value getters (picklable, built per task)
+class StoreGetter:
+    """Reads a table's current value from its store."""
+
+    def __init__(self, store_name: str) -> None:
+        self.store_names = [store_name]
+
+    def __call__(self, context: Any) -> Callable[[Any], Optional[ValueAndTimestamp]]:
+        return context.get_state_store(self.store_names[0]).get
+
+
+class ComputedGetter:
+    """An unmaterialized ``filter``/``map_values`` table: the parent's value with the operator applied."""
+
+    def __init__(self, parent: Any, factory: Any, args: tuple) -> None:
+        self.parent, self.factory, self.args = parent, factory, args
+        self.store_names = parent.store_names
+
+    def __call__(self, context: Any) -> Callable[[Any], Optional[ValueAndTimestamp]]:
+        parent = self.parent(context)
+        compute = self.factory(*self.args)._compute
+
+        def get(key: Any) -> Optional[ValueAndTimestamp]:
+            vat = parent(key)
+            return None if vat is None else ValueAndTimestamp.make(compute(key, vat.value), vat.timestamp)
+        return get
+
+
+_STORE_FIRST_ARG = (p.KStreamAggregate, p.KStreamReduce, p.KTableAggregate, p.KTableReduce, p.KStreamCogroupAggregate)
+
+
+def value_getter(table: "KTable") -> Any:
+    """The getter a join reads ``table`` through; a source table is materialized for it, as in Kafka."""
+    supplier = table._supplier
+    factory = supplier.factory
+    if factory is p.KTableSource:
+        supplier.settings["queryable_name"] = supplier.args[0]
+        return StoreGetter(supplier.args[0])
+    if factory in (p.KTableFilter, p.KTableMapValues):
+        own_store = supplier.args[-1]
+        if own_store is not None:
+            return StoreGetter(own_store)
+        if table._parent is None:
+            raise TopologyException(f"table {table.name} has no parent to compute its values from")
+        return ComputedGetter(value_getter(table._parent), factory, supplier.args)
+    if factory in _STORE_FIRST_ARG:
+        return StoreGetter(supplier.args[0])
+    store = getattr(table, "_store", None) or table.queryable_store_name
+    if store is not None:
+        return StoreGetter(store)
+    raise TopologyException(f"table {table.name} cannot be joined: materialize it (Materialized.as_(...)) first")
+
+
+# ------------------------------------------------------------------ stream-stream
+class StreamStreamJoinNode(GraphNode):
+    """Writes both join processors, the merge and the stores in Kafka's order."""
+
+    def __init__(self, merge_name: str, this: tuple, other: tuple, this_store: Any, other_store: Any,
+                 outer_store: Any) -> None:
+        super().__init__(merge_name)
+        self.this, self.other = this, other          # (join processor name, supplier, windowed processor name)
+        self.this_store, self.other_store, self.outer_store = this_store, other_store, outer_store
+
+    def write(self, builder: Any) -> None:
+        (this_name, this_supplier, this_windowed), (other_name, other_supplier, other_windowed) = self.this, self.other
+        builder.add_processor(this_name, this_supplier, [this_windowed])
+        builder.add_processor(other_name, other_supplier, [other_windowed])
+        builder.add_processor(self.name, DslSupplier(p.PassThrough), [this_name, other_name])
+        builder.add_state_store(self.this_store, [this_windowed, other_name])
+        builder.add_state_store(self.other_store, [other_windowed, this_name])
+        if self.outer_store is not None:
+            builder.add_state_store(self.outer_store, [this_name, other_name])
+
+
+def _join_store(name: str, windows: Any, key_serde: Any, value_serde: Any, logging: bool) -> Any:
+    from streams_on_spark.state.window_stores import WindowStores
+    supplier = WindowStores.in_memory_window_store(name, windows.before_ms + windows.after_ms + windows.grace_ms,
+                                                   windows.before_ms + windows.after_ms, True)
+    builder = WindowStores.window_store_builder(supplier, key_serde, value_serde)
+    return builder if logging else builder.with_logging_disabled()
+
+
+def _repartition_for_join(stream: "KStream", name: str, key_serde: Any, value_serde: Any) -> "KStream":
+    """Kafka's ``repartitionForJoin``: a generated-name repartition is reused by later joins of the same stream."""
+    from streams_on_spark.dsl.kstream import KStream
+    builder = stream._builder
+    key_serde = key_serde if key_serde is not None else stream.key_serde
+    value_serde = value_serde if value_serde is not None else stream.value_serde
+    node = builder.create_repartition(name, key_serde, value_serde)
+    existing = getattr(stream, "_join_repartition", None)
+    if existing is None or stream.name != name:
+        existing = node
+        stream._join_repartition = existing  # type: ignore[attr-defined]
+        builder.add_graph_node(stream._node, existing)
+    return KStream(builder, node.name, key_serde, value_serde, {node.name}, False, existing)
+
+
+def stream_stream_join(this: "KStream", other: "KStream", joiner: Callable[..., Any], windows: Any,
+                       stream_joined: Optional[StreamJoined], left_outer: bool, right_outer: bool) -> "KStream":
+    from streams_on_spark.dsl.kstream import KStream
+    from streams_on_spark.dsl.windows import JoinWindows
+    if not isinstance(other, KStream):
+        raise ValueError(f"a windowed join needs another KStream, got {type(other).__name__}")
+    if not isinstance(windows, JoinWindows):
+        raise ValueError(f"a stream-stream join needs JoinWindows, got {type(windows).__name__}")
+    sj = stream_joined or StreamJoined()
+    builder: InternalStreamsBuilder = this._builder
+    if this._repartition_required:
+        this = _repartition_for_join(this, sj.name + "-left" if sj.name else this.name, sj.key_serde, sj.value_serde)
+    if other._repartition_required:
+        other = _repartition_for_join(other, sj.name + "-right" if sj.name else other.name, sj.key_serde,
+                                      sj.other_value_serde)
+    builder.copartition_groups.append(sorted(this._source_nodes | other._source_nodes))
+    this_suffix = "-outer-this-join" if right_outer else "-this-join"
+    other_suffix = "-outer-other-join" if left_outer else "-other-join"
+    this_windowed = builder.suffixed_or_generate(sj.name, "-this-windowed", "KSTREAM-WINDOWED-")
+    other_windowed = builder.suffixed_or_generate(sj.name, "-other-windowed", "KSTREAM-WINDOWED-")
+    this_generated = builder.new_processor_name("KSTREAM-OUTERTHIS-" if right_outer else "KSTREAM-JOINTHIS-")
+    other_generated = builder.new_processor_name("KSTREAM-OUTEROTHER-" if left_outer else "KSTREAM-JOINOTHER-")
+    this_name = sj.name + this_suffix if sj.name else this_generated
+    other_name = sj.name + other_suffix if sj.name else other_generated
+    merge_name = builder.suffixed_or_generate(sj.name, "-merge", "KSTREAM-MERGE-")
+    key_serde = sj.key_serde if sj.key_serde is not None else this.key_serde
+    this_value = sj.value_serde if sj.value_serde is not None else this.value_serde
+    other_value = sj.other_value_serde if sj.other_value_serde is not None else other.value_serde
+    this_store_name = (sj.store_name + this_suffix if sj.store_name else this_generated) + "-store"
+    other_store_name = (sj.store_name + other_suffix if sj.store_name else other_generated) + "-store"
+    this_store = _join_store(this_store_name, windows, key_serde, this_value, sj.logging_enabled)
+    other_store = _join_store(other_store_name, windows, key_serde, other_value, sj.logging_enabled)
+    outer_store = None
+    if left_outer:
+        suffix = "-outer-shared-join" if right_outer else "-left-shared-join"
+        if sj.store_name:
+            outer_name = sj.store_name + suffix
+        else:
+            prefix = "KSTREAM-OUTERTHIS-" if right_outer else "KSTREAM-JOINTHIS-"
+            outer_name = "KSTREAM-OUTERSHARED-" + this_generated[len(prefix):]
+        outer_store = j.OuterJoinStoreBuilder(outer_name + "-store", key_serde, this_value, other_value)
+    this_windowed_node = ProcessorGraphNode(this_windowed, DslSupplier(j.KStreamJoinWindow, this_store_name))
+    builder.add_graph_node(this._node, this_windowed_node)
+    other_windowed_node = ProcessorGraphNode(other_windowed, DslSupplier(j.KStreamJoinWindow, other_store_name))
+    builder.add_graph_node(other._node, other_windowed_node)
+    outer_name_opt = None if outer_store is None else outer_store.name
+    g = windows.grace_ms
+    this_supplier = DslSupplier(j.KStreamKStreamJoin, this_generated, other_store_name, windows.before_ms,
+                                windows.after_ms, g, joiner, left_outer, True, outer_name_opt, windows.before_ms,
+                                windows.after_ms)
+    other_supplier = DslSupplier(j.KStreamKStreamJoin, this_generated, this_store_name, windows.after_ms,
+                                 windows.before_ms, g, joiner, right_outer, False, outer_name_opt, windows.before_ms,
+                                 windows.after_ms)
+    node = StreamStreamJoinNode(merge_name, (this_name, this_supplier, this_windowed),
+                                (other_name, other_supplier, other_windowed), this_store, other_store, outer_store)
+    node.relaxed_null_keys = left_outer or right_outer  # type: ignore[attr-defined]
+    builder.add_graph_node([this._node, other._node], node)
+    return KStream(builder, merge_name, key_serde, None, this._source_nodes | other._source_nodes, False, node)
+
+
+# ------------------------------------------------------------------ stream-table and stream-global-table
+def stream_table_join(stream: "KStream", table: "KTable", joiner: Callable[..., Any], joined: Optional[Joined],
+                      left: bool) -> "KStream":
+    from streams_on_spark.dsl.kstream import KStream
+    jn = joined or Joined()
+    builder = stream._builder
+    if stream._repartition_required:
+        stream = _repartition_for_join(stream, jn.name if jn.name else stream.name, stream.key_serde,
+                                       stream.value_serde)
+    builder.copartition_groups.append(sorted(stream._source_nodes | table._source_nodes))
+    name = builder.name_or_generate(jn.name, "KSTREAM-LEFTJOIN-" if left else "KSTREAM-JOIN-")
+    getter = value_getter(table)
+    node = ProcessorGraphNode(name, DslSupplier(j.KStreamKTableJoin, getter, joiner, left),
+                              store_names=getter.store_names)
+    node.relaxed_null_keys = left  # type: ignore[attr-defined]
+    builder.add_graph_node(stream._node, node)
+    key_serde = jn.key_serde if jn.key_serde is not None else stream.key_serde
+    return KStream(builder, name, key_serde, None, stream._source_nodes | table._source_nodes, False, node)
+
+
+def stream_global_join(stream: "KStream", table: Any, key_mapper: Callable[[Any, Any], Any],
+                       joiner: Callable[..., Any], named: Optional[Named], left: bool) -> "KStream":
+    from streams_on_spark.dsl.kstream import KStream
+    builder = stream._builder
+    name = builder.name_or_generate(None if named is None else named.name,
+                                    "KSTREAM-LEFTJOIN-" if left else "KSTREAM-JOIN-")
+    getter = StoreGetter(table.queryable_store_name)
+    node = ProcessorGraphNode(name, DslSupplier(j.KStreamKTableJoin, getter, joiner, left, key_mapper))
+    builder.add_graph_node(stream._node, node)
+    return KStream(builder, name, stream.key_serde, None, stream._source_nodes, stream._repartition_required, node)
+
+
+# ------------------------------------------------------------------ table-table
+class TableTableJoinNode(GraphNode):
+    def __init__(self, merge_name: str, this: tuple, other: tuple, merge_supplier: Any, store_builder: Any) -> None:
+        super().__init__(merge_name)
+        self.this, self.other = this, other  # (processor name, supplier, parent name, store names of the other)
+        self.merge_supplier, self.store_builder = merge_supplier, store_builder
+
+    def write(self, builder: Any) -> None:
+        this_name, this_supplier, this_parent, this_stores = self.this
+        other_name, other_supplier, other_parent, other_stores = self.other
+        builder.add_processor(this_name, this_supplier, [this_parent])
+        builder.add_processor(other_name, other_supplier, [other_parent])
+        builder.add_processor(self.name, self.merge_supplier, [this_name, other_name])
+        builder.connect_processor_and_state_stores(this_name, this_stores)
+        builder.connect_processor_and_state_stores(other_name, other_stores)
+        if self.store_builder is not None:
+            builder.add_state_store(self.store_builder, [self.name])
+
+
+def table_table_join(this: "KTable", other: "KTable", joiner: Callable[[Any, Any], Any], named: Any,
+                     materialized: Any, left_outer: bool, right_outer: bool) -> "KTable":
+    from streams_on_spark.dsl.ktable import KTable, materialize, split_named_materialized
+    named, m = split_named_materialized(named, materialized)
+    builder = this._builder
+    store = None
+    if m is not None:
+        store = m.name if m.name is not None else builder.new_store_name("KTABLE-MERGE-")
+    merge_name = builder.name_or_generate(None if named is None else named.name, "KTABLE-MERGE-")
+    builder.copartition_groups.append(sorted(this._source_nodes | other._source_nodes))
+    if left_outer:
+        this.enable_sending_old_values(True)
+    if right_outer:
+        other.enable_sending_old_values(True)
+    mode_this, mode_other = ("inner", "inner") if not left_outer else ("left", "right") if not right_outer \
+        else ("outer", "outer")
+    this_getter, other_getter = value_getter(this), value_getter(other)
+    this_supplier = DslSupplier(j.KTableKTableJoin, other_getter, joiner, mode_this)
+    other_supplier = DslSupplier(j.KTableKTableJoin, this_getter, _reversed(joiner), mode_other)
+    this_name = builder.suffixed_or_generate(None if named is None else named.name, "-join-this",
+                                             "KTABLE-JOINTHIS-")
+    other_name = builder.suffixed_or_generate(None if named is None else named.name, "-join-other",
+                                              "KTABLE-JOINOTHER-")
+    key_serde = this.key_serde if m is None or m.key_serde is None else m.key_serde
+    value_serde = None if m is None else m.value_serde
+    store_builder = None if m is None or m.name is None else materialize(m, store, key_serde, value_serde)
+    merge_supplier = DslSupplier(j.KTableJoinMerge, m.name if m is not None else None)
+    node = TableTableJoinNode(merge_name, (this_name, this_supplier, this.name, other_getter.store_names),
+                              (other_name, other_supplier, other.name, this_getter.store_names),
+                              merge_supplier, store_builder)
+    builder.add_graph_node([this._node, other._node], node)
+    table = KTable(builder, merge_name, key_serde, value_serde, this._source_nodes | other._source_nodes,
+                   None if m is None else m.name, merge_supplier, node)
+    table._join_suppliers = (this_supplier, other_supplier)  # type: ignore[attr-defined]
+    return table
+
+
+class _reversed:
+    """Kafka's ``reverseJoiner``: the other side's processor calls ``joiner(its value, this value)``."""
+
+    def __init__(self, joiner: Callable[[Any, Any], Any]) -> None:
+        self.joiner = joiner
+
+    def __call__(self, a: Any, b: Any) -> Any:
+        return self.joiner(b, a)

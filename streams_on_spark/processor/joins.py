@@ -1,0 +1,295 @@
+"""Join processors: stream-stream (windowed), stream-table, stream-global-table and table-table.
+
+Ports of Kafka's ``KStreamJoinWindow``, ``KStreamKStreamJoin`` (with the outer-join store that emits
+non-joined records once their window closed), ``KStreamKTableJoin``, ``KStreamGlobalKTableJoin`` and
+``KTableKTableJoin``. Time a join tracks (the shared stream time of both sides, the earliest pending outer
+record) lives in the task's processor metadata so it survives restarts and Spark batches.
+"""
+from __future__ import annotations
+
+import logging
+import struct
+from typing import Any, Callable, Optional
+
+from streams_on_spark.processor.api import Processor, ProcessorContext, Record
+from streams_on_spark.processor.dsl import Change, _drop
+from streams_on_spark.state.stores import (
+    InMemoryKeyValueBytesStore,
+    SerdeStore,
+    StoreBuilder,
+    ValueAndTimestamp,
+)
+
+log = logging.getLogger(__name__)
+_OUTER_KEY = struct.Struct(">q?")
+MAX_TIME = 2**63 - 1
+
+
+class KStreamJoinWindow(Processor):
+    """Keeps each record of one join side in that side's window store (the other side looks it up)."""
+
+    def __init__(self, store_name: str) -> None:
+        self.store_name = store_name
+
+    def init(self, context: ProcessorContext) -> None:
+        self.forward = context.forward
+        self.window = context.get_state_store(self.store_name)
+
+    def process(self, record: Record) -> None:
+        self.forward(record)
+        if record.key is not None:
+            self.window.put(record.key, record.value, record.timestamp)
+
+
+class _SharedJoinTime:
+    """Stream time across both sides of one join, and the earliest record waiting in the outer-join store."""
+
+    def __init__(self, context: Any, join_name: str) -> None:
+        self._context = context
+        self._stream_key, self._min_key = f"join-stream-time:{join_name}", f"join-min-time:{join_name}"
+
+    @property
+    def stream_time(self) -> int:
+        value = self._context.get_processor_metadata(self._stream_key)
+        return -1 if value is None else value
+
+    def advance(self, timestamp: int) -> None:
+        if timestamp > self.stream_time:
+            self._context.put_processor_metadata(self._stream_key, timestamp)
+
+    @property
+    def min_time(self) -> int:
+        value = self._context.get_processor_metadata(self._min_key)
+        return MAX_TIME if value is None else value
+
+    @min_time.setter
+    def min_time(self, value: int) -> None:
+        self._context.put_processor_metadata(self._min_key, value)
+
+
+class KStreamKStreamJoin(Processor):
+    """One side of a windowed stream-stream join.
+
+    A record joins every record of the other side whose timestamp is within [ts - before, ts + after]
+    (the other side's store), emitted with the larger timestamp. Left/outer: a record with no partner waits in
+    the shared outer-join store and is emitted with ``None`` for the other side once stream time has passed
+    its window end plus grace (records already too late for that are emitted at once).
+    """
+
+    def __init__(self, join_name: str, other_store: str, before_ms: int, after_ms: int, grace_ms: int,
+                 joiner: Callable[[Any, Any, Any], Any], outer: bool, is_left_side: bool,
+                 outer_store: Optional[str], window_before_ms: int, window_after_ms: int) -> None:
+        self.join_name, self.other_store_name = join_name, other_store
+        self.before_ms, self.after_ms, self.grace_ms = before_ms, after_ms, grace_ms
+        self.joiner, self.outer, self.is_left_side, self.outer_store_name = joiner, outer, is_left_side, outer_store
+        self.window_before_ms, self.window_after_ms = window_before_ms, window_after_ms
+
+    def init(self, context: ProcessorContext) -> None:
+        self.context, self.forward = context, context.forward
+        self.other = context.get_state_store(self.other_store_name)
+        self.outer_store = context.get_state_store(self.outer_store_name) if self.outer_store_name else None
+        self.time = _SharedJoinTime(context, self.join_name)
+
+    def _join(self, key: Any, this: Any, other: Any) -> Any:
+        return self.joiner(key, this, other) if self.is_left_side else self.joiner(key, other, this)
+
+    def process(self, record: Record) -> None:
+        ts = record.timestamp
+        self.time.advance(ts)
+        if self.outer and record.key is None and record.value is not None:
+            self.forward(record.with_value(self._join(None, record.value, None)))
+            return
+        if record.key is None or record.value is None:
+            _drop(self.context, "null key or value", record)
+            return
+        if ts == self.time.stream_time and self.outer_store is not None:
+            self._emit_non_joined(record)
+        time_from, time_to = max(0, ts - self.before_ms), max(0, ts + self.after_ms)
+        matches = list(self.other.fetch(record.key, time_from, time_to))
+        for other_ts, other_value in matches:
+            if self.outer_store is not None:
+                self.outer_store.remove_pending(other_ts, not self.is_left_side, record.key)
+            self.forward(Record(record.key, self._join(record.key, record.value, other_value), max(ts, other_ts),
+                                record.headers))
+        if self.outer and not matches:
+            if self.outer_store is None or time_to < self.time.stream_time:
+                self.forward(record.with_value(self._join(record.key, record.value, None)))
+            else:
+                self.time.min_time = min(self.time.min_time, ts)
+                self.outer_store.add_pending(ts, self.is_left_side, record.key, record.value)
+
+    def _window_open(self, ts: int, left_side: bool) -> bool:
+        look_back = self.window_after_ms if left_side else self.window_before_ms
+        return ts + look_back + self.grace_ms >= self.time.stream_time
+
+    def _emit_non_joined(self, record: Record) -> None:
+        if self.time.min_time + self.window_after_ms + self.grace_ms >= self.time.stream_time:
+            return
+        self.time.min_time = MAX_TIME
+        left_open = right_open = False
+        for ts, left_side, key, values in self.outer_store.pending():
+            self.time.min_time = ts
+            if left_open and right_open:
+                break
+            if self._window_open(ts, left_side):
+                if left_side:
+                    left_open = True
+                else:
+                    right_open = True
+                continue
+            for value in values:
+                joined = self.joiner(key, value, None) if left_side else self.joiner(key, None, value)
+                self.forward(Record(key, joined, ts, record.headers))
+            self.outer_store.remove_pending(ts, left_side, key)
+        else:
+            self.time.min_time = MAX_TIME if not self.outer_store.pending() else self.time.min_time
+
+
+class OuterJoinStore(SerdeStore):
+    """Records of a left/outer stream-stream join still waiting for a partner, in (time, side, key) order."""
+
+    def __init__(self, name: str, key_serde: Any, left_value_serde: Any, right_value_serde: Any) -> None:
+        self._init_serdes(InMemoryKeyValueBytesStore(name), key_serde, None)
+        self.left_value_serde, self.right_value_serde = left_value_serde, right_value_serde
+
+    def init(self, context: Any) -> None:
+        super().init(context)
+        if self.left_value_serde is None:
+            self.left_value_serde = self.value_serde
+        if self.right_value_serde is None:
+            self.right_value_serde = self.value_serde
+
+    def _store_key(self, ts: int, left_side: bool, key: Any) -> bytes:
+        return _OUTER_KEY.pack(ts, left_side) + self._kser(key)
+
+    def add_pending(self, ts: int, left_side: bool, key: Any, value: Any) -> None:
+        serde = self.left_value_serde if left_side else self.right_value_serde
+        store_key = self._store_key(ts, left_side, key)
+        existing = self.inner.get(store_key)
+        values = [] if existing is None else _unpack_list(existing)
+        values.append(serde.serialize(self.name, value))
+        self.inner.put(store_key, _pack_list(values))
+
+    def remove_pending(self, ts: int, left_side: bool, key: Any) -> None:
+        self.inner.delete(self._store_key(ts, left_side, key))
+
+    def pending(self) -> list[tuple[int, bool, Any, list[Any]]]:
+        out = []
+        for store_key, packed in self.inner.range(None, None):
+            ts, left_side = _OUTER_KEY.unpack_from(store_key)
+            serde = self.left_value_serde if left_side else self.right_value_serde
+            out.append((ts, left_side, self._kde(store_key[_OUTER_KEY.size:]),
+                        [serde.deserialize(self.name, v) for v in _unpack_list(packed)]))
+        return out
+
+
+def _pack_list(values: list[bytes]) -> bytes:
+    return b"".join(struct.pack(">i", len(v)) + v for v in values)
+
+
+def _unpack_list(data: bytes) -> list[bytes]:
+    out, pos = [], 0
+    while pos < len(data):
+        (n,) = struct.unpack_from(">i", data, pos)
+        out.append(data[pos + 4:pos + 4 + n])
+        pos += 4 + n
+    return out
+
+
+class OuterJoinStoreBuilder(StoreBuilder):
+    def __init__(self, name: str, key_serde: Any, left_value_serde: Any, right_value_serde: Any) -> None:
+        self.name, self.key_serde = name, key_serde
+        self.left_value_serde, self.right_value_serde = left_value_serde, right_value_serde
+        self.logging_enabled = True
+
+    def build(self) -> OuterJoinStore:
+        return OuterJoinStore(self.name, self.key_serde, self.left_value_serde, self.right_value_serde)
+
+
+class KStreamKTableJoin(Processor):
+    """Each stream record looks up the table's current value for its key (left join: ``None`` if absent).
+
+    Also the stream-global-table join, where ``key_mapper(key, value)`` picks the table key.
+    """
+
+    def __init__(self, getter: Any, joiner: Callable[[Any, Any, Any], Any], left: bool,
+                 key_mapper: Optional[Callable[[Any, Any], Any]] = None) -> None:
+        self.getter_supplier, self.joiner, self.left, self.key_mapper = getter, joiner, left, key_mapper
+
+    def init(self, context: ProcessorContext) -> None:
+        self.context, self.forward = context, context.forward
+        self.getter = self.getter_supplier(context)
+
+    def process(self, record: Record) -> None:
+        table_key = record.key if self.key_mapper is None else self.key_mapper(record.key, record.value)
+        if not (self.left and record.key is None and record.value is not None):
+            if table_key is None or record.value is None:
+                _drop(self.context, "null join key or value", record)
+                return
+        other = None
+        if table_key is not None:
+            vat = self.getter(table_key)
+            other = None if vat is None else vat.value
+        if self.left or other is not None:
+            self.forward(record.with_value(self.joiner(record.key, record.value, other)))
+
+
+class KTableKTableJoin(Processor):
+    """One side of a table-table join: each update of this side joins the other side's current value.
+
+    ``mode`` is Kafka's processor for the side: ``inner``, ``left`` (left side of a left join), ``right``
+    (right side of a left join) or ``outer``; ``joiner(this, other)`` is already reversed for the right side.
+    """
+
+    def __init__(self, other_getter: Any, joiner: Callable[[Any, Any], Any], mode: str) -> None:
+        self.other_getter_supplier, self.joiner, self.mode = other_getter, joiner, mode
+        self.send_old_values = False
+
+    def init(self, context: ProcessorContext) -> None:
+        self.context, self.forward = context, context.forward
+        self.other_getter = self.other_getter_supplier(context)
+
+    def process(self, record: Record) -> None:
+        if record.key is None:
+            _drop(self.context, "null key", record)
+            return
+        change: Change = record.value
+        vat = self.other_getter(record.key)
+        other = None if vat is None else vat.value
+        mode, joiner, old_wanted = self.mode, self.joiner, self.send_old_values
+        if other is None and (mode in ("inner", "right") or (change.new_value is None and change.old_value is None)):
+            return
+        ts = record.timestamp if vat is None else max(record.timestamp, vat.timestamp)
+        if mode == "right":
+            new = joiner(change.new_value, other)
+            old = joiner(change.old_value, other) if old_wanted else None
+        elif mode == "outer":
+            new = joiner(change.new_value, other) if (other is not None or change.new_value is not None) else None
+            old = (joiner(change.old_value, other) if old_wanted and (other is not None or change.old_value is not None)
+                   else None)
+        else:  # inner, left
+            new = None if change.new_value is None else joiner(change.new_value, other)
+            old = joiner(change.old_value, other) if old_wanted and change.old_value is not None else None
+        self.forward(Record(record.key, Change(new, old), ts, record.headers))
+
+
+class KTableJoinMerge(Processor):
+    """Merges both join sides' results into one table; stores them when the join is materialized."""
+
+    def __init__(self, store_name: Optional[str]) -> None:
+        self.store_name = store_name
+        self.send_old_values = False
+
+    def init(self, context: ProcessorContext) -> None:
+        self.forward = context.forward
+        self.store = context.get_state_store(self.store_name) if self.store_name else None
+
+    def process(self, record: Record) -> None:
+        change: Change = record.value
+        if self.store is not None:
+            old = self.store.get(record.key)
+            self.store.put(record.key, ValueAndTimestamp.make(change.new_value, record.timestamp))
+            change = Change(change.new_value, None if old is None else old.value)
+        self.forward(record.with_value(Change(change.new_value, change.old_value if self.send_old_values else None)))
+
+

@@ -1,0 +1,132 @@
+"""Joins on every engine and partition count.
+
+Rules checked (Kafka's ``KStreamKStreamJoin``, ``KStreamKTableJoin``, ``KTableKTableJoin``):
+- stream-stream: a left record at ts joins right records in [ts - before, ts + after] (and vice versa), emitted
+  with the larger timestamp; left/outer joins emit an unmatched record with ``None`` once stream time passes its
+  window end plus grace.
+- stream-table: a stream record joins the table's value at that moment; a left join emits ``None`` when absent.
+- table-table: every update of either side re-joins with the other side's current value.
+Within one Spark batch a task orders records by timestamp across its partitions, so stream-stream results are
+compared as multisets per partition; everything else is compared in order.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from streams_on_spark import (
+    Consumed,
+    JoinWindows,
+    Produced,
+    Serdes,
+    StreamsBuilder,
+    TestRecord,
+    TopologyException,
+    TopologyTestDriverBuilder,
+)
+from streams_on_spark.dsl.params import StreamJoined
+from streams_on_spark.connectors.partitioner import partition_for_key
+
+S = Serdes.String()
+JSON = Serdes.JSON()
+EVENTS = [("left", "a", 100), ("right", "x", 105), ("right", "y", 120), ("left", "b", 95), ("left", "c", 130),
+          ("left", "d", 200), ("right", "z", 300), ("left", "w", 400)]
+
+
+def stream_join(kind: str):
+    builder = StreamsBuilder()
+    left = builder.stream("left", Consumed.with_(S, S))
+    right = builder.stream("right", Consumed.with_(S, S))
+    join = getattr(left, {"inner": "join", "left": "left_join", "outer": "outer_join"}[kind])
+    join(right, lambda l, r: [l, r], JoinWindows.of_time_difference_and_grace(10, 5)).to(
+        "joined", Produced.with_(S, JSON))
+    return builder.build()
+
+
+def pipe_events(driver) -> None:
+    topics = {name: driver.create_input_topic(name, S, S) for name in ("left", "right")}
+    for topic, value, ts in EVENTS:  # one record at a time: the same order on both engines
+        topics[topic].pipe_input("k", value, ts)
+
+
+@pytest.mark.parametrize("kind, expected", [
+    ("inner", [(["a", "x"], 105), (["b", "x"], 105), (["c", "y"], 130)]),
+    ("left", [(["a", "x"], 105), (["b", "x"], 105), (["c", "y"], 130), (["d", None], 200)]),
+    ("outer", [(["a", "x"], 105), (["b", "x"], 105), (["c", "y"], 130), (["d", None], 200), ([None, "z"], 300)]),
+])
+def test_stream_stream_joins(make_driver, partitions, kind, expected):
+    driver = make_driver(stream_join(kind), "left", "right", "joined")
+    pipe_events(driver)
+    records = driver.create_output_topic("joined", S, JSON).read_records_to_list()
+    home = partition_for_key(b"k", partitions)
+    assert all(r.key == "k" and r.partition == home for r in records)
+    def order(item):
+        return json.dumps(item[0]), item[1]
+    assert sorted(((r.value, r.timestamp) for r in records), key=order) == sorted(expected, key=order)
+
+
+def test_stream_stream_join_repartitions_a_rekeyed_side(make_driver, partitions):
+    builder = StreamsBuilder()
+    left = builder.stream("left", Consumed.with_(S, S)).select_key(lambda k, v: v.split(":")[0])
+    right = builder.stream("right", Consumed.with_(S, S))
+    left.join(right, lambda l, r: l + "+" + r, JoinWindows.of_time_difference_with_no_grace(50),
+              StreamJoined.with_(S, S, S)).to("joined", Produced.with_(S, S))
+    driver = make_driver(builder.build(), "left", "right", "joined")
+    driver.create_input_topic("right", S, S).pipe_input("user-7", "profile", 10)
+    driver.create_input_topic("left", S, S).pipe_input("click-1", "user-7:home", 20)
+    records = driver.create_output_topic("joined", S, S).read_records_to_list()
+    assert [(r.key, r.value, r.timestamp) for r in records] == [("user-7", "user-7:home+profile", 20)]
+    assert records[0].partition == partition_for_key(b"user-7", partitions)
+    assert "conformance-KSTREAM-KEY-SELECT-0000000001-repartition" in driver.produced_topic_names()
+
+
+@pytest.mark.parametrize("left", [False, True])
+def test_stream_table_join(make_driver, partitions, left):
+    builder = StreamsBuilder()
+    table = builder.table("profiles", Consumed.with_(S, S))
+    stream = builder.stream("clicks", Consumed.with_(S, S))
+    join = stream.left_join if left else stream.join
+    join(table, lambda click, profile: f"{click}/{profile}").to("enriched", Produced.with_(S, S))
+    driver = make_driver(builder.build(), "profiles", "clicks", "enriched")
+    profiles = driver.create_input_topic("profiles", S, S)
+    clicks = driver.create_input_topic("clicks", S, S)
+    profiles.pipe_input("u1", "p1", 1)
+    clicks.pipe_input("u1", "c1", 2)
+    profiles.pipe_input("u1", "p2", 3)
+    clicks.pipe_input("u1", "c2", 4)
+    clicks.pipe_input("u2", "c3", 5)                  # no profile for u2
+    records = driver.create_output_topic("enriched", S, S).read_records_to_list()
+    expected = [("u1", "c1/p1", 2), ("u1", "c2/p2", 4)] + ([("u2", "c3/None", 5)] if left else [])
+    assert [(r.key, r.value, r.timestamp) for r in records] == expected
+    assert all(r.partition == partition_for_key(r.key.encode(), partitions) for r in records)
+
+
+@pytest.mark.parametrize("kind, expected", [
+    ("join", [("k", "a1+b1"), ("k", "a2+b1"), ("k", None)]),
+    ("left_join", [("k", "a1+None"), ("k", "a1+b1"), ("k", "a2+b1"), ("k", "a2+None"), ("q", "x+None")]),
+    ("outer_join", [("k", "a1+None"), ("k", "a1+b1"), ("k", "a2+b1"), ("k", "a2+None"), ("q", "x+None")]),
+])
+def test_table_table_joins(make_driver, partitions, kind, expected):
+    builder = StreamsBuilder()
+    a = builder.table("a", Consumed.with_(S, S))
+    b = builder.table("b", Consumed.with_(S, S))
+    getattr(a, kind)(b, lambda x, y: f"{x}+{y}").to_stream().to("ab", Produced.with_(S, S))
+    driver = make_driver(builder.build(), "a", "b", "ab")
+    ta, tb = driver.create_input_topic("a", S, S), driver.create_input_topic("b", S, S)
+    ta.pipe_input("k", "a1", 1)
+    tb.pipe_input("k", "b1", 2)
+    ta.pipe_input("k", "a2", 3)
+    tb.pipe_input("k", None, 4)                       # b deleted
+    ta.pipe_input("q", "x", 5)
+    records = driver.create_output_topic("ab", S, S).read_records_to_list()
+    assert [(r.key, r.value) for r in records] == expected
+
+
+def test_copartitioning_is_checked_before_anything_runs():
+    builder = StreamsBuilder()
+    builder.stream("clicks", Consumed.with_(S, S)).join(
+        builder.table("profiles", Consumed.with_(S, S)), lambda c, p: c).to("out", Produced.with_(S, S))
+    topology = builder.build()
+    with pytest.raises(TopologyException, match=r"Topics not co-partitioned: \[\{clicks=4, profiles=2\}\]"):
+        TopologyTestDriverBuilder(topology).declare_topic("clicks", 4).declare_topic("profiles", 2).build()

@@ -21,7 +21,7 @@ PYTEST_ARGS ?=
 # Jars resolved with Maven from Maven Central (deps/*/pom.xml) into .deps/ (ignored; kept by `make clean`:
 # resolving them takes a minute or two, once per machine). MAVEN_REPO_LOCAL=dir overrides ~/.m2/repository.
 MVN         ?= mvn
-MVN_FLAGS   ?= -B -q
+MVN_FLAGS   ?= -B -q -Dstyle.color=never
 MVN_CMD      = $(MVN) $(MVN_FLAGS) -s deps/settings.xml $(if $(MAVEN_REPO_LOCAL),-Dmaven.repo.local=$(MAVEN_REPO_LOCAL))
 DEPS        := .deps
 BROKER_JARS := $(DEPS)/kafka-broker

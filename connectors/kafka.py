@@ -123,6 +123,42 @@ def _python_client_config(client_config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+class _RedactingFilter(logging.Filter):
+    """Masks the registered secret values in every record of kafka-python's loggers (kafka-python logs its whole
+    client configuration, passwords included, at DEBUG)."""
+
+    def __init__(self) -> None:
+        super().__init__("")
+        self.secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secrets:
+            try:
+                text = record.getMessage()
+            except Exception:
+                return True
+            redacted = text
+            for secret in sorted(self.secrets, key=len, reverse=True):
+                redacted = redacted.replace(secret, MASK)
+            if redacted != text:
+                record.msg, record.args = redacted, ()
+        return True
+
+
+_REDACTING_FILTER = _RedactingFilter()
+
+
+def _guard_kafka_python_logs(secrets: Iterable[str]) -> None:
+    """Register ``secrets`` and put the redacting filter on every kafka-python logger that exists now (they are
+    module-level, created when kafka-python's modules are imported, so call this after importing a client)."""
+    _REDACTING_FILTER.secrets.update(secrets)
+    names = ["kafka"] + [n for n in list(logging.Logger.manager.loggerDict) if n.startswith("kafka.")]
+    for name in names:
+        logger = logging.getLogger(name)
+        if _REDACTING_FILTER not in logger.filters:
+            logger.addFilter(_REDACTING_FILTER)
+
+
 class KafkaConnector:
     """Topics in a Kafka cluster as the Spark runtime's connector.
 
@@ -170,7 +206,7 @@ class KafkaConnector:
         values = [str(v) for k, v in self.client_config.items() if is_secret(k) and v not in (None, "")]
         jaas = self.client_config.get("sasl.jaas.config")
         if jaas:
-            values += [v for v in _jaas_options(str(jaas)).values() if len(v) >= 3]
+            values += [v for k, v in _jaas_options(str(jaas)).items() if is_secret(k) and v]
         return sorted(set(values), key=len, reverse=True)
 
     def redact(self, text: str) -> str:
@@ -194,6 +230,7 @@ class KafkaConnector:
     def _admin(self) -> Any:
         if self._admin_client is None:
             from kafka import KafkaAdminClient
+            _guard_kafka_python_logs(self._secret_values())
             try:
                 self._admin_client = KafkaAdminClient(**{"client_id": "streams-on-spark-admin", **self._common()})
             except Exception as e:
@@ -203,6 +240,7 @@ class KafkaConnector:
     def _producer(self) -> Any:
         if self._producer_client is None:
             from kafka import KafkaProducer
+            _guard_kafka_python_logs(self._secret_values())
             settings = {"client_id": "streams-on-spark-producer", "acks": "all", "linger_ms": 5,
                         "max_block_ms": self.timeout_ms, "delivery_timeout_ms": max(self.timeout_ms, 30000),
                         **self._common()}

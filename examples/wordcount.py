@@ -2,8 +2,12 @@
 
 Prints the topology description, logs progress (batches, records, lag) while Spark runs, then each partition's
 counts and the top words. ``--engine local`` runs the same topology on the in-process driver instead.
+``--bootstrap-servers`` runs it against a Kafka cluster: the bundled text is produced to ``--input-topic``
+(created with ``--partitions`` partitions if missing) and the counts are read back from ``--output-topic``.
 
     make run          # or: .venv/bin/python examples/wordcount.py [--partitions N] [--repeat N] [--engine local]
+    spark-submit --master 'local[2]' --jars "$(python -c 'from streams_on_spark.connectors.kafka import kafka_jars;
+        print(",".join(kafka_jars()))')" examples/wordcount.py --bootstrap-servers 127.0.0.1:9092
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from streams_on_spark import (
     Consumed,
@@ -34,16 +39,16 @@ TEXT = Path(__file__).parent / "data" / "streams.txt"
 S, L = Serdes.String(), Serdes.Long()
 
 
-def word_count_topology() -> Topology:
+def word_count_topology(input_topic: str = "sentences", output_topic: str = "word-counts-out") -> Topology:
     """sentences -> words -> re-keyed by word -> counted per word -> word-counts-out."""
     builder = StreamsBuilder()
-    (builder.stream("sentences", Consumed.with_(S, S))
+    (builder.stream(input_topic, Consumed.with_(S, S))
      .flat_map_values(lambda sentence: sentence.lower().replace(",", " ").replace(".", " ").split())
      .select_key(lambda _key, word: word)
      .group_by_key(Grouped.as_("by-word").with_key_serde(S).with_value_serde(S))
      .count(Materialized.as_("word-counts"))
      .to_stream()
-     .to("word-counts-out", Produced.with_(S, L)))
+     .to(output_topic, Produced.with_(S, L)))
     return builder.build()
 
 
@@ -87,6 +92,53 @@ def run_on_spark(topology: Topology, lines: list[tuple[str, str]], partitions: i
             return final
 
 
+def run_on_kafka(topology_for: Any, lines: list[tuple[str, str]], partitions: int, bootstrap: str,
+                 input_topic: str, output_topic: str) -> dict[int, dict[str, int]]:
+    """Produce the text to Kafka, run the topology with KafkaStreams on Spark, read the counts back."""
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+    from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.errors import TopicAlreadyExistsError
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
+    try:
+        for topic in (input_topic, output_topic):
+            try:
+                admin.create_topics([NewTopic(topic, partitions, 1)])
+            except TopicAlreadyExistsError:
+                log.info("topic %s already exists", topic)
+    finally:
+        admin.close()
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    for i, (key, line) in enumerate(lines):
+        producer.send(input_topic, key=key.encode(), value=line.encode(), timestamp_ms=1_000 + i)
+    producer.flush()
+    producer.close()
+    log.info("produced %d sentences to %s", len(lines), input_topic)
+    with tempfile.TemporaryDirectory(prefix="wordcount-checkpoints-") as checkpoints:
+        config = {"application.id": f"wordcount-{input_topic}", "bootstrap.servers": bootstrap,
+                  "checkpoint.location": checkpoints}
+        with KafkaStreams(topology_for(input_topic, output_topic), config) as streams:
+            streams.start()
+            streams.process_all_available()
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=2_000)
+    final: dict[int, dict[str, int]] = {}
+    try:
+        for p in range(partitions):
+            tp = TopicPartition(output_topic, p)
+            consumer.assign([tp])
+            consumer.seek_to_beginning(tp)
+            end = consumer.end_offsets([tp])[tp]
+            latest: dict[str, int] = {}
+            while consumer.position(tp) < end:
+                for records in consumer.poll(timeout_ms=1_000).values():
+                    for r in records:
+                        latest[S.deserialize(output_topic, r.key)] = L.deserialize(output_topic, r.value)
+            final[p] = latest
+    finally:
+        consumer.close()
+    return final
+
+
 def run_in_process(topology: Topology, lines: list[tuple[str, str]], partitions: int) -> dict[int, dict[str, int]]:
     driver = (TopologyTestDriverBuilder(topology).with_config({"application.id": "wordcount"})
               .declare_topic("sentences", partitions).declare_topic("word-counts-out", partitions).build())
@@ -101,17 +153,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=50, help="how many times the bundled text is sent")
     parser.add_argument("--engine", choices=["spark", "local"], default="spark")
+    parser.add_argument("--bootstrap-servers", help="run against this Kafka cluster instead of embedded topics")
+    parser.add_argument("--input-topic", default="sentences")
+    parser.add_argument("--output-topic", default="word-counts-out")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
 
-    topology = word_count_topology()
+    topology = word_count_topology(args.input_topic, args.output_topic)
     print(topology.describe())
     lines = sentences(args.repeat)
     start = time.perf_counter()
-    run = run_on_spark if args.engine == "spark" else run_in_process
-    final = run(topology, lines, args.partitions)
-    report(final, time.perf_counter() - start, args.engine, len(lines))
+    if args.bootstrap_servers:
+        final = run_on_kafka(word_count_topology, lines, args.partitions, args.bootstrap_servers, args.input_topic,
+                             args.output_topic)
+        engine = f"spark+kafka ({args.bootstrap_servers})"
+    else:
+        run = run_on_spark if args.engine == "spark" else run_in_process
+        final = run(topology, lines, args.partitions)
+        engine = args.engine
+    report(final, time.perf_counter() - start, engine, len(lines))
     return 0
 
 

@@ -109,13 +109,16 @@ class KGroupedStream:
 
     def windowed_by(self, windows: Any) -> Any:
         """Aggregate per window: ``TimeWindows`` (tumbling/hopping) or ``SessionWindows``."""
-        from streams_on_spark.dsl.windowed import SessionWindowedKStream, TimeWindowedKStream
-        from streams_on_spark.dsl.windows import SessionWindows, TimeWindows
+        from streams_on_spark.dsl.windowed import SessionWindowedKStream, SlidingWindowedKStream, TimeWindowedKStream
+        from streams_on_spark.dsl.windows import SessionWindows, SlidingWindows, TimeWindows
         if isinstance(windows, TimeWindows):
             return TimeWindowedKStream(self, windows)
+        if isinstance(windows, SlidingWindows):
+            return SlidingWindowedKStream(self, windows)
         if isinstance(windows, SessionWindows):
             return SessionWindowedKStream(self, windows)
-        raise ValueError(f"windowed_by takes TimeWindows or SessionWindows, got {type(windows).__name__}")
+        raise ValueError(f"windowed_by takes TimeWindows, SlidingWindows or SessionWindows, "
+                         f"got {type(windows).__name__}")
 
     def cogroup(self, aggregator: Callable[[Any, Any, Any], Any]) -> "CogroupedKStream":
         """Start a cogroup (KIP-150): several grouped streams folded into one aggregate and one store."""
@@ -147,14 +150,21 @@ class CogroupedKStream:
                            materialize, None, None)
 
     def windowed_by(self, windows: Any) -> Any:
-        """Cogroup per time window (``TimeWindows``) or per session (``SessionWindows``)."""
-        from streams_on_spark.dsl.windowed import SessionWindowedCogroupedKStream, TimeWindowedCogroupedKStream
-        from streams_on_spark.dsl.windows import SessionWindows, TimeWindows
+        """Cogroup per time window, sliding window or session."""
+        from streams_on_spark.dsl.windowed import (
+            SessionWindowedCogroupedKStream,
+            SlidingWindowedCogroupedKStream,
+            TimeWindowedCogroupedKStream,
+        )
+        from streams_on_spark.dsl.windows import SessionWindows, SlidingWindows, TimeWindows
         if isinstance(windows, TimeWindows):
             return TimeWindowedCogroupedKStream(self, windows)
+        if isinstance(windows, SlidingWindows):
+            return SlidingWindowedCogroupedKStream(self, windows)
         if isinstance(windows, SessionWindows):
             return SessionWindowedCogroupedKStream(self, windows)
-        raise ValueError(f"windowed_by takes TimeWindows or SessionWindows, got {type(windows).__name__}")
+        raise ValueError(f"windowed_by takes TimeWindows, SlidingWindows or SessionWindows, "
+                         f"got {type(windows).__name__}")
 
     def _build(self, initializer: Callable[[], Any], named: Any, materialized: Any,
                make_processor: Callable[[str, Callable[..., Any]], DslSupplier],

@@ -114,6 +114,44 @@ class TimeWindowedKStream(_WindowedAggregations):
                                                      aggregator))
 
 
+def sliding_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any) -> Any:
+    """The window store of a sliding-window aggregation; retention = 2 x difference + grace (Kafka's default)."""
+    from streams_on_spark.state.window_stores import WindowStores
+    supplier = m.store_supplier or WindowStores.in_memory_window_store(
+        name, 2 * windows.time_difference_ms + windows.grace_ms, windows.time_difference_ms, False)
+    builder = WindowStores.timestamped_window_store_builder(supplier, key_serde, value_serde)
+    return builder if m.logging_enabled else builder.with_logging_disabled()
+
+
+class SlidingWindowedKStream(_WindowedAggregations):
+    """A grouped stream aggregated over sliding windows (``SlidingWindows``): one window per distinct content."""
+
+    store_builder = staticmethod(sliding_store_builder)
+
+    def _windowed_serde(self, key_serde: Any) -> Any:
+        from streams_on_spark.serde.windowed import WindowedSerdes
+        return WindowedSerdes.time_windowed(key_serde, self.windows.time_difference_ms)
+
+    def count(self, named: Any = None, materialized: Any = None) -> KTable:
+        return self._build(named, materialized, "KSTREAM-AGGREGATE-", Serdes.Long(),
+                           lambda store: DslSupplier(w.KStreamSlidingWindowAggregate, self.windows, store,
+                                                     _count_init, _count_add), burn_for_count=True)
+
+    def reduce(self, reducer: Callable[[Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
+        _check_fn(reducer, "reducer")
+        return self._build(named, materialized, "KSTREAM-REDUCE-", self._grouped.value_serde,
+                           lambda store: DslSupplier(w.KStreamSlidingWindowAggregate, self.windows, store,
+                                                     _reduce_init, _reducing(reducer)))
+
+    def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
+                  named: Any = None, materialized: Any = None) -> KTable:
+        _check_fn(initializer, "initializer")
+        _check_fn(aggregator, "aggregator")
+        return self._build(named, materialized, "KSTREAM-AGGREGATE-", None,
+                           lambda store: DslSupplier(w.KStreamSlidingWindowAggregate, self.windows, store,
+                                                     initializer, aggregator))
+
+
 class SessionWindowedKStream(_WindowedAggregations):
     """A grouped stream cut into sessions (``SessionWindows``): activity separated by an inactivity gap."""
 
@@ -166,6 +204,28 @@ class TimeWindowedCogroupedKStream:
             initializer, named, materialized,
             lambda store, aggregator: DslSupplier(w.KStreamWindowAggregate, windows, store, initializer, aggregator),
             lambda m, store, key_serde, value_serde: window_store_builder(m, store, windows, key_serde, value_serde),
+            serde, windows)
+
+
+class SlidingWindowedCogroupedKStream:
+    """A cogroup over sliding windows: every input folds into the same sliding-window store."""
+
+    def __init__(self, cogrouped: "CogroupedKStream", windows: Any) -> None:
+        self._cogrouped, self.windows = cogrouped, windows
+
+    def aggregate(self, initializer: Callable[[], Any], named: Any = None, materialized: Any = None) -> KTable:
+        _check_fn(initializer, "initializer")
+        windows = self.windows
+
+        def serde(key_serde: Any) -> Any:
+            from streams_on_spark.serde.windowed import WindowedSerdes
+            return WindowedSerdes.time_windowed(key_serde, windows.time_difference_ms)
+
+        return self._cogrouped._build(
+            initializer, named, materialized,
+            lambda store, aggregator: DslSupplier(w.KStreamSlidingWindowAggregate, windows, store, initializer,
+                                                  aggregator),
+            lambda m, store, key_serde, value_serde: sliding_store_builder(m, store, windows, key_serde, value_serde),
             serde, windows)
 
 

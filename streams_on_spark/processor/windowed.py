@@ -244,3 +244,140 @@ class KTableSuppress(Processor):
             return  # final results: a window deleted before it closed has nothing to report
         self.forward(record.with_value(Change(change.new_value,
                                               change.old_value if self.send_old_values else None)))
+
+
+class KStreamSlidingWindowAggregate(Processor):
+    """Sliding windows (Kafka's ``KStreamSlidingWindowAggregate``, reverse-iteration path).
+
+    Windows are [start, start + difference], both ends inclusive, and exist only where records are: each record
+    creates its left window [ts - difference, ts], the right window of the previous record and its own right
+    window when records follow within the difference; a window whose end is before stream time minus grace is
+    closed (the record is dropped for it and counted).
+    """
+
+    def __init__(self, windows: Any, store_name: str, initializer: Callable[[], Any],
+                 aggregator: Callable[[Any, Any, Any], Any]) -> None:
+        self.windows, self.store_name = windows, store_name
+        self.initializer, self.aggregator = initializer, aggregator
+        self.send_old_values = False
+
+    def init(self, context: ProcessorContext) -> None:
+        self.context, self.forward = context, context.forward
+        self.store = context.get_state_store(self.store_name)
+        self.stream_time = _ObservedStreamTime(context, self.store_name)
+
+    def process(self, record: Record) -> None:
+        from streams_on_spark.dsl.windows import TimeWindow
+        if record.key is None or record.value is None:
+            _drop(self.context, "null key or value", record)
+            return
+        ts, diff = record.timestamp, self.windows.time_difference_ms
+        observed = self.stream_time.advance(ts)
+        close_time = observed - self.windows.grace_ms
+        if ts + diff < close_time:
+            _skip_expired(self.context, ts, f"[{ts},{ts + diff}]", close_time, observed)
+            return
+        if ts < diff:
+            self._process_early(record, close_time)
+            return
+        starts: set[int] = set()
+        left_agg = right_agg = None
+        left_created = right_created = False
+        previous_ts: Optional[int] = None
+        for windowed, vat in self.store.backward_fetch(record.key, record.key, max(0, ts - 2 * diff), ts + 1):
+            start = windowed.window.start
+            starts.add(start)
+            end = start + diff
+            window_max = vat.timestamp
+            if start == ts + 1:
+                right_created = True
+            elif end > ts:
+                if right_agg is None:
+                    right_agg = vat
+                self._update(TimeWindow(start, end), vat, record, close_time)
+            elif end == ts:
+                left_created = True
+                self._update(TimeWindow(start, end), vat, record, close_time)
+                if window_max < ts:
+                    previous_ts = window_max
+                else:
+                    return
+            else:  # end < ts
+                left_agg = vat
+                previous_ts = window_max
+                break
+        self._create_windows(record, close_time, starts, right_agg, left_agg, left_created, right_created,
+                             previous_ts)
+
+    def _process_early(self, record: Record, close_time: int) -> None:
+        from streams_on_spark.dsl.windows import TimeWindow
+        ts, diff = record.timestamp, self.windows.time_difference_ms
+        combined = None
+        right_agg = None
+        right_created = False
+        starts: set[int] = set()
+        previous_ts: Optional[int] = None
+        for windowed, vat in self.store.fetch(record.key, record.key, 0, ts + 1):
+            start = windowed.window.start
+            starts.add(start)
+            if start == 0:
+                combined = (windowed, vat)
+                if vat.timestamp < ts:
+                    previous_ts = vat.timestamp
+            elif start <= ts:
+                right_agg = vat
+                self._update(TimeWindow(start, start + diff), vat, record, close_time)
+            elif start == ts + 1:
+                right_created = True
+        if right_agg is None and combined is not None and combined[1].timestamp > ts:
+            right_agg = combined[1]
+        if not right_created and right_agg is not None and right_agg.timestamp > ts:
+            self._create_current_right(ts, right_agg, record)
+        if previous_ts is not None and previous_ts + 1 not in starts:
+            self._create_previous_right(previous_ts + 1, record, close_time)
+        if combined is None:
+            self._update(TimeWindow(0, diff), ValueAndTimestamp.make(self.initializer(), ts), record, close_time)
+        else:
+            self._update(TimeWindow(0, diff), combined[1], record, close_time)
+
+    def _create_windows(self, record: Record, close_time: int, starts: set[int], right_agg: Any, left_agg: Any,
+                        left_created: bool, right_created: bool, previous_ts: Optional[int]) -> None:
+        from streams_on_spark.dsl.windows import TimeWindow
+        ts, diff = record.timestamp, self.windows.time_difference_ms
+        if previous_ts is not None:
+            previous_right_start = previous_ts + 1
+            if previous_right_start not in starts and previous_right_start + diff >= ts:
+                self._create_previous_right(previous_right_start, record, close_time)
+        if not left_created:
+            if previous_ts is not None and ts - diff <= previous_ts:
+                vat = ValueAndTimestamp.make(left_agg.value, ts)
+            else:
+                vat = ValueAndTimestamp.make(self.initializer(), ts)
+            self._update(TimeWindow(ts - diff, ts), vat, record, close_time)
+        if not right_created and right_agg is not None and right_agg.timestamp > ts:
+            self._create_current_right(ts, right_agg, record)
+
+    def _create_current_right(self, ts: int, right_agg: ValueAndTimestamp, record: Record) -> None:
+        from streams_on_spark.dsl.windows import TimeWindow, Windowed
+        window = TimeWindow(ts + 1, ts + 1 + self.windows.time_difference_ms)
+        self.store.put(record.key, right_agg, window.start)
+        self.forward(Record(Windowed(record.key, window), Change(right_agg.value, None), right_agg.timestamp,
+                            record.headers))
+
+    def _create_previous_right(self, start: int, record: Record, close_time: int) -> None:
+        from streams_on_spark.dsl.windows import TimeWindow
+        window = TimeWindow(start, start + self.windows.time_difference_ms)
+        self._update(window, ValueAndTimestamp.make(self.initializer(), record.timestamp), record, close_time)
+
+    def _update(self, window: Any, vat: Optional[ValueAndTimestamp], record: Record, close_time: int) -> None:
+        from streams_on_spark.dsl.windows import Windowed
+        if window.end < close_time:
+            _skip_expired(self.context, record.timestamp, f"[{window.start},{window.end}]", close_time,
+                          self.stream_time.value)
+            return
+        old_agg = None if vat is None else vat.value
+        new_agg = self.aggregator(record.key, record.value, old_agg)
+        new_ts = record.timestamp if old_agg is None else max(record.timestamp, vat.timestamp)  # type: ignore[union-attr]
+        self.store.put(record.key, ValueAndTimestamp.make(new_agg, new_ts), window.start)
+        self.forward(Record(Windowed(record.key, window), Change(new_agg, old_agg if self.send_old_values else None),
+                            new_ts, record.headers))

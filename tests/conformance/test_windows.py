@@ -140,3 +140,27 @@ def test_session_windows_merge_and_expire(make_driver, partitions):
     sessions = driver.get_session_store("sessions", home)
     assert [(kv.key.window.start, kv.key.window.end, kv.value) for kv in sessions.fetch("a")] == [
         (50, 50, 1), (70, 70, 1)]
+
+
+def test_sliding_windows_with_out_of_order_and_late_records(make_driver, partitions):
+    """Sliding windows [t - 10, t] exist where records are (Kafka's KStreamSlidingWindowAggregate): a record
+    creates its left window, the previous record's right window and its own right window; ts 12 arrives when
+    stream time is 30 and even its own window [12,22] ends before 30 - 5, so it is dropped."""
+    from streams_on_spark import SlidingWindows
+    builder = StreamsBuilder()
+    (builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+     .windowed_by(SlidingWindows.of_time_difference_and_grace(10, 5)).count(Materialized.as_("sliding"))
+     .to_stream().to("counts", Produced.with_(TIME_KEYS, L)))
+    driver = make_driver(builder.build(), "events", "counts")
+    driver.create_input_topic("events", S, S).pipe_record_list([TestRecord("a", "v", ts) for ts in (10, 14, 30, 12, 26)])
+    home = partition_for_key(b"a", partitions)
+    assert [(w[1], w[2], v, ts) for w, v, ts, p in results(driver) if p == home] == [
+        (0, 10, 1, 10),
+        (11, 21, 1, 14),   # the right window of 10, created by 14
+        (4, 14, 2, 14),
+        (20, 30, 1, 30),
+        (20, 30, 2, 30),   # 26 falls into [20,30]
+        (16, 26, 1, 26),
+        (27, 37, 1, 30),   # 26's right window holds 30
+    ]
+    assert driver.metrics()["dropped-records-total"] == 1

@@ -5,10 +5,11 @@ expected string.  Source: Apache Kafka trunk, Oct 2024, 4.0.0-SNAPSHOT, commit
 1eb7644349cb07139d6a3c1ad1986979647cac99, all under ``streams/src/test/java/org/apache/kafka/streams/``
 (collected in /work/scratch/deferred-describe-vectors.md; the section number is given in each docstring):
 
-* ``TopologyTest.java`` -- time windows, session windows, time/session windowed cogroup (sections 13-17,
-  21-23, 27-34);
-* ``kstream/internals/TimeWindowedCogroupedKStreamImplTest.java`` and
-  ``kstream/internals/SessionWindowedCogroupedKStreamImplTest.java`` (sections 50, 52);
+* ``TopologyTest.java`` -- time windows, sliding windows, session windows, time/sliding/session windowed
+  cogroup (sections 13-34);
+* ``kstream/internals/TimeWindowedCogroupedKStreamImplTest.java``,
+  ``kstream/internals/SlidingWindowedCogroupedKStreamImplTest.java`` and
+  ``kstream/internals/SessionWindowedCogroupedKStreamImplTest.java`` (sections 50-52);
 * ``kstream/internals/SuppressTopologyTest.java`` (sections 53-56).
 
 Adaptations (the expected strings are otherwise verbatim):
@@ -22,7 +23,16 @@ Adaptations (the expected strings are otherwise verbatim):
   an unnamed topology, whose header Kafka prints as ``Topologies:``
   (``TopologyDescription#toString``: ``namedTopology == null ? "Topologies:\\n " : "Topology: " + ...``).
   Those tests keep Kafka's literal verbatim and swap only the header line via ``_unnamed``.
+* ``TopologyTest#slidingWindowZeroArgCount...`` and ``#slidingWindowNamedMaterializedCount...`` (sections 18,
+  19) build ``TimeWindows.ofSizeWithNoGrace(ofMillis(1))`` in Kafka despite their names (only section 20 uses
+  ``SlidingWindows``).  They are ported verbatim with ``TimeWindows`` AND additionally run with
+  ``SlidingWindows.of_time_difference_with_no_grace(1)``, expecting the same text: Kafka's
+  ``SlidingWindowedKStreamImpl#doCount`` names the store first (``MaterializedInternal`` -> ``newStoreName``)
+  and then the processor (``orElseGenerateWithPrefix(builder, AGGREGATE_NAME)``), exactly like
+  ``TimeWindowedKStreamImpl``.
 """
+import pytest
+
 from streams_on_spark import (
     Consumed,
     Grouped,
@@ -31,6 +41,7 @@ from streams_on_spark import (
     Named,
     Produced,
     Serdes,
+    SlidingWindows,
     StreamsBuilder,
 )
 from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
@@ -40,6 +51,18 @@ STRING_SERDE = Serdes.String()
 
 # TimeWindowedCogroupedKStreamImplTest.WINDOW_SIZE
 WINDOW_SIZE = 500
+
+# SlidingWindowedCogroupedKStreamImplTest.WINDOW_SIZE_MS
+WINDOW_SIZE_MS = 500
+
+# Sections 18 and 19: Kafka's own code uses TimeWindows (see the module docstring); also run with SlidingWindows.
+_SLIDING_SECTION_WINDOWS = pytest.mark.parametrize(
+    "windows",
+    [
+        pytest.param(TimeWindows.of_size_with_no_grace(1), id="kafka-verbatim-TimeWindows"),
+        pytest.param(SlidingWindows.of_time_difference_with_no_grace(1), id="SlidingWindows"),
+    ],
+)
 
 
 def _describe(topology):
@@ -178,6 +201,73 @@ def test_time_window_zero_arg_count_with_topology_config_should_preserve_topolog
 
 
 # ---------------------------------------------------------------------------------------------------------
+# TopologyTest.java -- sliding windows
+# ---------------------------------------------------------------------------------------------------------
+
+
+@_SLIDING_SECTION_WINDOWS
+def test_sliding_window_zero_arg_count_should_preserve_topology_structure(windows):
+    """TopologyTest.java#slidingWindowZeroArgCountShouldPreserveTopologyStructure (section 18)
+
+    Java: ``windowedBy(TimeWindows.ofSizeWithNoGrace(ofMillis(1))).count()`` (sic) -- see the module docstring.
+    """
+    builder = StreamsBuilder()
+    builder.stream("input-topic").group_by_key().windowed_by(windows).count()
+    expected = (
+        "Topologies:\n"
+        "   Sub-topology: 0\n"
+        "    Source: KSTREAM-SOURCE-0000000000 (topics: [input-topic])\n"
+        "      --> KSTREAM-AGGREGATE-0000000002\n"
+        "    Processor: KSTREAM-AGGREGATE-0000000002 (stores: [KSTREAM-AGGREGATE-STATE-STORE-0000000001])\n"
+        "      --> none\n"
+        "      <-- KSTREAM-SOURCE-0000000000\n"
+        "\n"
+    )
+    assert _describe(builder.build()) == expected
+
+
+@_SLIDING_SECTION_WINDOWS
+def test_sliding_window_named_materialized_count_should_preserve_topology_structure(windows):
+    """TopologyTest.java#slidingWindowNamedMaterializedCountShouldPreserveTopologyStructure (section 19)
+
+    Java: ``windowedBy(TimeWindows.ofSizeWithNoGrace(ofMillis(1)))`` (sic) and
+    ``count(Materialized.as("count-store").withStoreType(IN_MEMORY))`` -- store type dropped.
+    """
+    builder = StreamsBuilder()
+    builder.stream("input-topic").group_by_key().windowed_by(windows).count(Materialized.as_("count-store"))
+    expected = (
+        "Topologies:\n"
+        "   Sub-topology: 0\n"
+        "    Source: KSTREAM-SOURCE-0000000000 (topics: [input-topic])\n"
+        "      --> KSTREAM-AGGREGATE-0000000001\n"
+        "    Processor: KSTREAM-AGGREGATE-0000000001 (stores: [count-store])\n"
+        "      --> none\n"
+        "      <-- KSTREAM-SOURCE-0000000000\n"
+        "\n"
+    )
+    assert _describe(builder.build()) == expected
+
+
+def test_sliding_window_zero_arg_count_with_topology_config_should_preserve_topology_structure():
+    """TopologyTest.java#slidingWindowZeroArgCountWithTopologyConfigShouldPreserveTopologyStructure (section 20)
+    -- TopologyConfig "my-topology" ported with ``StreamsBuilder()`` (see module docstring)."""
+    builder = StreamsBuilder()
+    (builder.stream("input-topic").group_by_key()
+     .windowed_by(SlidingWindows.of_time_difference_with_no_grace(1)).count())
+    expected = _unnamed(
+        "Topology: my-topology:\n"
+        "   Sub-topology: 0\n"
+        "    Source: KSTREAM-SOURCE-0000000000 (topics: [input-topic])\n"
+        "      --> KSTREAM-AGGREGATE-0000000002\n"
+        "    Processor: KSTREAM-AGGREGATE-0000000002 (stores: [KSTREAM-AGGREGATE-STATE-STORE-0000000001])\n"
+        "      --> none\n"
+        "      <-- KSTREAM-SOURCE-0000000000\n"
+        "\n"
+    )
+    assert _describe(builder.build()) == expected
+
+
+# ---------------------------------------------------------------------------------------------------------
 # TopologyTest.java -- time-windowed cogroup
 # ---------------------------------------------------------------------------------------------------------
 
@@ -235,6 +325,77 @@ def test_time_windowed_cogrouped_zero_arg_count_with_topology_config_should_pres
     builder = StreamsBuilder()
     (builder.stream("input-topic").group_by_key().cogroup(lambda key, value, aggregate: value)
      .windowed_by(TimeWindows.of_size_with_no_grace(1)).aggregate(lambda: ""))
+    expected = _unnamed(
+        "Topology: my-topology:\n"
+        "   Sub-topology: 0\n"
+        "    Source: KSTREAM-SOURCE-0000000000 (topics: [input-topic])\n"
+        "      --> COGROUPKSTREAM-AGGREGATE-0000000002\n"
+        "    Processor: COGROUPKSTREAM-AGGREGATE-0000000002 (stores: [COGROUPKSTREAM-AGGREGATE-STATE-STORE-0000000001])\n"
+        "      --> COGROUPKSTREAM-MERGE-0000000003\n"
+        "      <-- KSTREAM-SOURCE-0000000000\n"
+        "    Processor: COGROUPKSTREAM-MERGE-0000000003 (stores: [])\n"
+        "      --> none\n"
+        "      <-- COGROUPKSTREAM-AGGREGATE-0000000002\n"
+        "\n"
+    )
+    assert _describe(builder.build()) == expected
+
+
+# ---------------------------------------------------------------------------------------------------------
+# TopologyTest.java -- sliding-windowed cogroup
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_sliding_windowed_cogrouped_zero_arg_count_should_preserve_topology_structure():
+    """TopologyTest.java#slidingWindowedCogroupedZeroArgCountShouldPreserveTopologyStructure (section 24)"""
+    builder = StreamsBuilder()
+    (builder.stream("input-topic").group_by_key().cogroup(lambda key, value, aggregate: value)
+     .windowed_by(SlidingWindows.of_time_difference_with_no_grace(1)).aggregate(lambda: ""))
+    expected = (
+        "Topologies:\n"
+        "   Sub-topology: 0\n"
+        "    Source: KSTREAM-SOURCE-0000000000 (topics: [input-topic])\n"
+        "      --> COGROUPKSTREAM-AGGREGATE-0000000002\n"
+        "    Processor: COGROUPKSTREAM-AGGREGATE-0000000002 (stores: [COGROUPKSTREAM-AGGREGATE-STATE-STORE-0000000001])\n"
+        "      --> COGROUPKSTREAM-MERGE-0000000003\n"
+        "      <-- KSTREAM-SOURCE-0000000000\n"
+        "    Processor: COGROUPKSTREAM-MERGE-0000000003 (stores: [])\n"
+        "      --> none\n"
+        "      <-- COGROUPKSTREAM-AGGREGATE-0000000002\n"
+        "\n"
+    )
+    assert _describe(builder.build()) == expected
+
+
+def test_sliding_windowed_cogrouped_named_materialized_count_should_preserve_topology_structure():
+    """TopologyTest.java#slidingWindowedCogroupedNamedMaterializedCountShouldPreserveTopologyStructure
+    (section 25) -- ``withStoreType(IN_MEMORY)`` dropped."""
+    builder = StreamsBuilder()
+    (builder.stream("input-topic").group_by_key().cogroup(lambda key, value, aggregate: value)
+     .windowed_by(SlidingWindows.of_time_difference_with_no_grace(1))
+     .aggregate(lambda: "", materialized=Materialized.as_("aggregate-store")))
+    expected = (
+        "Topologies:\n"
+        "   Sub-topology: 0\n"
+        "    Source: KSTREAM-SOURCE-0000000000 (topics: [input-topic])\n"
+        "      --> COGROUPKSTREAM-AGGREGATE-0000000001\n"
+        "    Processor: COGROUPKSTREAM-AGGREGATE-0000000001 (stores: [aggregate-store])\n"
+        "      --> COGROUPKSTREAM-MERGE-0000000002\n"
+        "      <-- KSTREAM-SOURCE-0000000000\n"
+        "    Processor: COGROUPKSTREAM-MERGE-0000000002 (stores: [])\n"
+        "      --> none\n"
+        "      <-- COGROUPKSTREAM-AGGREGATE-0000000001\n"
+        "\n"
+    )
+    assert _describe(builder.build()) == expected
+
+
+def test_sliding_windowed_cogrouped_zero_arg_count_with_topology_config_should_preserve_topology_structure():
+    """TopologyTest.java#slidingWindowedCogroupedZeroArgCountWithTopologyConfigShouldPreserveTopologyStructure
+    (section 26) -- TopologyConfig "my-topology" ported with ``StreamsBuilder()`` (see module docstring)."""
+    builder = StreamsBuilder()
+    (builder.stream("input-topic").group_by_key().cogroup(lambda key, value, aggregate: value)
+     .windowed_by(SlidingWindows.of_time_difference_with_no_grace(1)).aggregate(lambda: ""))
     expected = _unnamed(
         "Topology: my-topology:\n"
         "   Sub-topology: 0\n"
@@ -425,7 +586,8 @@ def test_session_window_zero_arg_count_with_topology_config_should_preserve_topo
 
 
 # ---------------------------------------------------------------------------------------------------------
-# TimeWindowedCogroupedKStreamImplTest.java / SessionWindowedCogroupedKStreamImplTest.java
+# TimeWindowedCogroupedKStreamImplTest.java / SlidingWindowedCogroupedKStreamImplTest.java /
+# SessionWindowedCogroupedKStreamImplTest.java
 # ---------------------------------------------------------------------------------------------------------
 
 
@@ -436,6 +598,33 @@ def test_time_windowed_cogrouped_named_param_should_set_name():
     grouped_stream = stream.group_by_key(Grouped.with_(Serdes.String(), Serdes.String()))
     (grouped_stream.cogroup(_tostring_adder)
      .windowed_by(TimeWindows.of_size_with_no_grace(WINDOW_SIZE))
+     .aggregate(_string_initializer, Named.as_("foo")))
+    expected = (
+        "Topologies:\n"
+        "   Sub-topology: 0\n"
+        "    Source: KSTREAM-SOURCE-0000000000 (topics: [topic])\n"
+        "      --> foo-cogroup-agg-0\n"
+        "    Processor: foo-cogroup-agg-0 (stores: [COGROUPKSTREAM-AGGREGATE-STATE-STORE-0000000001])\n"
+        "      --> foo-cogroup-merge\n"
+        "      <-- KSTREAM-SOURCE-0000000000\n"
+        "    Processor: foo-cogroup-merge (stores: [])\n"
+        "      --> none\n"
+        "      <-- foo-cogroup-agg-0\n"
+        "\n"
+    )
+    assert _describe(builder.build()) == expected
+
+
+def test_sliding_windowed_cogrouped_named_param_should_set_name():
+    """SlidingWindowedCogroupedKStreamImplTest.java#namedParamShouldSetName (section 51)
+
+    Java: ``SlidingWindows.ofTimeDifferenceAndGrace(ofMillis(WINDOW_SIZE_MS), ofMillis(2000L))``.
+    """
+    builder = StreamsBuilder()
+    stream = builder.stream("topic", Consumed.with_(Serdes.String(), Serdes.String()))
+    grouped_stream = stream.group_by_key(Grouped.with_(Serdes.String(), Serdes.String()))
+    (grouped_stream.cogroup(_tostring_adder)
+     .windowed_by(SlidingWindows.of_time_difference_and_grace(WINDOW_SIZE_MS, 2000))
      .aggregate(_string_initializer, Named.as_("foo")))
     expected = (
         "Topologies:\n"

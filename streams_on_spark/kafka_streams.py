@@ -1,8 +1,9 @@
 """``KafkaStreams``: run a topology on Spark, one streaming query per subtopology.
 
-Configured with Kafka Streams' keys (``application.id``, ``bootstrap.servers``, ``state.dir``, ...). Without
-``bootstrap.servers`` the topics are embedded multi-partition logs (``embedded.topics.dir``), so a topology runs
-with no Kafka at all. Checkpoints (task state and source offsets) live under ``checkpoint.location``, by default
+Configured with Kafka Streams' keys (``application.id``, ``bootstrap.servers``, ``state.dir``, ...). With
+``bootstrap.servers`` every subtopology reads Spark's Kafka source and writes through the Kafka connector; client
+settings (``security.*``, ``sasl.*``, ``ssl.*``) pass through to Spark and the admin/producer clients. Without it
+the topics are embedded multi-partition logs (``embedded.topics.dir``), so a topology runs with no Kafka at all. Checkpoints (task state and source offsets) live under ``checkpoint.location``, by default
 ``<state.dir>/<application.id>``; starting again on the same location resumes where the last run stopped.
 """
 from __future__ import annotations
@@ -25,6 +26,8 @@ STATE_DIR = "state.dir"
 CHECKPOINT_LOCATION = "checkpoint.location"
 EMBEDDED_TOPICS_DIR = "embedded.topics.dir"
 TRIGGER_INTERVAL = "trigger.interval"
+CLIENT_PREFIXES = ("security.", "sasl.", "ssl.")
+CLIENT_KEYS = {"client.id", "client.dns.lookup", "request.timeout.ms", "default.api.timeout.ms"}
 
 
 class State(enum.Enum):
@@ -49,10 +52,8 @@ class KafkaStreams:
         self._spark = spark
         self._runtime: Any = None
         self._embedded: Any = None
+        self._connector: Any = None
         self.state = State.CREATED
-        if self._config.get(BOOTSTRAP_SERVERS):
-            raise StreamsException("bootstrap.servers is set, but the Kafka connector is not available in this "
-                                   "version; leave it unset to run over embedded topics")
         state_dir = self._config.get(STATE_DIR) or os.path.join(tempfile.gettempdir(), "kafka-streams")
         self.checkpoint_location = str(self._config.get(CHECKPOINT_LOCATION)
                                        or os.path.join(state_dir, self._task_config.application_id))
@@ -69,6 +70,19 @@ class KafkaStreams:
             self._embedded = EmbeddedTopics(self._config.get(EMBEDDED_TOPICS_DIR))
         return self._embedded
 
+    def _client_config(self) -> dict[str, Any]:
+        """Kafka client settings passed through to Spark's Kafka source and the admin/producer clients."""
+        return {k: v for k, v in self._config.items() if k.startswith(CLIENT_PREFIXES) or k in CLIENT_KEYS}
+
+    def _make_connector(self, spark: Any) -> Any:
+        from streams_on_spark.runtime.spark import EmbeddedTopicsConnector
+        bootstrap = self._config.get(BOOTSTRAP_SERVERS)
+        if not bootstrap:
+            return EmbeddedTopicsConnector(self.embedded_topics, spark)
+        from streams_on_spark.connectors.kafka import KafkaConnector
+        timeout_ms = int(self._config.get("default.api.timeout.ms", 10_000))
+        return KafkaConnector(str(bootstrap), self._client_config(), spark, timeout_ms=timeout_ms)
+
     def __enter__(self) -> "KafkaStreams":
         return self
 
@@ -79,34 +93,38 @@ class KafkaStreams:
         """Check topics, create the repartition topics, start one query per subtopology."""
         if self.state is not State.CREATED:
             raise IllegalStateError(f"KafkaStreams can only be started once (state is {self.state.value})")
-        from streams_on_spark.runtime.spark import EmbeddedTopicsConnector, SparkRuntime, local_session
+        from streams_on_spark.runtime.spark import SparkRuntime, local_session
         builder = self._topology.internal_builder
         builder.application_id = self.application_id
-        topics = self.embedded_topics
-        existing = topics.topics()
+        if self._spark is None:
+            jars: list[str] = []
+            if self._config.get(BOOTSTRAP_SERVERS):
+                from streams_on_spark.connectors.kafka import kafka_jars
+                jars = kafka_jars()
+            self._spark = local_session(self.application_id, jars=jars)
+        connector = self._connector = self._make_connector(self._spark)
+        existing = connector.topics()
         missing = [t for t in builder.source_topics() if t not in existing]
         if missing:
             raise TopologyException(f"source topics {missing} do not exist (application {self.application_id}); "
                                     "create them before starting")
         counts = resolve_partition_counts(builder, existing)
-        for topic, spec in builder.internal_topics.items():
+        for topic in builder.internal_topics:
             decorated = builder.decorate_topic(topic)
             want = counts[decorated]
             if decorated in existing and existing[decorated] != want:
                 raise TopologyException(f"repartition topic {decorated} exists with {existing[decorated]} "
                                         f"partitions, but the topology needs {want}")
-            topics.create_topic(decorated, want)
+            connector.create_topic(decorated, want)
         for sub in builder.subtopologies():
             for topic in sub.sink_topics:
                 if topic not in counts:
                     if topic not in existing:
                         log.warning("sink topic %s does not exist; creating it with 1 partition", topic)
-                        topics.create_topic(topic, 1)
-                    counts[topic] = topics.partitions(topic)
-        spark = self._spark if self._spark is not None else local_session(self.application_id)
-        self._spark = spark
+                        connector.create_topic(topic, 1)
+                    counts[topic] = connector.partitions(topic)
         os.makedirs(self.checkpoint_location, exist_ok=True)
-        self._runtime = SparkRuntime(builder, self._task_config, EmbeddedTopicsConnector(topics, spark), spark,
+        self._runtime = SparkRuntime(builder, self._task_config, connector, self._spark,
                                      self.checkpoint_location, counts,
                                      trigger_interval=self._config.get(TRIGGER_INTERVAL, "100 milliseconds"))
         try:
@@ -158,4 +176,7 @@ class KafkaStreams:
         if self._runtime is not None and self.state in (State.RUNNING, State.ERROR):
             self.state = State.PENDING_SHUTDOWN
             self._runtime.stop()
+        close = getattr(self._connector, "close", None)
+        if close is not None and self._config.get(BOOTSTRAP_SERVERS):
+            close()
         self.state = State.NOT_RUNNING

@@ -147,6 +147,7 @@ class SparkRuntime:
         self.trigger_interval = trigger_interval
         self.functions = {s.id: SubtopologyTaskFunction(topology, s.id, config, partition_counts)
                           for s in topology.subtopologies()}
+        self.topics = sorted({t for s in topology.subtopologies() for t in [*s.source_topics, *s.sink_topics]})
         self.queries: dict[int, Any] = {}
         self._logged: dict[int, int] = {}
 
@@ -172,7 +173,18 @@ class SparkRuntime:
             reader = reader.option(key, value)
         # the state partitioning is frozen into the checkpoint at the first run; one shuffle partition per task
         self.spark.conf.set("spark.sql.shuffle.partitions", str(tasks))
-        stream = reader.load().groupBy("partition").applyInPandasWithState(
+        try:
+            frame = reader.load()
+        except Exception as e:
+            if "Failed to find data source" in str(e):
+                raise StreamsException(f"the Spark session has no '{fmt}' data source: for Kafka, create it with "
+                                       "local_session(..., jars=kafka_jars()) or pass the connector jars in "
+                                       "spark.jars before the session starts") from e
+            raise
+        prepare = getattr(self.connector, "prepare", None)
+        if prepare is not None:
+            frame = prepare(frame)
+        stream = frame.groupBy("partition").applyInPandasWithState(
             fn, OUTPUT_SCHEMA, STATE_SCHEMA, "append", GroupStateTimeout.NoTimeout)
         commits = _SinkCommits(os.path.join(self.checkpoint(sid), "sink-commits"))
         sink = _TopicSink(self.connector, commits, self.on_output, self.query_name(sid))
@@ -224,7 +236,7 @@ class SparkRuntime:
         return total
 
     def _end_offsets(self) -> dict[str, list[int]]:
-        return {t: self.connector.end_offsets(t) for t in self.connector.topics()}
+        return {t: self.connector.end_offsets(t) for t in self.topics}
 
     def stop(self) -> None:
         for sid, query in self.queries.items():

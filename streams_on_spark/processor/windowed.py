@@ -160,8 +160,10 @@ class SuppressionBuffer(StateStore):
     def put(self, buffer_time: int, record: Record, change: Change) -> None:
         kb = self.key_serde.serialize(self.name, record.key)
         existing = self.inner.get(kb)
-        prior = pickle.loads(existing)[4] if existing is not None else (
-            None if change.old_value is None else self.value_serde.serialize(self.name, change.old_value))
+        if existing is None:
+            prior = None if change.old_value is None else self.value_serde.serialize(self.name, change.old_value)
+        else:  # a buffered key keeps its first buffer time and prior value; only the latest update replaces
+            buffer_time, *_, prior = pickle.loads(existing)
         new = None if change.new_value is None else self.value_serde.serialize(self.name, change.new_value)
         self.inner.put(kb, pickle.dumps((buffer_time, record.timestamp, tuple(record.headers), new, prior)))
 
@@ -170,10 +172,6 @@ class SuppressionBuffer(StateStore):
 
     def size_bytes(self) -> int:
         return sum(len(k) + len(v) for k, v in self.inner.entries().items())
-
-    def min_time(self) -> Optional[int]:
-        entries = self.inner.entries()
-        return min((pickle.loads(v)[0] for v in entries.values()), default=None)
 
     def evict_while(self, should_evict: Callable[[int], bool], emit: Callable[[Record, Change], None],
                     force: int = 0) -> None:

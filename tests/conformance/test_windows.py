@@ -66,16 +66,23 @@ def test_tumbling_windows_accept_within_grace_and_drop_after(make_driver, partit
 
 
 def test_hopping_windows_update_every_window_containing_the_record(make_driver, partitions):
+    """Size 10, advance 5, no grace: a record updates both windows containing it unless the window's end is at or
+    before stream time (each expired window drops the record once, and counts once)."""
     builder = StreamsBuilder()
     (builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
      .windowed_by(TimeWindows.of_size_with_no_grace(10).advance_by(5))
      .count().to_stream().to("counts", Produced.with_(TIME_KEYS, L)))
     driver = make_driver(builder.build(), "events", "counts")
-    driver.create_input_topic("events", S, S).pipe_record_list([TestRecord("k", "v", 7), TestRecord("k", "v", 12)])
-    assert [(w, v) for w, v, *_ in results(driver)] == [
-        (("k", 0, 10), 1), (("k", 5, 15), 1),
-        (("k", 5, 15), 2), (("k", 10, 20), 1),
+    driver.create_input_topic("events", S, S).pipe_record_list(
+        [TestRecord("k", "v", ts) for ts in (7, 12, 30, 27, 22)])
+    assert [(w, v, ts) for w, v, ts, _ in results(driver)] == [
+        (("k", 0, 10), 1, 7), (("k", 5, 15), 1, 7),
+        (("k", 5, 15), 2, 12), (("k", 10, 20), 1, 12),
+        (("k", 25, 35), 1, 30), (("k", 30, 40), 1, 30),
+        (("k", 25, 35), 2, 30),          # 27: [20,30) has closed (30 <= 30), [25,35) is open
+        # 22: [15,25) and [20,30) have both closed
     ]
+    assert driver.metrics()["dropped-records-total"] == 3
 
 
 def test_windows_close_per_task_stream_time(make_driver, partitions):
@@ -111,6 +118,22 @@ def test_suppress_emits_one_final_result_per_window(make_driver, partitions):
     assert results(driver) == [(("a", 0, 10), 3, 5, home)]   # once, with the final count
     events.pipe_record_list([TestRecord("a", "x", 24), TestRecord("a", "x", 40)])
     assert results(driver) == [(("a", 10, 20), 3, 15, home), (("a", 20, 30), 1, 24, home)]
+
+
+def test_suppress_until_time_limit_rate_limits_each_key(make_driver, partitions):
+    """until_time_limit(10): a key's latest update is emitted once stream time is 10 past its buffering."""
+    builder = StreamsBuilder()
+    (builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+     .count(Materialized.as_("plain"))
+     .suppress(Suppressed.until_time_limit(10, BufferConfig.unbounded()))
+     .to_stream().to("limited", Produced.with_(S, L)))
+    driver = make_driver(builder.build(), "events", "limited")
+    driver.create_input_topic("events", S, S).pipe_record_list(
+        [TestRecord("a", "v", ts) for ts in (0, 3, 5, 12, 30)])
+    records = driver.create_output_topic("limited", S, L).read_records_to_list()
+    # "a" is buffered at 0 and keeps that buffer time while 3, 5 and 12 replace its value (Kafka's change
+    # buffer); at stream time 12 >= 0 + 10 the latest update (count 4, ts 12) is emitted; 30 starts a new wait
+    assert [(r.key, r.value, r.timestamp) for r in records] == [("a", 4, 12)]
 
 
 def test_session_windows_merge_and_expire(make_driver, partitions):

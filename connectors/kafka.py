@@ -25,10 +25,11 @@ from __future__ import annotations
 import logging
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
 from streams_on_spark.errors import StreamsException
 
 __all__ = ["KafkaConnector", "kafka_jars", "mask_config", "is_secret", "JARS_ENV", "MASK"]
@@ -159,6 +160,42 @@ def _guard_kafka_python_logs(secrets: Iterable[str]) -> None:
             logger.addFilter(_REDACTING_FILTER)
 
 
+class KafkaGlobalReader:
+    """Reads a whole topic (every partition up to its current end) with kafka-python; picklable, so a Spark
+    executor can rebuild a global store from it."""
+
+    def __init__(self, bootstrap_servers: str, python_config: Mapping[str, Any], timeout_ms: int) -> None:
+        self.bootstrap_servers, self.python_config, self.timeout_ms = bootstrap_servers, dict(python_config), timeout_ms
+
+    def __repr__(self) -> str:
+        return f"KafkaGlobalReader({self.bootstrap_servers!r})"
+
+    def read_all(self, topic: str) -> list[ConsumerRecord]:
+        from kafka import KafkaConsumer, TopicPartition
+        consumer = KafkaConsumer(bootstrap_servers=self.bootstrap_servers, enable_auto_commit=False,
+                                 request_timeout_ms=max(self.timeout_ms, 1000), **self.python_config)
+        try:
+            partitions = consumer.partitions_for_topic(topic) or set()
+            tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+            consumer.assign(tps)
+            consumer.seek_to_beginning(*tps)
+            ends = consumer.end_offsets(tps)
+            out: list[ConsumerRecord] = []
+            deadline = time.monotonic() + max(30.0, self.timeout_ms / 1000)
+            while any(consumer.position(tp) < ends[tp] for tp in tps):
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"could not read {topic} up to its end offsets")
+                for tp, records in consumer.poll(timeout_ms=self.timeout_ms).items():
+                    out.extend(ConsumerRecord(topic, tp.partition, r.offset, r.timestamp, r.key, r.value,
+                                              tuple(r.headers or ())) for r in records if r.offset < ends[tp])
+            return out
+        except Exception as e:
+            raise StreamsException(f"reading global topic {topic} from Kafka at {self.bootstrap_servers} failed: "
+                                   f"{type(e).__name__}") from None
+        finally:
+            consumer.close()
+
+
 class KafkaConnector:
     """Topics in a Kafka cluster as the Spark runtime's connector.
 
@@ -269,6 +306,10 @@ class KafkaConnector:
         self.close()
 
     # -- Spark source ----------------------------------------------------------------------------------------------
+
+    def global_reader(self) -> KafkaGlobalReader:
+        """What Spark tasks read global topics through (global stores are rebuilt per batch)."""
+        return KafkaGlobalReader(self.bootstrap_servers, self._python_config, self.timeout_ms)
 
     def reader_options(self, topics: list[str]) -> tuple[str, dict[str, str]]:
         """Format and options of Spark's Kafka source for ``topics`` (read from the earliest offsets, headers too)."""

@@ -13,14 +13,30 @@ from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.processor.api import Record, TaskId
-from streams_on_spark.runtime.task import StreamTask, _Node, _TaskContext
+from streams_on_spark.runtime.task import StreamTask, TaskMetrics, _Node, _TaskContext
 from streams_on_spark.topology.builder import InternalTopologyBuilder
 from streams_on_spark.topology.partitions import resolve_partition_counts
 
 log = logging.getLogger(__name__)
 
 
-class _GlobalTask:
+class _GlobalState:
+    """What a global store processor's context reads of its owner (a global task has no queues or schedules)."""
+
+    def __init__(self, subtopology: int, config: TaskConfig, store_name: str, store: Any, wall_clock: Any) -> None:
+        self.id = TaskId(subtopology, -1)
+        self.config, self.wall_clock = config, wall_clock
+        self.metrics = TaskMetrics()
+        self.stores: dict[str, Any] = {}
+        self.global_stores = {store_name: store}
+        self.stream_time = -1
+        self.processor_metadata: dict[str, int] = {}
+
+    def schedule(self, *args: Any) -> Any:
+        raise StreamsException("global store processors cannot schedule punctuations")
+
+
+class GlobalTask:
     """Feeds global stores from every partition of their topics, immediately (as Kafka's driver does)."""
 
     def __init__(self, topology: InternalTopologyBuilder, config: TaskConfig, wall_clock: Any) -> None:
@@ -28,10 +44,7 @@ class _GlobalTask:
         self._by_topic: dict[str, tuple[Any, Any, Any, Any]] = {}
         for spec in topology.global_stores():
             store = topology.global_state_builders[spec.store_name].build()
-            shim = StreamTask.__new__(StreamTask)  # a context needs only these attributes
-            shim.config, shim.metrics, shim.stores, shim.global_stores = config, None, {spec.store_name: store}, {}
-            shim.wall_clock, shim.stream_time, shim.id = wall_clock, -1, TaskId(spec.id, -1)
-            context = _TaskContext(shim)
+            context = _TaskContext(_GlobalState(spec.id, config, spec.store_name, store, wall_clock))
             store.init(context)
             self.stores[spec.store_name] = store
             processor = spec.processor.supplier()
@@ -45,6 +58,13 @@ class _GlobalTask:
 
     def topics(self) -> Iterable[str]:
         return self._by_topic.keys()
+
+    def load(self, reader: Any) -> "GlobalTask":
+        """Apply every record the global topics hold now (``reader.read_all(topic)``), e.g. on a Spark executor."""
+        for topic in list(self._by_topic):
+            for record in reader.read_all(topic):
+                self.apply(record)
+        return self
 
     def apply(self, record: ConsumerRecord) -> None:
         node, context, key_serde, value_serde = self._by_topic[record.topic]
@@ -80,7 +100,7 @@ class LocalEngine:
         self.offsets: dict[str, list[int]] = {}  # topic -> next offset per partition
         self.captured: dict[str, deque[ProducerRecord]] = {}
         self.produced_topics: set[str] = set()
-        self.global_task = _GlobalTask(topology, config, self.wall_clock)
+        self.global_task = GlobalTask(topology, config, self.wall_clock)
         self.tasks: dict[TaskId, StreamTask] = {}
         # topic -> partition -> the tasks consuming that partition
         self.routes: dict[str, list[list[tuple[TaskId, StreamTask]]]] = {}

@@ -59,14 +59,19 @@ def local_session(app_name: str = "streams-on-spark", cores: int = 2, jars: Iter
 
 
 class SubtopologyTaskFunction:
-    """The ``applyInPandasWithState`` function of one subtopology: one call runs one task on one batch."""
+    """The ``applyInPandasWithState`` function of one subtopology: one call runs one task on one batch.
+
+    Global stores are rebuilt for each call from what their topics hold at that moment (``global_reader``), the
+    view a Kafka Streams task has of its global stores.
+    """
 
     def __init__(self, topology: InternalTopologyBuilder, subtopology_id: int, config: TaskConfig,
-                 partition_counts: Mapping[str, int]) -> None:
+                 partition_counts: Mapping[str, int], global_reader: Any = None) -> None:
         self.topology = topology
         self.subtopology_id = subtopology_id
         self.config = config
         self.partition_counts = dict(partition_counts)
+        self.global_reader = global_reader
         self._spec: Optional[SubtopologySpec] = None
 
     def spec(self) -> SubtopologySpec:
@@ -77,11 +82,16 @@ class SubtopologyTaskFunction:
     def new_task(self, partition: int, snapshot: Optional[bytes]) -> StreamTask:
         """The task for ``partition`` with its saved state (also used to read stores back on the driver)."""
         counts = self.partition_counts
+        global_stores = self.global_stores() if self.global_reader is not None else None
         task = StreamTask(TaskId(self.subtopology_id, partition), self.spec(), self.topology, self.config,
-                          lambda topic: counts.get(topic, 1), lambda: int(time.time() * 1000))
+                          lambda topic: counts.get(topic, 1), lambda: int(time.time() * 1000), global_stores)
         if snapshot is not None:
             task.restore(snapshot)
         return task
+
+    def global_stores(self) -> dict[str, Any]:
+        from streams_on_spark.runtime.local import GlobalTask
+        return GlobalTask(self.topology, self.config, lambda: int(time.time() * 1000)).load(self.global_reader).stores
 
     def __call__(self, key: tuple, frames: Iterator[Any], state: Any) -> Iterator[Any]:
         import pandas as pd
@@ -134,9 +144,10 @@ class SparkRuntime:
                  checkpoint_dir: str, partition_counts: Mapping[str, int],
                  on_output: Optional[Callable[[list[ProducerRecord]], None]] = None,
                  trigger_interval: str = "100 milliseconds") -> None:
+        global_reader = None
         if topology.global_stores():
-            raise StreamsException("global stores and global tables are not supported on the Spark engine yet; "
-                                   "run this topology on the in-process engine")
+            global_reader = connector.global_reader()
+        self.global_reader = global_reader
         self.topology = topology
         self.config = config
         self.connector = connector
@@ -145,9 +156,10 @@ class SparkRuntime:
         self.partition_counts = dict(partition_counts)
         self.on_output = on_output
         self.trigger_interval = trigger_interval
-        self.functions = {s.id: SubtopologyTaskFunction(topology, s.id, config, partition_counts)
+        self.functions = {s.id: SubtopologyTaskFunction(topology, s.id, config, partition_counts, global_reader)
                           for s in topology.subtopologies()}
-        self.topics = sorted({t for s in topology.subtopologies() for t in [*s.source_topics, *s.sink_topics]})
+        self.topics = sorted({t for s in topology.subtopologies() for t in [*s.source_topics, *s.sink_topics]}
+                             | set(topology.global_topics))
         self.queries: dict[int, Any] = {}
         self._logged: dict[int, int] = {}
 
@@ -331,6 +343,18 @@ def remove_dir(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+class EmbeddedGlobalReader:
+    """Reads a whole embedded topic (all partitions, up to their current end); picklable for executors."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+
+    def read_all(self, topic: str) -> list[ConsumerRecord]:
+        from streams_on_spark.connectors.embedded import EmbeddedTopics
+        topics = EmbeddedTopics(self.root)
+        return [r for p, end in enumerate(topics.end_offsets(topic)) for r in topics.read(topic, p, 0, end)]
+
+
 class EmbeddedTopicsConnector:
     """The embedded topics as the Spark runtime's connector (the default when no Kafka is configured)."""
 
@@ -343,6 +367,9 @@ class EmbeddedTopicsConnector:
 
     def reader_options(self, topics: list[str]) -> tuple[str, dict[str, str]]:
         return self.FORMAT, {"path": self.embedded.root, "topics": ",".join(topics)}
+
+    def global_reader(self) -> EmbeddedGlobalReader:
+        return EmbeddedGlobalReader(self.embedded.root)
 
     def topics(self) -> dict[str, int]:
         return self.embedded.topics()
@@ -390,8 +417,8 @@ class SparkEngine:
         self.checkpoints = make_checkpoint_dir(config.application_id)
         self.runtime = SparkRuntime(topology, config, EmbeddedTopicsConnector(self.embedded, self.spark), self.spark,
                                     self.checkpoints, self.counts, on_output=self._capture)
-        self._sources = {t for s in topology.subtopologies() for t in s.source_topics}
-        self._tasks_cache: dict[int, dict[int, StreamTask]] = {}
+        self._sources = {t for s in topology.subtopologies() for t in s.source_topics} | set(topology.global_topics)
+        self._tasks_cache: dict[Any, Any] = {}
         self.runtime.start()
 
     def _capture(self, records: list[ProducerRecord]) -> None:
@@ -431,7 +458,13 @@ class SparkEngine:
 
     @property
     def global_stores(self) -> dict[str, Any]:
-        return {}
+        """The global stores as a task sees them now (rebuilt from the global topics)."""
+        if self.runtime.global_reader is None:
+            return {}
+        if "global" not in self._tasks_cache:
+            fn = next(iter(self.runtime.functions.values()))
+            self._tasks_cache["global"] = fn.global_stores()  # type: ignore[assignment]
+        return self._tasks_cache["global"]  # type: ignore[return-value]
 
     def task_ids(self) -> list[TaskId]:
         ids = []

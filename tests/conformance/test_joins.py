@@ -18,6 +18,7 @@ import pytest
 from streams_on_spark import (
     Consumed,
     JoinWindows,
+    Materialized,
     Produced,
     Serdes,
     StreamsBuilder,
@@ -121,6 +122,25 @@ def test_table_table_joins(make_driver, partitions, kind, expected):
     ta.pipe_input("q", "x", 5)
     records = driver.create_output_topic("ab", S, S).read_records_to_list()
     assert [(r.key, r.value) for r in records] == expected
+
+
+@pytest.mark.parametrize("left", [False, True])
+def test_stream_global_table_join(make_driver, partitions, left):
+    """No repartition: each order looks up the product its value names, in a store fed by every partition."""
+    builder = StreamsBuilder()
+    products = builder.global_table("products", Consumed.with_(S, S), Materialized.as_("product-store"))
+    orders = builder.stream("orders", Consumed.with_(S, S))
+    join = orders.left_join if left else orders.join
+    join(products, lambda order_id, order: order.split(":")[0], lambda order, product: f"{order}={product}").to(
+        "enriched", Produced.with_(S, S))
+    driver = make_driver(builder.build(), "orders", "products", "enriched")
+    driver.create_input_topic("products", S, S).pipe_key_value_list([("p1", "pen"), ("p2", "cup"), ("p3", "ink")])
+    driver.create_input_topic("orders", S, S).pipe_key_value_list([("o1", "p1:2"), ("o2", "p3:1"), ("o3", "p9:5")])
+    records = driver.create_output_topic("enriched", S, S).read_records_to_list()
+    expected = {"o1": "p1:2=pen", "o2": "p3:1=ink"} | ({"o3": "p9:5=None"} if left else {})
+    assert {r.key: r.value for r in records} == expected
+    assert all(r.partition == partition_for_key(r.key.encode(), partitions) for r in records)
+    assert {kv.key for kv in driver.get_key_value_store("product-store").all()} == {"p1", "p2", "p3"}
 
 
 def test_copartitioning_is_checked_before_anything_runs():

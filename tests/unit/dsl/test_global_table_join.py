@@ -1,5 +1,5 @@
 """Stream-GlobalKTable joins: a key mapper picks the table key, no repartition, the global store is fed from every
-partition (in-process engine; the Spark engine does not host global stores yet)."""
+partition. Both engines run the same scenario in tests/conformance/test_joins.py."""
 from __future__ import annotations
 
 import pytest
@@ -10,7 +10,6 @@ from streams_on_spark import (
     Produced,
     Serdes,
     StreamsBuilder,
-    StreamsException,
     TopologyTestDriverBuilder,
 )
 
@@ -41,10 +40,3 @@ def test_global_join_uses_the_mapped_key_across_partitions(left):
     if left:
         expected["o3"] = "p9:5 is None"
     assert got == expected
-
-
-@pytest.mark.spark
-def test_global_tables_are_refused_by_the_spark_engine_with_a_clear_error(spark):
-    with pytest.raises(StreamsException, match="global stores and global tables are not supported on the Spark"):
-        TopologyTestDriverBuilder(topology(False)).with_engine("spark", spark).build()
-

@@ -108,17 +108,9 @@ class KGroupedStream:
         return self._aggregate(name, m, store, key_serde, m.value_serde, supplier)
 
     def windowed_by(self, windows: Any) -> Any:
-        """Aggregate per window: ``TimeWindows`` (tumbling/hopping) or ``SessionWindows``."""
-        from streams_on_spark.dsl.windowed import SessionWindowedKStream, SlidingWindowedKStream, TimeWindowedKStream
-        from streams_on_spark.dsl.windows import SessionWindows, SlidingWindows, TimeWindows
-        if isinstance(windows, TimeWindows):
-            return TimeWindowedKStream(self, windows)
-        if isinstance(windows, SlidingWindows):
-            return SlidingWindowedKStream(self, windows)
-        if isinstance(windows, SessionWindows):
-            return SessionWindowedKStream(self, windows)
-        raise ValueError(f"windowed_by takes TimeWindows, SlidingWindows or SessionWindows, "
-                         f"got {type(windows).__name__}")
+        """Aggregate per window: ``TimeWindows`` (tumbling/hopping), ``SlidingWindows`` or ``SessionWindows``."""
+        from streams_on_spark.dsl import windowed as w
+        return w.windowed_by(self, windows, w.TimeWindowedKStream, w.SlidingWindowedKStream, w.SessionWindowedKStream)
 
     def cogroup(self, aggregator: Callable[[Any, Any, Any], Any]) -> "CogroupedKStream":
         """Start a cogroup (KIP-150): several grouped streams folded into one aggregate and one store."""
@@ -151,20 +143,9 @@ class CogroupedKStream:
 
     def windowed_by(self, windows: Any) -> Any:
         """Cogroup per time window, sliding window or session."""
-        from streams_on_spark.dsl.windowed import (
-            SessionWindowedCogroupedKStream,
-            SlidingWindowedCogroupedKStream,
-            TimeWindowedCogroupedKStream,
-        )
-        from streams_on_spark.dsl.windows import SessionWindows, SlidingWindows, TimeWindows
-        if isinstance(windows, TimeWindows):
-            return TimeWindowedCogroupedKStream(self, windows)
-        if isinstance(windows, SlidingWindows):
-            return SlidingWindowedCogroupedKStream(self, windows)
-        if isinstance(windows, SessionWindows):
-            return SessionWindowedCogroupedKStream(self, windows)
-        raise ValueError(f"windowed_by takes TimeWindows, SlidingWindows or SessionWindows, "
-                         f"got {type(windows).__name__}")
+        from streams_on_spark.dsl import windowed as w
+        return w.windowed_by(self, windows, w.TimeWindowedCogroupedKStream, w.SlidingWindowedCogroupedKStream,
+                             w.SessionWindowedCogroupedKStream)
 
     def _build(self, initializer: Callable[[], Any], named: Any, materialized: Any,
                make_processor: Callable[[str, Callable[..., Any]], DslSupplier],

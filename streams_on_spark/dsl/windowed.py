@@ -253,6 +253,15 @@ class SessionWindowedCogroupedKStream:
             serde, windows)
 
 
+def windowed_by(owner: Any, windows: Any, time_kind: Any, sliding_kind: Any, session_kind: Any) -> Any:
+    """``windowed_by`` of grouped and cogrouped streams: pick the windowed kind for the window specification."""
+    from streams_on_spark.dsl.windows import SessionWindows, SlidingWindows, TimeWindows
+    for spec, kind in ((TimeWindows, time_kind), (SlidingWindows, sliding_kind), (SessionWindows, session_kind)):
+        if isinstance(windows, spec):
+            return kind(owner, windows)
+    raise ValueError(f"windowed_by takes TimeWindows, SlidingWindows or SessionWindows, got {type(windows).__name__}")
+
+
 def find_window_grace(node: GraphNode) -> int:
     """The grace period of the windowed aggregation upstream of ``node`` (for ``until_window_closes``)."""
     from streams_on_spark.errors import TopologyException

@@ -40,7 +40,7 @@ def _pair(result: Any, node: str) -> tuple[Any, Any]:
                            f"got {type(result).__name__}")
 
 
-def _drop(context: ProcessorContext, what: str, record: Record) -> None:
+def drop_record(context: ProcessorContext, what: str, record: Record) -> None:
     """Skip a record as Kafka does: a WARN naming where it came from and a dropped-records count."""
     meta = context.record_metadata()
     where = f" topic=[{meta.topic}] partition=[{meta.partition}] offset=[{meta.offset}]" if meta else ""
@@ -176,7 +176,7 @@ class KStreamAggregate(_Stateful):
     def process(self, record: Record) -> None:
         key, value = record.key, record.value
         if key is None or value is None:
-            _drop(self.context, "null key or value", record)
+            drop_record(self.context, "null key or value", record)
             return
         old = self.store.get(key)
         if old is None:
@@ -198,7 +198,7 @@ class KStreamReduce(_Stateful):
     def process(self, record: Record) -> None:
         key, value = record.key, record.value
         if key is None or value is None:
-            _drop(self.context, "null key or value", record)
+            drop_record(self.context, "null key or value", record)
             return
         old = self.store.get(key)
         if old is None:
@@ -234,7 +234,7 @@ class KTableSource(Processor):
     def process(self, record: Record) -> None:
         key = record.key
         if key is None:
-            _drop(self.context, "null key", record)
+            drop_record(self.context, "null key", record)
             return
         if self.store is not None:
             old = self.store.get(key)

@@ -12,7 +12,7 @@ import struct
 from typing import Any, Callable, Optional
 
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record
-from streams_on_spark.processor.dsl import Change, _drop
+from streams_on_spark.processor.dsl import Change, drop_record
 from streams_on_spark.state.stores import (
     InMemoryKeyValueBytesStore,
     SerdeStore,
@@ -100,7 +100,7 @@ class KStreamKStreamJoin(Processor):
             self.forward(record.with_value(self._join(None, record.value, None)))
             return
         if record.key is None or record.value is None:
-            _drop(self.context, "null key or value", record)
+            drop_record(self.context, "null key or value", record)
             return
         if ts == self.time.stream_time and self.outer_store is not None:
             self._emit_non_joined(record)
@@ -224,7 +224,7 @@ class KStreamKTableJoin(Processor):
         table_key = record.key if self.key_mapper is None else self.key_mapper(record.key, record.value)
         if not (self.left and record.key is None and record.value is not None):
             if table_key is None or record.value is None:
-                _drop(self.context, "null join key or value", record)
+                drop_record(self.context, "null join key or value", record)
                 return
         other = None
         if table_key is not None:
@@ -251,7 +251,7 @@ class KTableKTableJoin(Processor):
 
     def process(self, record: Record) -> None:
         if record.key is None:
-            _drop(self.context, "null key", record)
+            drop_record(self.context, "null key", record)
             return
         change: Change = record.value
         vat = self.other_getter(record.key)

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record
-from streams_on_spark.processor.dsl import Change, _drop
+from streams_on_spark.processor.dsl import Change, drop_record
 from streams_on_spark.state.stores import InMemoryKeyValueBytesStore, StateStore, StoreBuilder, ValueAndTimestamp
 
 log = logging.getLogger(__name__)
@@ -46,9 +46,8 @@ def _skip_expired(context: ProcessorContext, timestamp: int, window: str, close_
         metrics.record_dropped()
 
 
-class KStreamWindowAggregate(Processor):
-    """Tumbling/hopping windows: a record updates each window containing it unless the window has closed
-    (window end <= observed stream time - grace); the update is forwarded with the window's max timestamp."""
+class _WindowedAggregate(Processor):
+    """Windows, store, initializer and aggregator, plus the observed stream time every windowed aggregate keeps."""
 
     def __init__(self, windows: Any, store_name: str, initializer: Callable[[], Any],
                  aggregator: Callable[[Any, Any, Any], Any]) -> None:
@@ -61,11 +60,16 @@ class KStreamWindowAggregate(Processor):
         self.store = context.get_state_store(self.store_name)
         self.stream_time = _ObservedStreamTime(context, self.store_name)
 
+
+class KStreamWindowAggregate(_WindowedAggregate):
+    """Tumbling/hopping windows: a record updates each window containing it unless the window has closed
+    (window end <= observed stream time - grace); the update is forwarded with the window's max timestamp."""
+
     def process(self, record: Record) -> None:
         from streams_on_spark.dsl.windows import Windowed
         key = record.key
         if key is None:
-            _drop(self.context, "null key", record)
+            drop_record(self.context, "null key", record)
             return
         ts = record.timestamp
         observed = self.stream_time.advance(ts)
@@ -86,20 +90,14 @@ class KStreamWindowAggregate(Processor):
                 _skip_expired(self.context, ts, f"[{start},{window.end})", close_time, observed)
 
 
-class KStreamSessionWindowAggregate(Processor):
+class KStreamSessionWindowAggregate(_WindowedAggregate):
     """Session windows: merge every session within the inactivity gap of the record into one; merged sessions
     are deleted (forwarded as tombstones) and the new session is forwarded with its end as timestamp."""
 
     def __init__(self, windows: Any, store_name: str, initializer: Callable[[], Any],
                  aggregator: Callable[[Any, Any, Any], Any], merger: Callable[[Any, Any, Any], Any]) -> None:
-        self.windows, self.store_name = windows, store_name
-        self.initializer, self.aggregator, self.merger = initializer, aggregator, merger
-        self.send_old_values = False
-
-    def init(self, context: ProcessorContext) -> None:
-        self.context, self.forward = context, context.forward
-        self.store = context.get_state_store(self.store_name)
-        self.stream_time = _ObservedStreamTime(context, self.store_name)
+        super().__init__(windows, store_name, initializer, aggregator)
+        self.merger = merger
 
     def _emit(self, windowed: Any, old: Any, new: Any, headers: Any) -> None:
         self.forward(Record(windowed, Change(new, old if self.send_old_values else None), windowed.window.end,
@@ -109,7 +107,7 @@ class KStreamSessionWindowAggregate(Processor):
         from streams_on_spark.dsl.windows import SessionWindow, Windowed
         key = record.key
         if key is None:
-            _drop(self.context, "null key", record)
+            drop_record(self.context, "null key", record)
             return
         ts = record.timestamp
         observed = self.stream_time.advance(ts)
@@ -244,7 +242,7 @@ class KTableSuppress(Processor):
                                               change.old_value if self.send_old_values else None)))
 
 
-class KStreamSlidingWindowAggregate(Processor):
+class KStreamSlidingWindowAggregate(_WindowedAggregate):
     """Sliding windows (Kafka's ``KStreamSlidingWindowAggregate``, reverse-iteration path).
 
     Windows are [start, start + difference], both ends inclusive, and exist only where records are: each record
@@ -253,21 +251,10 @@ class KStreamSlidingWindowAggregate(Processor):
     closed (the record is dropped for it and counted).
     """
 
-    def __init__(self, windows: Any, store_name: str, initializer: Callable[[], Any],
-                 aggregator: Callable[[Any, Any, Any], Any]) -> None:
-        self.windows, self.store_name = windows, store_name
-        self.initializer, self.aggregator = initializer, aggregator
-        self.send_old_values = False
-
-    def init(self, context: ProcessorContext) -> None:
-        self.context, self.forward = context, context.forward
-        self.store = context.get_state_store(self.store_name)
-        self.stream_time = _ObservedStreamTime(context, self.store_name)
-
     def process(self, record: Record) -> None:
         from streams_on_spark.dsl.windows import TimeWindow
         if record.key is None or record.value is None:
-            _drop(self.context, "null key or value", record)
+            drop_record(self.context, "null key or value", record)
             return
         ts, diff = record.timestamp, self.windows.time_difference_ms
         observed = self.stream_time.advance(ts)

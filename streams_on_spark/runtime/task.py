@@ -14,7 +14,7 @@ from collections import deque
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 from streams_on_spark.config import LOG_AND_CONTINUE, TaskConfig
-from streams_on_spark.connectors.partitioner import DefaultPartitioner
+from streams_on_spark.connectors.partitioner import DefaultPartitioner, partition_for_key
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
 from streams_on_spark.errors import IllegalStateError, StreamsException
 from streams_on_spark.processor.api import (
@@ -61,6 +61,7 @@ class RecordCollector:
 
     def __init__(self, partition_counts: Callable[[str], int]) -> None:
         self._partition_counts = partition_counts
+        self._counts: dict[str, int] = {}  # topic partition counts are fixed once the engine started
         self._default = DefaultPartitioner()
         self.buffer: list[ProducerRecord] = []
 
@@ -77,7 +78,9 @@ class RecordCollector:
                 f"{type(record.key).__name__}, value type {type(record.value).__name__}) with key serde "
                 f"{key_serde!r} and value serde {value_serde!r}: {e}. A serde may not match the data: set one in "
                 "Produced/Grouped/Materialized or 'default.key.serde'/'default.value.serde'.") from e
-        n = self._partition_counts(topic)
+        n = self._counts.get(topic)
+        if n is None:
+            n = self._counts[topic] = self._partition_counts(topic)
         partition = None
         if partitioner is not None:
             partition = partitioner(topic, record.key, record.value, n)
@@ -85,7 +88,10 @@ class RecordCollector:
                 raise StreamsException(f"Partitioner of sink {node} returned partition {partition} for topic "
                                        f"{topic}, which has {n} partitions")
         if partition is None:
-            partition = self._default.partition(topic, key_bytes, n)
+            if key_bytes is not None:
+                partition = partition_for_key(key_bytes, n) if n > 1 else 0
+            else:
+                partition = self._default.partition(topic, None, n)
         self.buffer.append(ProducerRecord(topic, partition, record.timestamp, key_bytes, value_bytes,
                                           record.headers))
 

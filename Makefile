@@ -33,12 +33,12 @@ KAFKA_RUN   := $(DEPS)/kafka-run
 KAFKA_CTL   = $(if $(wildcard $(PY)),$(PY),$(PYTHON)) deps/kafka_ctl.py --jars $(BROKER_JARS) --run-dir $(KAFKA_RUN)
 
 # Spark workers must use the venv interpreter, and Spark binds to loopback only.
-SPARK_ENV_TARGETS := test test-unit run bench bench-spark
+SPARK_ENV_TARGETS := test test-unit run bench bench-spark bench-kafka
 $(SPARK_ENV_TARGETS): export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 $(SPARK_ENV_TARGETS): export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
 $(SPARK_ENV_TARGETS): export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help setup deps deps-kafka-broker deps-spark-kafka kafka-up kafka-down test test-unit run bench \
+.PHONY: help setup deps deps-kafka-broker deps-spark-kafka kafka-up kafka-down test test-unit run bench bench-kafka \
 	bench-spark clean clean-deps
 
 help: ## List the targets
@@ -104,7 +104,23 @@ bench-spark: $(SETUP_STAMP) ## Spark engine vs hand-written PySpark, and state-s
 clean-deps: kafka-down ## Remove the resolved jars (.deps/); the next `make test` resolves them again
 	rm -rf $(DEPS)
 
+JAVA_BENCH     := bench/baselines/kafka-streams-wordcount
+JAVA_BENCH_JAR := $(JAVA_BENCH)/target/kafka-streams-wordcount.jar
+
+# The Java Kafka Streams baseline (kafka-streams at the broker's version, from Maven Central); target/ is emptied
+# first so a version change leaves no stale jar in target/lib.
+$(JAVA_BENCH_JAR): $(JAVA_BENCH)/pom.xml $(JAVA_BENCH)/src/main/java/WordCount.java deps/settings.xml
+	@command -v $(MVN) >/dev/null || { echo "$(MVN) not found: install Maven 3.8+ (apt-get install maven)" >&2; exit 1; }
+	rm -rf $(JAVA_BENCH)/target
+	$(MVN_CMD) -f $(JAVA_BENCH)/pom.xml package
+
+bench-kafka: $(SETUP_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) $(JAVA_BENCH_JAR) ## Word count end to end on Kafka: ours vs PySpark vs Java Kafka Streams (bench/kafka_end_to_end.py)
+	@$(MAKE) --no-print-directory kafka-up
+	@trap '$(MAKE) --no-print-directory kafka-down' EXIT; \
+	export STREAMS_ON_SPARK_KAFKA="$$(cat $(KAFKA_RUN)/bootstrap)"; \
+	$(PY) bench/kafka_end_to_end.py $(BENCH_ARGS)
+
 clean: ## Remove .venv, stamps, build artifacts and caches (not the resolved jars: see clean-deps)
-	rm -rf $(VENV) $(STAMPS) build dist *.egg-info .pytest_cache spark-warehouse metastore_db derby.log
+	rm -rf $(VENV) $(STAMPS) build dist *.egg-info .pytest_cache spark-warehouse metastore_db derby.log $(JAVA_BENCH)/target
 	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
 	find . -path ./.git -prune -o -type d -name '*.egg-info' -prune -exec rm -rf {} +

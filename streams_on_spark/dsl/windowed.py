@@ -1,6 +1,7 @@
 """Windowed grouped streams: ``KGroupedStream.windowed_by(...)`` and ``CogroupedKStream.windowed_by(...)``."""
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Callable
 
 from streams_on_spark.dsl.kstream import _check_fn
@@ -51,7 +52,7 @@ def session_store_builder(m: Materialized, name: str, windows: Any, key_serde: A
     return builder if m.logging_enabled else builder.with_logging_disabled()
 
 
-class _WindowedAggregations:
+class _WindowedAggregations(ABC):
     """Shared by time and session windowed streams: naming, repartition, store and result table."""
 
     store_builder: Callable[..., Any]
@@ -61,8 +62,9 @@ class _WindowedAggregations:
         self._builder = grouped._builder
         self.windows = windows
 
+    @abstractmethod
     def _windowed_serde(self, key_serde: Any) -> Any:
-        raise NotImplementedError
+        """The serde of this kind's ``Windowed`` result keys."""
 
     def _build(self, named: Any, materialized: Any, prefix: str, value_serde_default: Any,
                make: Callable[[str], DslSupplier], burn_for_count: bool = False) -> KTable:

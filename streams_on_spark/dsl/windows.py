@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -134,9 +135,9 @@ class Window:
         except OverflowError:
             return datetime.datetime.max.replace(tzinfo=datetime.timezone.utc)
 
+    @abstractmethod
     def overlap(self, other: "Window") -> bool:
         """Whether the two windows share a point in time; only windows of the same type compare."""
-        raise NotImplementedError
 
     def _check_same_type(self, other: "Window") -> None:
         if type(other) is not type(self):
@@ -208,16 +209,18 @@ class Windowed(Generic[K]):
 # Window specifications
 
 
-class Windows:
+class Windows(ABC):
     """Base of window specs that enumerate windows for a timestamp (Kafka's ``Windows<W>``)."""
 
     __slots__ = ()
 
+    @abstractmethod
     def windows_for(self, timestamp: int) -> dict[int, Window]:
-        raise NotImplementedError
+        """Start -> window, for every window containing ``timestamp``."""
 
+    @abstractmethod
     def size(self) -> int:
-        raise NotImplementedError
+        """The window size in ms."""
 
     def grace_period_ms(self) -> int:
         return self.grace_ms  # type: ignore[attr-defined]

@@ -268,6 +268,21 @@ class TimestampedKeyValueStore(KeyValueStore[K, ValueAndTimestamp]):
             raise ValueError(f"store {self.name} holds ValueAndTimestamp values, got {type(value).__name__}")
         return super()._vser(value)
 
+    # read-modify-write path of DSL aggregations: same bytes as get/put, without ValueAndTimestamp objects
+    def get_with_timestamp(self, key: Any) -> Optional[tuple[Any, int]]:
+        data = self.inner.get(self._kser(key))
+        if data is None:
+            return None
+        return self.plain_value_serde.deserialize(self._topic, data[8:]), _TS.unpack_from(data)[0]
+
+    def put_with_timestamp(self, key: Any, value: Any, timestamp: int) -> None:
+        kb = self._kser(key)
+        raw = None if value is None else self.plain_value_serde.serialize(self._topic, value)
+        if raw is None:
+            self.inner.delete(kb)
+        else:
+            self.inner.put(kb, _TS.pack(timestamp) + raw)
+
 
 class KeyValueStoreFacade:
     """A plain key-value view of a timestamped store (what ``get_key_value_store`` returns for DSL stores)."""

@@ -178,15 +178,15 @@ class KStreamAggregate(_Stateful):
         if key is None or value is None:
             drop_record(self.context, "null key or value", record)
             return
-        old = self.store.get(key)
+        old = self.store.get_with_timestamp(key)
         if old is None:
             agg, ts = self.initializer(), record.timestamp
             old_agg = None
         else:
-            agg = old_agg = old.value
-            ts = record.timestamp if record.timestamp > old.timestamp else old.timestamp
+            agg = old_agg = old[0]
+            ts = record.timestamp if record.timestamp > old[1] else old[1]
         new_agg = self.aggregator(key, value, agg)
-        self.store.put(key, ValueAndTimestamp(new_agg, ts))
+        self.store.put_with_timestamp(key, new_agg, ts)
         self.forward(Record(key, Change(new_agg, old_agg if self.send_old_values else None), ts, record.headers))
 
 

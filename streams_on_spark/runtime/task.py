@@ -241,6 +241,27 @@ class _TaskContext(ProcessorContext):
         self._task.processor_metadata[key] = value
 
 
+def _node_forward(ctx: "_TaskContext", node: _Node) -> Callable[..., None]:
+    """``context.forward`` specialised for one node: its children are fixed once the task is built."""
+    children = node.children
+    if len(children) == 1:
+        target, process = children[0], children[0].process
+
+        def forward_one(record: Record, child: Optional[str] = None) -> None:
+            if child is not None:
+                ctx.current = node
+                return _TaskContext.forward(ctx, record, child)
+            ctx.current = target
+            process(record)
+            ctx.current = node
+        return forward_one
+
+    def forward_all(record: Record, child: Optional[str] = None) -> None:
+        ctx.current = node
+        _TaskContext.forward(ctx, record, child)
+    return forward_all
+
+
 class _PartitionQueue:
     __slots__ = ("topic", "partition", "source", "records", "partition_time", "key_serde", "value_serde",
                  "extractor")
@@ -310,18 +331,24 @@ class StreamTask:
             source_spec = next(n for n in spec.nodes if n.name == source_name)
             assert isinstance(source_spec, SourceNodeSpec)
             self._topic_sources[topic] = (self.nodes[source_name], source_spec)
+        ctx = self.context
         for node in self.nodes.values():
-            self.context.current = node
+            ctx.current = node
             init = getattr(node.processor, "init", None)
             if init is not None:
+                # a processor that keeps ``context.forward`` gets its node's own forward (no child lookup)
+                ctx.forward = _node_forward(ctx, node)  # type: ignore[method-assign]
                 try:
-                    init(self.context)
+                    init(ctx)
                 except StreamsException:
                     raise
                 except Exception as e:
                     raise StreamsException(f"failed to initialize processor {node.name} in task {task_id}: "
                                            f"{e}") from e
-        self.context.current = None
+                finally:
+                    del ctx.forward  # later calls resolve through ``current`` again
+        ctx.current = None
+        self._queue_list: list[_PartitionQueue] = []
 
     @staticmethod
     def _check_serdes(node: str, topic: str, key_serde: Any, value_serde: Any) -> None:
@@ -343,6 +370,7 @@ class StreamTask:
                 raise StreamsException(f"Source {entry[1].name} reading topic {topic} has no {which} serde: set "
                                        f"one with Consumed, or set 'default.{which}.serde' in the config")
             self._queues[(topic, partition)] = queue
+            self._queue_list.append(queue)
         return queue
 
     def add_records(self, topic: str, partition: int, records: Iterable[ConsumerRecord]) -> None:
@@ -391,7 +419,7 @@ class StreamTask:
         queue.records.append((timestamp, offset, k, v, headers))
 
     def has_records(self) -> bool:
-        for q in self._queues.values():
+        for q in self._queue_list:
             if q.records:
                 return True
         return False
@@ -399,15 +427,21 @@ class StreamTask:
     # ------------------------------------------------------------------ processing
     def process_one(self) -> bool:
         """Process the head record with the smallest timestamp among this task's partitions."""
-        best: Optional[_PartitionQueue] = None
-        best_ts = 0
-        for q in self._queues.values():
-            if q.records:
-                ts = q.records[0][0]
-                if best is None or ts < best_ts:
-                    best, best_ts = q, ts
-        if best is None:
-            return False
+        queues = self._queue_list
+        if len(queues) == 1:
+            best = queues[0]
+            if not best.records:
+                return False
+        else:
+            best = None
+            best_ts = 0
+            for q in queues:
+                if q.records:
+                    ts = q.records[0][0]
+                    if best is None or ts < best_ts:
+                        best, best_ts = q, ts
+            if best is None:
+                return False
         ts, offset, key, value, headers = best.records.popleft()
         if ts > best.partition_time:
             best.partition_time = ts

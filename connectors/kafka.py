@@ -173,6 +173,7 @@ class KafkaGlobalReader:
     def read_all(self, topic: str) -> list[ConsumerRecord]:
         from kafka import KafkaConsumer, TopicPartition
         consumer = KafkaConsumer(bootstrap_servers=self.bootstrap_servers, enable_auto_commit=False,
+                                 auto_offset_reset="earliest",
                                  request_timeout_ms=max(self.timeout_ms, 1000), **self.python_config)
         try:
             partitions = consumer.partitions_for_topic(topic) or set()

@@ -120,20 +120,19 @@ def run_on_kafka(topology_for: Any, lines: list[tuple[str, str]], partitions: in
         with KafkaStreams(topology_for(input_topic, output_topic), config) as streams:
             streams.start()
             streams.process_all_available()
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=2_000)
-    final: dict[int, dict[str, int]] = {}
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest",
+                             consumer_timeout_ms=2_000)
+    final: dict[int, dict[str, int]] = {p: {} for p in range(partitions)}
     try:
-        for p in range(partitions):
-            tp = TopicPartition(output_topic, p)
-            consumer.assign([tp])
-            consumer.seek_to_beginning(tp)
-            end = consumer.end_offsets([tp])[tp]
-            latest: dict[str, int] = {}
-            while consumer.position(tp) < end:
-                for records in consumer.poll(timeout_ms=1_000).values():
-                    for r in records:
-                        latest[S.deserialize(output_topic, r.key)] = L.deserialize(output_topic, r.value)
-            final[p] = latest
+        tps = [TopicPartition(output_topic, p) for p in range(partitions)]
+        consumer.assign(tps)              # all partitions at once: a later assign() would drop earlier seeks
+        consumer.seek_to_beginning(*tps)
+        ends = consumer.end_offsets(tps)
+        deadline = time.monotonic() + 60
+        while any(consumer.position(tp) < ends[tp] for tp in tps) and time.monotonic() < deadline:
+            for tp, records in consumer.poll(timeout_ms=1_000).items():
+                for r in records:
+                    final[tp.partition][S.deserialize(output_topic, r.key)] = L.deserialize(output_topic, r.value)
     finally:
         consumer.close()
     return final

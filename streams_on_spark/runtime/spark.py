@@ -205,7 +205,12 @@ class SparkRuntime:
                 .trigger(processingTime=self.trigger_interval).start())
 
     def process_all_available(self, timeout_s: float = 600.0) -> None:
-        """Run the queries until no topic they read grows any more (quiescence), logging progress and lag."""
+        """Run the queries until every topic they read is fully processed (quiescence), logging progress and lag.
+
+        A round asks each query to process what is available; the topology is quiescent when a round changed no
+        topic and every query's committed progress has caught up with its topics' end offsets (a query that
+        just started, or whose source saw a new topic late, may report "no new data" before its first batch).
+        """
         deadline = time.monotonic() + timeout_s
         rounds = 0
         while True:
@@ -218,12 +223,15 @@ class SparkRuntime:
                     log.info("%s: batch %s, %s input rows, lag %d", self.query_name(sid), progress["batchId"],
                              progress["numInputRows"], self.lag(sid))
             rounds += 1
-            if self._end_offsets() == before:
+            if self._end_offsets() == before and all(self.lag(sid) == 0 for sid in self.queries):
                 log.debug("quiescent after %d round(s)", rounds)
                 return
             if time.monotonic() > deadline:
-                raise StreamsException(f"topology did not become quiescent within {timeout_s:.0f}s "
-                                       f"({rounds} rounds); is a subtopology feeding itself?")
+                lags = {self.query_name(sid): self.lag(sid) for sid in self.queries}
+                raise StreamsException(f"topology did not become quiescent within {timeout_s:.0f}s ({rounds} rounds, "
+                                       f"lag per query {lags}); is a subtopology feeding itself?")
+            if rounds > 1:
+                time.sleep(0.05)  # let a query that saw no data yet pick up its next trigger
 
     def _await(self, sid: int) -> None:
         query = self.queries[sid]

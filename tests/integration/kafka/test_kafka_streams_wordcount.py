@@ -50,7 +50,8 @@ def create_topics(bootstrap: str, topics: dict[str, int]) -> None:
 
 
 def consume_all(bootstrap: str, topic: str, partitions: int) -> dict[int, list[tuple]]:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=2_000)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest",
+                             consumer_timeout_ms=2_000)
     try:
         tps = [TopicPartition(topic, p) for p in range(partitions)]
         consumer.assign(tps)

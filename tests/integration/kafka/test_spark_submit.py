@@ -31,4 +31,4 @@ def test_wordcount_example_under_spark_submit(kafka_bootstrap, tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Sub-topology: 1" in result.stdout
     # the bundled text has "the" 23 times; sent twice
-    assert "top 10 words: the=46" in result.stdout, result.stdout[-2000:]
+    assert "top 10 words: the=46" in result.stdout, result.stdout[-1500:] + "\n--- stderr ---\n" + result.stderr[-6000:]

@@ -207,12 +207,12 @@ class KafkaConnector:
 
     ``timeout_ms`` bounds every admin and producer call (an unreachable cluster fails with a
     :class:`StreamsException` after about that long). ``fail_on_data_loss`` is Spark's ``failOnDataLoss``; the
-    default ``False`` skips offsets deleted by retention as Kafka Streams' ``auto.offset.reset=earliest`` does,
-    instead of failing the query. ``replication_factor`` is used for the topics :meth:`create_topic` creates.
+    default ``True`` (Spark's default) fails the query when offsets it expected are gone, rather than silently
+    skipping records; pass ``False`` to skip offsets deleted by retention as ``auto.offset.reset=earliest`` does. ``replication_factor`` is used for the topics :meth:`create_topic` creates.
     """
 
     def __init__(self, bootstrap_servers: str, client_config: Optional[Mapping[str, Any]] = None, spark: Any = None,
-                 *, timeout_ms: int = 10000, fail_on_data_loss: bool = False,
+                 *, timeout_ms: int = 10000, fail_on_data_loss: bool = True,
                  replication_factor: int = 1) -> None:
         if not isinstance(bootstrap_servers, str) or not bootstrap_servers.strip():
             raise ValueError(f"bootstrap_servers must be a non-empty 'host:port[,host:port]' str, "

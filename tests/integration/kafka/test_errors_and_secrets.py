@@ -95,7 +95,8 @@ def test_secrets_reach_spark_options_and_the_admin_client():
     assert options["kafka.bootstrap.servers"] == "127.0.0.1:1"
     assert options["subscribe"] == "a,b"
     assert options["startingOffsets"] == "earliest" and options["includeHeaders"] == "true"
-    assert options["failOnDataLoss"] == "false"
+    assert options["failOnDataLoss"] == "true"  # never skip records silently unless asked to
+    assert KafkaConnector("127.0.0.1:1", fail_on_data_loss=False).reader_options(["a"])[1]["failOnDataLoss"] == "false"
     python = connector._python_config
     assert python["sasl_plain_username"] == "alice" and python["sasl_plain_password"] == PASSWORD
     assert python["security_protocol"] == "SASL_PLAINTEXT" and python["sasl_mechanism"] == "PLAIN"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from streams_on_spark.dsl.kstream import _check_fn
+from streams_on_spark.errors import require_callable
 from streams_on_spark.dsl.ktable import KTable, materialize, split_named_materialized
 from streams_on_spark.dsl.params import Grouped, Materialized, Named
 from streams_on_spark.processor import dsl as p
@@ -85,7 +85,7 @@ class KGroupedStream:
 
     def reduce(self, reducer: Callable[[Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
         """Combine values per key with ``reducer(aggregate, value)``."""
-        _check_fn(reducer, "reducer")
+        require_callable(reducer, "reducer")
         named, m = split_named_materialized(named, materialized)
         m = m or Materialized()
         store = self._store(m, "KSTREAM-REDUCE-")
@@ -97,8 +97,8 @@ class KGroupedStream:
     def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
                   named: Any = None, materialized: Any = None) -> KTable:
         """Fold values per key: ``aggregator(key, value, aggregate)`` starting from ``initializer()``."""
-        _check_fn(initializer, "initializer")
-        _check_fn(aggregator, "aggregator")
+        require_callable(initializer, "initializer")
+        require_callable(aggregator, "aggregator")
         named, m = split_named_materialized(named, materialized)
         m = m or Materialized()
         store = self._store(m, "KSTREAM-AGGREGATE-")
@@ -114,7 +114,7 @@ class KGroupedStream:
 
     def cogroup(self, aggregator: Callable[[Any, Any, Any], Any]) -> "CogroupedKStream":
         """Start a cogroup (KIP-150): several grouped streams folded into one aggregate and one store."""
-        _check_fn(aggregator, "aggregator")
+        require_callable(aggregator, "aggregator")
         return CogroupedKStream(self._builder).cogroup(self, aggregator)
 
 
@@ -129,13 +129,13 @@ class CogroupedKStream:
     def cogroup(self, grouped: KGroupedStream, aggregator: Callable[[Any, Any, Any], Any]) -> "CogroupedKStream":
         if not isinstance(grouped, KGroupedStream):
             raise ValueError(f"cogroup expects a KGroupedStream, got {type(grouped).__name__}")
-        _check_fn(aggregator, "aggregator")
+        require_callable(aggregator, "aggregator")
         self._inputs[id(grouped)] = (grouped, aggregator)
         return self
 
     def aggregate(self, initializer: Callable[[], Any], named: Any = None, materialized: Any = None) -> KTable:
         """One aggregate per key; each input record updates it and emits the result."""
-        _check_fn(initializer, "initializer")
+        require_callable(initializer, "initializer")
         return self._build(initializer, named, materialized,
                            lambda store, aggregator: DslSupplier(p.KStreamCogroupAggregate, store, initializer,
                                                                  aggregator),
@@ -173,10 +173,12 @@ class CogroupedKStream:
             copartition.extend(n for n in sorted(grouped._source_nodes) if n not in copartition)
         self._builder.copartition_groups.append(copartition)
         agg_nodes: list[GraphNode] = []
+        agg_suppliers: list[DslSupplier] = []
         for i, (key, (grouped, aggregator)) in enumerate(self._inputs.items()):
             name = self._builder.suffixed_or_generate(None if named is None else named.name, f"-cogroup-agg-{i}",
                                                       "COGROUPKSTREAM-AGGREGATE-")
             supplier = make_processor(store, aggregator)
+            agg_suppliers.append(supplier)
             if agg_nodes:
                 node = ProcessorGraphNode(name, supplier, store_names=[store])
             else:
@@ -197,6 +199,7 @@ class CogroupedKStream:
         table = KTable(self._builder, merge_name, table_key_serde, m.value_serde, source_nodes, m.name,
                        DslSupplier(p.CogroupMerge), merge)
         table._store = store  # type: ignore[attr-defined]  # what a join reads this table through
+        table._old_value_inputs = ((), tuple(agg_suppliers))  # Kafka's KTablePassThrough: every aggregate sends
         return table
 
 
@@ -240,8 +243,8 @@ class KGroupedTable:
 
     def reduce(self, adder: Callable[[Any, Any], Any], subtractor: Callable[[Any, Any], Any], named: Any = None,
                materialized: Any = None) -> KTable:
-        _check_fn(adder, "adder")
-        _check_fn(subtractor, "subtractor")
+        require_callable(adder, "adder")
+        require_callable(subtractor, "subtractor")
         named, m = split_named_materialized(named, materialized)
         m = m or Materialized()
         store = m.name if m.name is not None else self._builder.new_store_name("KTABLE-AGGREGATE-")
@@ -252,9 +255,9 @@ class KGroupedTable:
 
     def aggregate(self, initializer: Callable[[], Any], adder: Callable[[Any, Any, Any], Any],
                   subtractor: Callable[[Any, Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
-        _check_fn(initializer, "initializer")
-        _check_fn(adder, "adder")
-        _check_fn(subtractor, "subtractor")
+        require_callable(initializer, "initializer")
+        require_callable(adder, "adder")
+        require_callable(subtractor, "subtractor")
         named, m = split_named_materialized(named, materialized)
         m = m or Materialized()
         store = m.name if m.name is not None else self._builder.new_store_name("KTABLE-AGGREGATE-")

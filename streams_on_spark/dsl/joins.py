@@ -11,6 +11,7 @@ from streams_on_spark.dsl.params import Joined, Materialized, Named, StreamJoine
 from streams_on_spark.errors import TopologyException
 from streams_on_spark.processor import dsl as p
 from streams_on_spark.processor import joins as j
+from streams_on_spark.processor.windowed import KTableSuppress
 from streams_on_spark.state.stores import ValueAndTimestamp
 from streams_on_spark.topology.graph import DslSupplier, GraphNode, InternalStreamsBuilder, ProcessorGraphNode
 
@@ -47,6 +48,53 @@ class ComputedGetter:
         return get
 
 
+class JoinedGetter:
+    """An unmaterialized table-table join (Kafka's ``KTableKTableJoinMerger.view()``, i.e. the join-this side's
+    getter): joins both tables' current values on the fly, for ``mode`` inner, left or outer."""
+
+    def __init__(self, this: Any, other: Any, joiner: Callable[[Any, Any], Any], mode: str) -> None:
+        self.this, self.other, self.joiner, self.mode = this, other, joiner, mode
+        self.store_names = list(dict.fromkeys(this.store_names + other.store_names))
+
+    def __call__(self, context: Any) -> Callable[[Any], Optional[ValueAndTimestamp]]:
+        this, other, joiner, mode = self.this(context), self.other(context), self.joiner, self.mode
+        unknown = -1
+
+        def get(key: Any) -> Optional[ValueAndTimestamp]:
+            vat1 = this(key)
+            if mode == "outer":
+                vat2 = other(key)
+                value1, value2 = ValueAndTimestamp.get_value_or_null(vat1), ValueAndTimestamp.get_value_or_null(vat2)
+                new = joiner(value1, value2) if value1 is not None or value2 is not None else None
+                return ValueAndTimestamp.make(new, max(unknown if vat1 is None else vat1.timestamp,
+                                                       unknown if vat2 is None else vat2.timestamp))
+            if vat1 is None:
+                return None
+            vat2 = other(key)
+            if vat2 is None:
+                return None if mode == "inner" else ValueAndTimestamp.make(joiner(vat1.value, None), vat1.timestamp)
+            return ValueAndTimestamp.make(joiner(vat1.value, vat2.value), max(vat1.timestamp, vat2.timestamp))
+        return get
+
+
+class SuppressedGetter:
+    """A suppressed table (Kafka's ``KTableSuppressProcessorSupplier.view()``): a buffered key shows its prior
+    value (what downstream last saw); any other key shows the parent's value."""
+
+    def __init__(self, buffer_name: str, parent: Any) -> None:
+        self.buffer_name, self.parent = buffer_name, parent
+        self.store_names = [buffer_name] + parent.store_names
+
+    def __call__(self, context: Any) -> Callable[[Any], Optional[ValueAndTimestamp]]:
+        parent = self.parent(context)
+        buffer = context.get_state_store(self.buffer_name)
+
+        def get(key: Any) -> Optional[ValueAndTimestamp]:
+            buffered, prior = buffer.prior_value_for_buffered(key)
+            return prior if buffered else parent(key)
+        return get
+
+
 _STORE_FIRST_ARG = (p.KStreamAggregate, p.KStreamReduce, p.KTableAggregate, p.KTableReduce, p.KStreamCogroupAggregate)
 
 
@@ -66,6 +114,11 @@ def value_getter(table: "KTable") -> Any:
         return ComputedGetter(value_getter(table._parent), factory, supplier.args)
     if factory in _STORE_FIRST_ARG:
         return StoreGetter(supplier.args[0])
+    if factory is j.KTableJoinMerge:
+        store_name = supplier.args[0]
+        return StoreGetter(store_name) if store_name is not None else table._joined_getter
+    if factory is KTableSuppress:
+        return SuppressedGetter(supplier.args[1], value_getter(table._parent))
     store = getattr(table, "_store", None) or table.queryable_store_name
     if store is not None:
         return StoreGetter(store)
@@ -149,7 +202,7 @@ def stream_stream_join(this: "KStream", other: "KStream", joiner: Callable[..., 
     this_store = _join_store(this_store_name, windows, key_serde, this_value, sj.logging_enabled)
     other_store = _join_store(other_store_name, windows, key_serde, other_value, sj.logging_enabled)
     outer_store = None
-    if left_outer:
+    if left_outer and windows.enable_spurious_result_fix:  # Kafka writes the shared store only with the fix
         suffix = "-outer-shared-join" if right_outer else "-left-shared-join"
         if sj.store_name:
             outer_name = sj.store_name + suffix
@@ -233,7 +286,7 @@ def table_table_join(this: "KTable", other: "KTable", joiner: Callable[[Any, Any
     named, m = split_named_materialized(named, materialized)
     builder = this._builder
     store = None
-    if m is not None:
+    if m is not None:  # Kafka's MaterializedInternal: an unnamed store still gets (and burns) a generated name
         store = m.name if m.name is not None else builder.new_store_name("KTABLE-MERGE-")
     merge_name = builder.name_or_generate(None if named is None else named.name, "KTABLE-MERGE-")
     builder.copartition_groups.append(sorted(this._source_nodes | other._source_nodes))
@@ -252,15 +305,16 @@ def table_table_join(this: "KTable", other: "KTable", joiner: Callable[[Any, Any
                                               "KTABLE-JOINOTHER-")
     key_serde = this.key_serde if m is None or m.key_serde is None else m.key_serde
     value_serde = None if m is None else m.value_serde
-    store_builder = None if m is None or m.name is None else materialize(m, store, key_serde, value_serde)
-    merge_supplier = DslSupplier(j.KTableJoinMerge, m.name if m is not None else None)
+    store_builder = None if m is None else materialize(m, store, key_serde, value_serde)
+    merge_supplier = DslSupplier(j.KTableJoinMerge, store)
     node = TableTableJoinNode(merge_name, (this_name, this_supplier, this.name, other_getter.store_names),
                               (other_name, other_supplier, other.name, this_getter.store_names),
                               merge_supplier, store_builder)
     builder.add_graph_node([this._node, other._node], node)
     table = KTable(builder, merge_name, key_serde, value_serde, this._source_nodes | other._source_nodes,
-                   None if m is None else m.name, merge_supplier, node)
-    table._join_suppliers = (this_supplier, other_supplier)  # type: ignore[attr-defined]
+                   store, merge_supplier, node)
+    table._old_value_inputs = ((this, other), (this_supplier, other_supplier))
+    table._joined_getter = JoinedGetter(this_getter, other_getter, joiner, mode_this)  # type: ignore[attr-defined]
     return table
 
 

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from streams_on_spark.errors import require_callable, require_instance
 from streams_on_spark.dsl.params import Grouped, Materialized, Named
 from streams_on_spark.processor import dsl as p
+from streams_on_spark.processor.windowed import KTableSuppress, SuppressionBufferBuilder
 from streams_on_spark.serde import Serdes
 from streams_on_spark.state.stores import Stores, TimestampedKeyValueStoreBuilder
 from streams_on_spark.topology.graph import DslSupplier, GraphNode, InternalStreamsBuilder, ProcessorGraphNode
@@ -49,6 +51,9 @@ class KTable:
         self._supplier = supplier
         self._node = graph_node
         self._parent: Optional[KTable] = None
+        # what sending old values also needs (Kafka's join/pass-through suppliers): tables that must send them
+        # (forced) and upstream processors that must forward them
+        self._old_value_inputs: tuple[tuple["KTable", ...], tuple[DslSupplier, ...]] = ((), ())
 
     def _name_or_generate(self, named: Optional[Named], prefix: str) -> str:
         return self._builder.name_or_generate(None if named is None else named.name, prefix)
@@ -77,23 +82,27 @@ class KTable:
 
     def filter(self, predicate: Callable[[Any, Any], bool], named: Any = None, materialized: Any = None) -> "KTable":
         """Keep entries where ``predicate(key, value)``; others become deletes downstream."""
+        require_callable(predicate, "predicate")
         return self._table_op("KTABLE-FILTER-", named, materialized, p.KTableFilter, (predicate, False), True)
 
     def filter_not(self, predicate: Callable[[Any, Any], bool], named: Any = None,
                    materialized: Any = None) -> "KTable":
+        """Drop entries where ``predicate(key, value)``; they become deletes downstream."""
+        require_callable(predicate, "predicate")
         return self._table_op("KTABLE-FILTER-", named, materialized, p.KTableFilter, (predicate, True), True)
 
     def map_values(self, mapper: Callable[..., Any], named: Any = None, materialized: Any = None, *,
                    with_key: bool = False) -> "KTable":
         """New value per key: ``mapper(value)`` (or ``mapper(key, value)`` with ``with_key=True``)."""
+        require_callable(mapper, "mapper")
         return self._table_op("KTABLE-MAPVALUES-", named, materialized, p.KTableMapValues, (mapper, with_key), False)
 
     def suppress(self, suppressed: Any) -> "KTable":
         """Hold updates back: ``Suppressed.until_window_closes(...)`` emits one final result per window once
-        stream time passes its end plus grace; ``until_time_limit`` emits a key's latest update after a wait."""
+        stream time reaches its close time (end + grace, + the inactivity gap for sessions); ``until_time_limit``
+        emits a key's latest update after a wait."""
         from streams_on_spark.dsl.suppressed import Suppressed
         from streams_on_spark.dsl.windowed import find_window_grace
-        from streams_on_spark.processor.windowed import KTableSuppress, SuppressionBufferBuilder
         if not isinstance(suppressed, Suppressed):
             raise ValueError(f"suppress takes a Suppressed, got {type(suppressed).__name__}")
         name = suppressed.name if suppressed.name is not None else self._builder.new_processor_name("KTABLE-SUPPRESS-")
@@ -101,6 +110,7 @@ class KTable:
         store = f"{suppressed.name}-store" if suppressed.name is not None else self._builder.new_store_name(
             "KTABLE-SUPPRESS-")
         supplier = DslSupplier(KTableSuppress, suppressed, store, grace)
+        self.enable_sending_old_values(True)  # Kafka's supplier: the buffer keeps old values for its view
         buffer = SuppressionBufferBuilder(store, self.key_serde, self.value_serde,
                                           suppressed.buffer_config.logging_enabled)
         node = ProcessorGraphNode(name, supplier, buffer)
@@ -134,6 +144,7 @@ class KTable:
     def to_stream(self, named: Optional[Named] = None) -> "KStream":
         """The stream of updates (deletes arrive as ``None`` values)."""
         from streams_on_spark.dsl.kstream import KStream
+        require_instance(named, "named", Named, optional=True)
         name = self._name_or_generate(named, "KTABLE-TOSTREAM-")
         node = ProcessorGraphNode(name, DslSupplier(p.KTableToStream))
         self._builder.add_graph_node(self._node, node)
@@ -155,6 +166,8 @@ class KTable:
         """Make this table's processor forward old values (materializing a source table if needed)."""
         settings = self._supplier.settings
         factory = self._supplier.factory
+        if factory is KTableSuppress:  # forwards what it buffered: old values are up to its parent
+            return self._parent is not None and self._parent.enable_sending_old_values(force_materialization)
         if factory is p.KTableSource:
             if not settings.get("queryable_name"):
                 if not force_materialization:
@@ -164,7 +177,10 @@ class KTable:
             if self._supplier.args[-1] is None:
                 if self._parent is None or not self._parent.enable_sending_old_values(force_materialization):
                     return False
-        for join_side in getattr(self, "_join_suppliers", ()):  # a join result: both join processors send old
-            join_side.settings["send_old_values"] = True
+        tables, suppliers = self._old_value_inputs
+        for table in tables:  # Kafka's KTableKTableAbstractJoin: both joined tables, forced
+            table.enable_sending_old_values(True)
+        for supplier in suppliers:
+            supplier.settings["send_old_values"] = True
         settings["send_old_values"] = True
         return True

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from streams_on_spark.dsl.kstream import _check_fn
+from streams_on_spark.errors import require_callable
 from streams_on_spark.dsl.ktable import KTable, split_named_materialized
 from streams_on_spark.dsl.params import Materialized
 from streams_on_spark.processor import windowed as w
@@ -102,15 +102,15 @@ class TimeWindowedKStream(_WindowedAggregations):
                                                      _count_add), burn_for_count=True)
 
     def reduce(self, reducer: Callable[[Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
-        _check_fn(reducer, "reducer")
+        require_callable(reducer, "reducer")
         return self._build(named, materialized, "KSTREAM-REDUCE-", self._grouped.value_serde,
                            lambda store: DslSupplier(w.KStreamWindowAggregate, self.windows, store, _reduce_init,
                                                      _reducing(reducer)))
 
     def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
                   named: Any = None, materialized: Any = None) -> KTable:
-        _check_fn(initializer, "initializer")
-        _check_fn(aggregator, "aggregator")
+        require_callable(initializer, "initializer")
+        require_callable(aggregator, "aggregator")
         return self._build(named, materialized, "KSTREAM-AGGREGATE-", None,
                            lambda store: DslSupplier(w.KStreamWindowAggregate, self.windows, store, initializer,
                                                      aggregator))
@@ -140,15 +140,15 @@ class SlidingWindowedKStream(_WindowedAggregations):
                                                      _count_init, _count_add), burn_for_count=True)
 
     def reduce(self, reducer: Callable[[Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
-        _check_fn(reducer, "reducer")
+        require_callable(reducer, "reducer")
         return self._build(named, materialized, "KSTREAM-REDUCE-", self._grouped.value_serde,
                            lambda store: DslSupplier(w.KStreamSlidingWindowAggregate, self.windows, store,
                                                      _reduce_init, _reducing(reducer)))
 
     def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
                   named: Any = None, materialized: Any = None) -> KTable:
-        _check_fn(initializer, "initializer")
-        _check_fn(aggregator, "aggregator")
+        require_callable(initializer, "initializer")
+        require_callable(aggregator, "aggregator")
         return self._build(named, materialized, "KSTREAM-AGGREGATE-", None,
                            lambda store: DslSupplier(w.KStreamSlidingWindowAggregate, self.windows, store,
                                                      initializer, aggregator))
@@ -170,7 +170,7 @@ class SessionWindowedKStream(_WindowedAggregations):
                            burn_for_count=True)
 
     def reduce(self, reducer: Callable[[Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
-        _check_fn(reducer, "reducer")
+        require_callable(reducer, "reducer")
         return self._build(named, materialized, "KSTREAM-REDUCE-", self._grouped.value_serde,
                            lambda store: DslSupplier(w.KStreamSessionWindowAggregate, self.windows, store,
                                                      _reduce_init, _reducing(reducer),
@@ -180,9 +180,9 @@ class SessionWindowedKStream(_WindowedAggregations):
     def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
                   merger: Callable[[Any, Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
         """``merger(key, agg1, agg2)`` combines two sessions' aggregates when a record bridges them."""
-        _check_fn(initializer, "initializer")
-        _check_fn(aggregator, "aggregator")
-        _check_fn(merger, "sessionMerger")
+        require_callable(initializer, "initializer")
+        require_callable(aggregator, "aggregator")
+        require_callable(merger, "sessionMerger")
         return self._build(named, materialized, "KSTREAM-AGGREGATE-", None,
                            lambda store: DslSupplier(w.KStreamSessionWindowAggregate, self.windows, store,
                                                      initializer, aggregator, merger))
@@ -195,7 +195,7 @@ class TimeWindowedCogroupedKStream:
         self._cogrouped, self.windows = cogrouped, windows
 
     def aggregate(self, initializer: Callable[[], Any], named: Any = None, materialized: Any = None) -> KTable:
-        _check_fn(initializer, "initializer")
+        require_callable(initializer, "initializer")
         windows = self.windows
 
         def serde(key_serde: Any) -> Any:
@@ -216,7 +216,7 @@ class SlidingWindowedCogroupedKStream:
         self._cogrouped, self.windows = cogrouped, windows
 
     def aggregate(self, initializer: Callable[[], Any], named: Any = None, materialized: Any = None) -> KTable:
-        _check_fn(initializer, "initializer")
+        require_callable(initializer, "initializer")
         windows = self.windows
 
         def serde(key_serde: Any) -> Any:
@@ -239,8 +239,8 @@ class SessionWindowedCogroupedKStream:
 
     def aggregate(self, initializer: Callable[[], Any], merger: Callable[[Any, Any, Any], Any], named: Any = None,
                   materialized: Any = None) -> KTable:
-        _check_fn(initializer, "initializer")
-        _check_fn(merger, "sessionMerger")
+        require_callable(initializer, "initializer")
+        require_callable(merger, "sessionMerger")
         windows = self.windows
 
         def serde(key_serde: Any) -> Any:
@@ -264,15 +264,26 @@ def windowed_by(owner: Any, windows: Any, time_kind: Any, sliding_kind: Any, ses
     raise ValueError(f"windowed_by takes TimeWindows, SlidingWindows or SessionWindows, got {type(windows).__name__}")
 
 
-def find_window_grace(node: GraphNode) -> int:
-    """The grace period of the windowed aggregation upstream of ``node`` (for ``until_window_closes``)."""
+def _extract_grace_period(node: GraphNode) -> Optional[int]:
+    """Kafka's ``GraphGraceSearchUtil.extractGracePeriod``: a session window closes ``gap`` after its end, so
+    its close delay is grace + inactivity gap; time and sliding windows close ``grace`` after their end."""
+    from streams_on_spark.dsl.windows import SessionWindows
+    windows = getattr(node, "windows", None)
+    if windows is None:
+        return None
+    if isinstance(windows, SessionWindows):
+        return windows.grace_ms + windows.inactivity_gap_ms
+    return windows.grace_ms
+
+
+def find_window_grace(node: GraphNode, chain: str = "") -> int:
+    """Kafka's ``findAndVerifyWindowGrace``: the close delay of the windowed aggregation upstream of ``node``
+    (for ``until_window_closes``); every parent must be windowed and the largest delay wins."""
     from streams_on_spark.errors import TopologyException
-    seen: list[GraphNode] = [node]
-    while seen:
-        current = seen.pop()
-        windows = getattr(current, "windows", None)
-        if windows is not None:
-            return windows.grace_ms
-        seen.extend(current.parents)
-    raise TopologyException("Window close time is only defined for windowed computations. Got a KTable that is "
-                            f"not windowed ({node.name}).")
+    grace = _extract_grace_period(node)
+    if grace is not None:
+        return grace
+    chain = node.name if not chain else f"{node.name}->{chain}"
+    if not node.parents:
+        raise TopologyException(f"Window close time is only defined for windowed computations. Got [{chain}].")
+    return max(find_window_grace(parent, chain) for parent in node.parents)

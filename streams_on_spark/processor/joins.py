@@ -123,7 +123,8 @@ class KStreamKStreamJoin(Processor):
         return ts + look_back + self.grace_ms >= self.time.stream_time
 
     def _emit_non_joined(self, record: Record) -> None:
-        if self.time.min_time + self.window_after_ms + self.grace_ms >= self.time.stream_time:
+        # this side's own after bound (Kafka's ``joinAfterMs``: the right side has before/after swapped)
+        if self.time.min_time + self.after_ms + self.grace_ms >= self.time.stream_time:
             return
         self.time.min_time = MAX_TIME
         left_open = right_open = False
@@ -274,7 +275,11 @@ class KTableKTableJoin(Processor):
 
 
 class KTableJoinMerge(Processor):
-    """Merges both join sides' results into one table; stores them when the join is materialized."""
+    """Merges both join sides' results into one table; stores them when the join is materialized.
+
+    The old value forwarded is the one the join side computed (Kafka's ``KTableKTableJoinMerger``), not the
+    store's previous value.
+    """
 
     def __init__(self, store_name: Optional[str]) -> None:
         self.store_name = store_name
@@ -287,9 +292,7 @@ class KTableJoinMerge(Processor):
     def process(self, record: Record) -> None:
         change: Change = record.value
         if self.store is not None:
-            old = self.store.get(record.key)
             self.store.put(record.key, ValueAndTimestamp.make(change.new_value, record.timestamp))
-            change = Change(change.new_value, None if old is None else old.value)
         self.forward(record.with_value(Change(change.new_value, change.old_value if self.send_old_values else None)))
 
 

@@ -77,8 +77,9 @@ class KStreamWindowAggregate(_WindowedAggregate):
         for start, window in sorted(self.windows.windows_for(ts).items()):
             if window.end > close_time:
                 old = self.store.fetch_window(key, start)
-                if old is None:
-                    old_agg, agg, new_ts = None, self.initializer(), ts
+                if old is None:  # Kafka replaces the missing old aggregate by the initializer's, and sends it
+                    old_agg = agg = self.initializer()
+                    new_ts = ts
                 else:
                     old_agg = agg = old.value
                     new_ts = max(ts, old.timestamp)
@@ -137,8 +138,10 @@ class KStreamSessionWindowAggregate(_WindowedAggregate):
 class SuppressionBuffer(StateStore):
     """Kafka's time-ordered change buffer: latest update per key, evicted in (buffer time, key bytes) order.
 
-    Entries are kept as bytes (key serde, and the upstream value serde for new/old values), so the buffer is part
-    of the task snapshot like any store.
+    Each entry keeps the key's first buffer time, the latest update (new and old value) and the prior value: the
+    old value when the key was first buffered, which is what the suppressed table's view still shows. Entries are
+    kept as bytes (key serde, and the upstream value serde for values), so the buffer is part of the task snapshot
+    like any store.
     """
 
     def __init__(self, name: str, key_serde: Any, value_serde: Any) -> None:
@@ -155,15 +158,29 @@ class SuppressionBuffer(StateStore):
             raise StreamsException(f"suppression buffer {self.name} has no key or value serde: give the suppressed "
                                    "table serdes (Materialized) or set 'default.key.serde'/'default.value.serde'")
 
+    def _serialize(self, value: Any) -> Optional[bytes]:
+        return None if value is None else self.value_serde.serialize(self.name, value)
+
+    def _deserialize(self, data: Optional[bytes]) -> Any:
+        return None if data is None else self.value_serde.deserialize(self.name, data)
+
     def put(self, buffer_time: int, record: Record, change: Change) -> None:
         kb = self.key_serde.serialize(self.name, record.key)
         existing = self.inner.get(kb)
+        old = self._serialize(change.old_value)
         if existing is None:
-            prior = None if change.old_value is None else self.value_serde.serialize(self.name, change.old_value)
-        else:  # a buffered key keeps its first buffer time and prior value; only the latest update replaces
+            prior = old
+        else:  # a buffered key keeps its first buffer time and prior value; the latest update replaces the rest
             buffer_time, *_, prior = pickle.loads(existing)
-        new = None if change.new_value is None else self.value_serde.serialize(self.name, change.new_value)
-        self.inner.put(kb, pickle.dumps((buffer_time, record.timestamp, tuple(record.headers), new, prior)))
+        new = self._serialize(change.new_value)
+        self.inner.put(kb, pickle.dumps((buffer_time, record.timestamp, tuple(record.headers), new, old, prior)))
+
+    def prior_value_for_buffered(self, key: Any) -> tuple[bool, Optional[ValueAndTimestamp]]:
+        """Kafka's ``priorValueForBuffered``: (is the key buffered, its prior value with an unknown timestamp)."""
+        existing = self.inner.get(self.key_serde.serialize(self.name, key))
+        if existing is None:
+            return False, None
+        return True, ValueAndTimestamp.make(self._deserialize(pickle.loads(existing)[-1]), UNKNOWN)
 
     def size(self) -> int:
         return self.inner.approximate_num_entries()
@@ -175,14 +192,13 @@ class SuppressionBuffer(StateStore):
                     force: int = 0) -> None:
         """Emit entries oldest first while ``should_evict(buffer_time)`` holds (or ``force`` more of them)."""
         decoded = sorted(((pickle.loads(v), k) for k, v in self.inner.entries().items()), key=lambda e: (e[0][0], e[1]))
-        for (buffer_time, ts, headers, new, prior), kb in decoded:
+        for (buffer_time, ts, headers, new, old, _prior), kb in decoded:
             if not should_evict(buffer_time) and force <= 0:
                 break
             force -= 1
             self.inner.delete(kb)
             key = self.key_serde.deserialize(self.name, kb)
-            change = Change(None if new is None else self.value_serde.deserialize(self.name, new),
-                            None if prior is None else self.value_serde.deserialize(self.name, prior))
+            change = Change(self._deserialize(new), self._deserialize(old))  # the latest update, as buffered
             emit(Record(key, change, ts, headers), change)
 
 
@@ -198,14 +214,14 @@ class SuppressionBufferBuilder(StoreBuilder):
 class KTableSuppress(Processor):
     """Buffer table updates; emit each key's latest update once its time passes stream time minus the wait.
 
-    Final results: the buffer time is the window end and the wait is the window's grace, so each window emits
-    once after it closes; tombstones are dropped. Time limit: the buffer time is the record timestamp.
+    Final results: the buffer time is the window end and the wait is the upstream windows' close delay (grace,
+    plus the inactivity gap for sessions), so each window emits once after it closes; tombstones are dropped.
+    Time limit: the buffer time is the record timestamp.
     """
 
     def __init__(self, suppressed: Any, store_name: str, grace_ms: Optional[int]) -> None:
         self.suppressed, self.store_name = suppressed, store_name
         self.wait_ms = grace_ms if suppressed.final_results else suppressed.time_to_wait_ms
-        self.send_old_values = False
 
     def init(self, context: ProcessorContext) -> None:
         self.context, self.forward = context, context.forward
@@ -236,10 +252,10 @@ class KTableSuppress(Processor):
         self._enforce_size()
 
     def _emit(self, record: Record, change: Change) -> None:
+        """Forward the evicted update as buffered, old value included (the parent always sends old values)."""
         if change.new_value is None and self.suppressed.final_results:
             return  # final results: a window deleted before it closed has nothing to report
-        self.forward(record.with_value(Change(change.new_value,
-                                              change.old_value if self.send_old_values else None)))
+        self.forward(record)
 
 
 class KStreamSlidingWindowAggregate(_WindowedAggregate):

@@ -9,6 +9,7 @@ from streams_on_spark import (
     Produced,
     Serdes,
     StreamsBuilder,
+    TestRecord,
 )
 from streams_on_spark.connectors.partitioner import partition_for_key
 
@@ -94,3 +95,38 @@ def test_ktable_source_is_materialized_for_old_values(make_driver, partitions):
     users.pipe_input("alice", "eu")
     home = partition_for_key(b"alice", partitions)
     assert driver.get_key_value_store(store, home).get("alice") == "eu"
+
+
+def test_suppressed_table_forwards_old_values_to_an_aggregation(make_driver, partitions):
+    """KTableSuppressProcessorSupplier enables old values on its parent and evicts Change(new, old)."""
+    from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
+    builder = StreamsBuilder()
+    (builder.table("t", Consumed.with_(S, S))
+     .suppress(Suppressed.until_time_limit(0, BufferConfig.unbounded()))
+     .group_by(lambda k, v: KeyValue(v, v), Grouped.with_(S, S)).count()
+     .to_stream().to("counts", Produced.with_(S, L)))
+    driver = make_driver(builder.build(), "t", "counts")
+    driver.create_input_topic("t", S, S).pipe_record_list(
+        [TestRecord("k", "x", 1), TestRecord("k", "y", 2), TestRecord("j", "z", 3)])
+    per_value: dict[str, list[int]] = {}
+    for r in driver.create_output_topic("counts", S, L).read_records_to_list():
+        per_value.setdefault(r.key, []).append(r.value)
+    assert per_value == {"x": [1, 0], "y": [1], "z": [1]}
+
+
+def test_cogrouped_table_sends_old_values_of_every_aggregate(make_driver, partitions):
+    """KTablePassThrough.enableSendingOldValues enables old values on every cogrouped aggregate."""
+    builder = StreamsBuilder()
+    (builder.stream("a", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+     .cogroup(lambda k, v, agg: v)
+     .cogroup(builder.stream("b", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S)), lambda k, v, agg: v)
+     .aggregate(lambda: "", materialized=Materialized.with_(S, S))
+     .group_by(lambda k, v: KeyValue(v, v), Grouped.with_(S, S)).count()
+     .to_stream().to("counts", Produced.with_(S, L)))
+    driver = make_driver(builder.build(), "a", "b", "counts")
+    driver.create_input_topic("a", S, S).pipe_input("k", "x", 1)
+    driver.create_input_topic("b", S, S).pipe_input("k", "y", 2)
+    per_value: dict[str, list[int]] = {}
+    for r in driver.create_output_topic("counts", S, L).read_records_to_list():
+        per_value.setdefault(r.key, []).append(r.value)
+    assert per_value == {"x": [1, 0], "y": [1]}

@@ -5,13 +5,17 @@ Rules checked (Kafka's ``KStreamWindowAggregate`` / ``KStreamSessionWindowAggreg
   is dropped and counted in ``dropped-records-total``. Stream time is per task.
 - session windows: sessions within the inactivity gap merge; a merged session is dropped if
   ``end < stream time - grace - gap``; merged-away sessions are forwarded as tombstones; timestamp = session end.
-- suppress(until_window_closes): one final result per window, once stream time reaches ``end + grace``.
+- suppress(until_window_closes): one final result per window, once stream time reaches ``end + grace``
+  (``end + gap + grace`` for sessions: Kafka's ``GraphGraceSearchUtil``).
 """
 from __future__ import annotations
+
+import pytest
 
 from streams_on_spark import (
     Consumed,
     Grouped,
+    KeyValue,
     Materialized,
     Produced,
     Serdes,
@@ -20,7 +24,7 @@ from streams_on_spark import (
 )
 from streams_on_spark.connectors.partitioner import partition_for_key
 from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
-from streams_on_spark.dsl.windows import SessionWindows, TimeWindows
+from streams_on_spark.dsl.windows import SessionWindows, SlidingWindows, TimeWindows
 from streams_on_spark.serde.windowed import WindowedSerdes
 
 S, L = Serdes.String(), Serdes.Long()
@@ -187,3 +191,37 @@ def test_sliding_windows_with_out_of_order_and_late_records(make_driver, partiti
         (27, 37, 1, 30),   # 26's right window holds 30
     ]
     assert driver.metrics()["dropped-records-total"] == 1
+
+
+def test_suppress_on_session_windows_waits_for_grace_plus_gap(make_driver, partitions):
+    """GraphGraceSearchUtil.extractGracePeriod: a session window closes at end + inactivity gap + grace."""
+    builder = StreamsBuilder()
+    (builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+     .windowed_by(SessionWindows.of_inactivity_gap_and_grace(10, 5)).count()
+     .suppress(Suppressed.until_window_closes(BufferConfig.unbounded()))
+     .to_stream().to("counts", Produced.with_(SESSION_KEYS, L)))
+    driver = make_driver(builder.build(), "events", "counts")
+    events = driver.create_input_topic("events", S, S)
+    events.pipe_record_list([TestRecord("a", "v", ts) for ts in (0, 9, 20)])
+    assert results(driver, SESSION_KEYS) == []       # [0,9] closes at 9 + 10 + 5 = 24, not at 9 + 5
+    events.pipe_record_list([TestRecord("a", "v", 24)])
+    assert results(driver, SESSION_KEYS) == [(("a", 0, 9), 2, 9, partition_for_key(b"a", partitions))]
+
+
+@pytest.mark.parametrize("windows, expected", [
+    (TimeWindows.of_size_with_no_grace(10), ["+1", "+1-0+1"]),
+    (SlidingWindows.of_time_difference_with_no_grace(5), ["+1", "+1-0+1"]),
+    (SessionWindows.of_inactivity_gap_with_no_grace(5), ["+1", "+1+1"]),
+], ids=["time", "sliding", "session"])
+def test_new_window_sends_the_initializer_as_old_value(make_driver, partitions, windows, expected):
+    """KStreamWindowAggregate/KStreamSlidingWindowAggregate send initializer() as a new window's old value;
+    KStreamSessionWindowAggregate sends null for a new session."""
+    builder = StreamsBuilder()
+    (builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+     .windowed_by(windows).count()
+     .group_by(lambda windowed, n: KeyValue(windowed.key, str(n)), Grouped.with_(S, S))
+     .aggregate(lambda: "", lambda k, v, agg: f"{agg}+{v}", lambda k, v, agg: f"{agg}-{v}", Materialized.with_(S, S))
+     .to_stream().to("trace", Produced.with_(S, S)))
+    driver = make_driver(builder.build(), "events", "trace")
+    driver.create_input_topic("events", S, S).pipe_record_list([TestRecord("a", "v", ts) for ts in (1, 12)])
+    assert [r.value for r in driver.create_output_topic("trace", S, S).read_records_to_list()] == expected

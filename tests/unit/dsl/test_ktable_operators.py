@@ -1,6 +1,10 @@
 """KTable operators: source materialization, filter/map_values as changes, to_stream, group_by aggregations."""
 from __future__ import annotations
 
+import re
+
+import pytest
+
 from streams_on_spark import (
     Consumed,
     Grouped,
@@ -85,3 +89,39 @@ def test_grouped_table_repartition_carries_old_and_new_values_in_kafkas_layout()
         inp.pipe_input("k", "w")      # other key:  old to "v" (b"k" + 0x00), new to "w"
         raw = driver.create_output_topic("tables-g-repartition", S, Serdes.ByteArray()).read_key_values_to_list()
         assert raw == [("v", b"k\x01"), ("v", b"k\x00"), ("w", b"k\x01")]
+
+
+@pytest.mark.parametrize("call, what", [
+    (lambda t, f: t.filter(f), "predicate"),
+    (lambda t, f: t.filter_not(f), "predicate"),
+    (lambda t, f: t.map_values(f), "mapper"),
+])
+def test_table_operators_reject_a_missing_or_non_callable_function(call, what):
+    """KTableImpl.filter/filterNot/mapValues: Objects.requireNonNull(..., "<arg> can't be null") at the call."""
+    table = StreamsBuilder().table("in", Consumed.with_(S, S))
+    with pytest.raises(ValueError, match=f"^{what} can't be null$"):
+        call(table, None)
+    with pytest.raises(ValueError, match=f"^{what} must be callable"):
+        call(table, "not a function")
+
+
+def test_table_join_with_unnamed_materialized_is_stored_under_a_generated_name():
+    """KTableImpl.join: MaterializedInternal(materialized, builder, "KTABLE-MERGE-") names the store at the call."""
+    builder = StreamsBuilder()
+    a, b = builder.table("a", Consumed.with_(S, S)), builder.table("b", Consumed.with_(S, S))
+    a.join(b, lambda x, y: x + y, Materialized.with_(S, S)).to_stream().to("out", Produced.with_(S, S))
+    with TopologyTestDriver(builder.build(), CONFIG) as driver:
+        driver.create_input_topic("a", S, S).pipe_input("k", "x", 1)
+        driver.create_input_topic("b", S, S).pipe_input("k", "y", 2)
+        assert driver.get_key_value_store("KTABLE-MERGE-STATE-STORE-0000000006").get("k") == "xy"
+
+
+def test_suppress_until_window_closes_on_a_non_windowed_table_names_the_chain():
+    """GraphGraceSearchUtil.findAndVerifyWindowGrace: every path upstream must reach a windowed aggregation."""
+    from streams_on_spark import TopologyException
+    from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
+    table = StreamsBuilder().table("t", Consumed.with_(S, S)).filter(lambda k, v: True)
+    with pytest.raises(TopologyException, match=re.escape(
+            "Window close time is only defined for windowed computations. "
+            "Got [root->KTABLE-SOURCE-0000000002->KTABLE-FILTER-0000000003].")):
+        table.suppress(Suppressed.until_window_closes(BufferConfig.unbounded()))

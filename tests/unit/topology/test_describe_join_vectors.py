@@ -10,6 +10,9 @@ expected string, copied verbatim from Apache Kafka trunk (Oct 2024, 4.0.0-SNAPSH
 * ``kstream/internals/KStreamKStreamJoinTest.java`` / ``KStreamKTableJoinTest.java`` -- repartition-topic
   naming for joins of a re-keyed stream.
 
+The last section holds vectors derived from Kafka's source where its tests have none (each docstring names
+the rule).
+
 The vectors (Java code + expected strings) were collected in /work/scratch/deferred-describe-vectors.md
 (sections 1-9, 40-44, 57-60).  Not ported from those sections:
 
@@ -23,6 +26,7 @@ from streams_on_spark import (
     Consumed,
     JoinWindows,
     KeyValue,
+    Materialized,
     Serdes,
     StreamsBuilder,
 )
@@ -127,36 +131,39 @@ def test_stream_stream_join_topology_with_custom_stores_names():
     assert _describe(builder.build()) == expected
 
 
+# TopologyTest.java#streamStreamLeftJoinTopologyWithDefaultStoresNames
+LEFT_JOIN_DEFAULT_STORES_NAMES = (
+    "Topologies:\n"
+    "   Sub-topology: 0\n"
+    "    Source: KSTREAM-SOURCE-0000000000 (topics: [input-topic1])\n"
+    "      --> KSTREAM-WINDOWED-0000000002\n"
+    "    Source: KSTREAM-SOURCE-0000000001 (topics: [input-topic2])\n"
+    "      --> KSTREAM-WINDOWED-0000000003\n"
+    "    Processor: KSTREAM-WINDOWED-0000000002 (stores: [KSTREAM-JOINTHIS-0000000004-store])\n"
+    "      --> KSTREAM-JOINTHIS-0000000004\n"
+    "      <-- KSTREAM-SOURCE-0000000000\n"
+    "    Processor: KSTREAM-WINDOWED-0000000003 (stores: [KSTREAM-OUTEROTHER-0000000005-store])\n"
+    "      --> KSTREAM-OUTEROTHER-0000000005\n"
+    "      <-- KSTREAM-SOURCE-0000000001\n"
+    "    Processor: KSTREAM-JOINTHIS-0000000004 (stores: [KSTREAM-OUTEROTHER-0000000005-store, KSTREAM-OUTERSHARED-0000000004-store])\n"
+    "      --> KSTREAM-MERGE-0000000006\n"
+    "      <-- KSTREAM-WINDOWED-0000000002\n"
+    "    Processor: KSTREAM-OUTEROTHER-0000000005 (stores: [KSTREAM-JOINTHIS-0000000004-store, KSTREAM-OUTERSHARED-0000000004-store])\n"
+    "      --> KSTREAM-MERGE-0000000006\n"
+    "      <-- KSTREAM-WINDOWED-0000000003\n"
+    "    Processor: KSTREAM-MERGE-0000000006 (stores: [])\n"
+    "      --> none\n"
+    "      <-- KSTREAM-JOINTHIS-0000000004, KSTREAM-OUTEROTHER-0000000005\n"
+    "\n"
+)
+
+
 def test_stream_stream_left_join_topology_with_default_stores_names():
     """TopologyTest.java#streamStreamLeftJoinTopologyWithDefaultStoresNames"""
     builder, stream1, stream2 = _two_input_streams()
     stream1.left_join(stream2, _tostring_joiner, JoinWindows.of_time_difference_with_no_grace(100),
                       _int_string_string_joined())
-    expected = (
-        "Topologies:\n"
-        "   Sub-topology: 0\n"
-        "    Source: KSTREAM-SOURCE-0000000000 (topics: [input-topic1])\n"
-        "      --> KSTREAM-WINDOWED-0000000002\n"
-        "    Source: KSTREAM-SOURCE-0000000001 (topics: [input-topic2])\n"
-        "      --> KSTREAM-WINDOWED-0000000003\n"
-        "    Processor: KSTREAM-WINDOWED-0000000002 (stores: [KSTREAM-JOINTHIS-0000000004-store])\n"
-        "      --> KSTREAM-JOINTHIS-0000000004\n"
-        "      <-- KSTREAM-SOURCE-0000000000\n"
-        "    Processor: KSTREAM-WINDOWED-0000000003 (stores: [KSTREAM-OUTEROTHER-0000000005-store])\n"
-        "      --> KSTREAM-OUTEROTHER-0000000005\n"
-        "      <-- KSTREAM-SOURCE-0000000001\n"
-        "    Processor: KSTREAM-JOINTHIS-0000000004 (stores: [KSTREAM-OUTEROTHER-0000000005-store, KSTREAM-OUTERSHARED-0000000004-store])\n"
-        "      --> KSTREAM-MERGE-0000000006\n"
-        "      <-- KSTREAM-WINDOWED-0000000002\n"
-        "    Processor: KSTREAM-OUTEROTHER-0000000005 (stores: [KSTREAM-JOINTHIS-0000000004-store, KSTREAM-OUTERSHARED-0000000004-store])\n"
-        "      --> KSTREAM-MERGE-0000000006\n"
-        "      <-- KSTREAM-WINDOWED-0000000003\n"
-        "    Processor: KSTREAM-MERGE-0000000006 (stores: [])\n"
-        "      --> none\n"
-        "      <-- KSTREAM-JOINTHIS-0000000004, KSTREAM-OUTEROTHER-0000000005\n"
-        "\n"
-    )
-    assert _describe(builder.build()) == expected
+    assert _describe(builder.build()) == LEFT_JOIN_DEFAULT_STORES_NAMES
 
 
 def test_stream_stream_left_join_topology_with_custom_stores_names():
@@ -719,3 +726,66 @@ def test_stream_table_join_should_create_repartition_topics_with_user_provided_n
         "\n"
     )
     assert _describe(builder.build(NO_OPTIMIZATION)) == expected
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Derived from Kafka's rules (no verbatim vector in Kafka's tests)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_deprecated_join_windows_left_join_has_no_shared_outer_store():
+    """StreamStreamJoinNode.writeToTopology adds the outer-join store only if enableSpuriousResultFix (not .of)."""
+    builder, stream1, stream2 = _two_input_streams()
+    stream1.left_join(stream2, _tostring_joiner, JoinWindows.of(100), _int_string_string_joined())
+    expected = LEFT_JOIN_DEFAULT_STORES_NAMES.replace(", KSTREAM-OUTERSHARED-0000000004-store", "")
+    assert _describe(builder.build()) == expected
+
+
+def test_table_table_join_with_unnamed_materialized_gets_a_generated_store():
+    """KTableImpl.join: MaterializedInternal(.., builder, MERGE_NAME) burns KTABLE-MERGE-STATE-STORE-n first."""
+    builder = StreamsBuilder()
+    table1 = builder.table("a", _string_consumed())
+    table2 = builder.table("b", _string_consumed())
+    table1.join(table2, _tostring_joiner, Materialized.with_(Serdes.String(), Serdes.String())).to_stream().to("o")
+    expected = (
+        "Topologies:\n"
+        "   Sub-topology: 0\n"
+        "    Source: KSTREAM-SOURCE-0000000001 (topics: [a])\n"
+        "      --> KTABLE-SOURCE-0000000002\n"
+        "    Source: KSTREAM-SOURCE-0000000004 (topics: [b])\n"
+        "      --> KTABLE-SOURCE-0000000005\n"
+        "    Processor: KTABLE-SOURCE-0000000002 (stores: [a-STATE-STORE-0000000000])\n"
+        "      --> KTABLE-JOINTHIS-0000000008\n"
+        "      <-- KSTREAM-SOURCE-0000000001\n"
+        "    Processor: KTABLE-SOURCE-0000000005 (stores: [b-STATE-STORE-0000000003])\n"
+        "      --> KTABLE-JOINOTHER-0000000009\n"
+        "      <-- KSTREAM-SOURCE-0000000004\n"
+        "    Processor: KTABLE-JOINOTHER-0000000009 (stores: [a-STATE-STORE-0000000000])\n"
+        "      --> KTABLE-MERGE-0000000007\n"
+        "      <-- KTABLE-SOURCE-0000000005\n"
+        "    Processor: KTABLE-JOINTHIS-0000000008 (stores: [b-STATE-STORE-0000000003])\n"
+        "      --> KTABLE-MERGE-0000000007\n"
+        "      <-- KTABLE-SOURCE-0000000002\n"
+        "    Processor: KTABLE-MERGE-0000000007 (stores: [KTABLE-MERGE-STATE-STORE-0000000006])\n"
+        "      --> KTABLE-TOSTREAM-0000000010\n"
+        "      <-- KTABLE-JOINTHIS-0000000008, KTABLE-JOINOTHER-0000000009\n"
+        "    Processor: KTABLE-TOSTREAM-0000000010 (stores: [])\n"
+        "      --> KSTREAM-SINK-0000000011\n"
+        "      <-- KTABLE-MERGE-0000000007\n"
+        "    Sink: KSTREAM-SINK-0000000011 (topic: o)\n"
+        "      <-- KTABLE-TOSTREAM-0000000010\n"
+        "\n"
+    )
+    assert _describe(builder.build()) == expected
+
+
+def test_stream_join_of_a_suppressed_table_reads_buffer_and_parent_stores():
+    """KTableSuppressProcessorSupplier.view().storeNames(): the buffer, then the parent's getter stores."""
+    from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
+    builder = StreamsBuilder()
+    table = builder.table("t", _string_consumed(), Materialized.as_("tstore")).suppress(
+        Suppressed.until_time_limit(10, BufferConfig.unbounded()))
+    builder.stream("s", _string_consumed()).join(table, _concat_joiner).to("o")
+    description = _describe(builder.build())
+    assert ("Processor: KSTREAM-JOIN-0000000005 (stores: [tstore, KTABLE-SUPPRESS-STATE-STORE-0000000003])"
+            in description)

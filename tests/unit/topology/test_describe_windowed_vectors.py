@@ -828,3 +828,31 @@ def test_should_use_numbering_for_anonymous_suppression_node():
         "\n"
     )
     assert _describe(topology) == expected
+
+
+def test_suppress_of_a_source_table_materializes_it():
+    """KTableSuppressProcessorSupplier calls parentKTable.enableSendingOldValues(true): the source gets its store
+    (derived from Kafka's source; no verbatim vector)."""
+    builder = StreamsBuilder()
+    (builder.table("t", Consumed.with_(STRING_SERDE, STRING_SERDE))
+     .suppress(Suppressed.until_time_limit(10, BufferConfig.unbounded()))
+     .to_stream().to("o"))
+    expected = (
+        "Topologies:\n"
+        "   Sub-topology: 0\n"
+        "    Source: KSTREAM-SOURCE-0000000001 (topics: [t])\n"
+        "      --> KTABLE-SOURCE-0000000002\n"
+        "    Processor: KTABLE-SOURCE-0000000002 (stores: [t-STATE-STORE-0000000000])\n"
+        "      --> KTABLE-SUPPRESS-0000000003\n"
+        "      <-- KSTREAM-SOURCE-0000000001\n"
+        "    Processor: KTABLE-SUPPRESS-0000000003 (stores: [KTABLE-SUPPRESS-STATE-STORE-0000000004])\n"
+        "      --> KTABLE-TOSTREAM-0000000005\n"
+        "      <-- KTABLE-SOURCE-0000000002\n"
+        "    Processor: KTABLE-TOSTREAM-0000000005 (stores: [])\n"
+        "      --> KSTREAM-SINK-0000000006\n"
+        "      <-- KTABLE-SUPPRESS-0000000003\n"
+        "    Sink: KSTREAM-SINK-0000000006 (topic: o)\n"
+        "      <-- KTABLE-TOSTREAM-0000000005\n"
+        "\n"
+    )
+    assert _describe(builder.build()) == expected

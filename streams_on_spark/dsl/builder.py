@@ -1,12 +1,15 @@
 """``StreamsBuilder``: the DSL's entry point."""
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any, Callable, Optional, Sequence
 
 from streams_on_spark.dsl.kstream import KStream
 from streams_on_spark.dsl.ktable import KTable, materialize
 from streams_on_spark.dsl.params import Consumed, Materialized
+from streams_on_spark.errors import require, require_callable, require_instance, require_str
 from streams_on_spark.processor import dsl as p
+from streams_on_spark.state.stores import StoreBuilder
 from streams_on_spark.topology.graph import (
     DslSupplier,
     GlobalStoreNode,
@@ -36,10 +39,11 @@ class StreamsBuilder:
 
     def stream(self, topics: str | Sequence[str], consumed: Optional[Consumed] = None) -> KStream:
         """A stream from one topic or several."""
-        names = [topics] if isinstance(topics, str) else list(topics)
+        require(topics, "topics")
+        names = [topics] if isinstance(topics, str) else list(topics) if isinstance(topics, Iterable) else []
         if not names or not all(isinstance(t, str) and t for t in names):
             raise ValueError(f"topics must be a non-empty str or a non-empty list of them, got {topics!r}")
-        c = consumed or Consumed()
+        c = require_instance(consumed, "consumed", Consumed, optional=True) or Consumed()
         name = self._internal.name_or_generate(c.name, "KSTREAM-SOURCE-")
         node = StreamSourceNode(name, names, c)
         self._internal.add_graph_node(self._internal.root, node)
@@ -60,10 +64,11 @@ class StreamsBuilder:
     def _table_source(self, topic: str, consumed: Any, materialized: Any,
                       is_global: bool) -> tuple[DslSupplier, TableSourceNode, Any, Any, Materialized]:
         """Kafka's naming order: store index first, then the source (``<Consumed name>-source``), then the table."""
+        require_str(topic, "topic")
         if isinstance(consumed, Materialized) and materialized is None:
             consumed, materialized = None, consumed
-        c = consumed or Consumed()
-        m = materialized or Materialized()
+        c = require_instance(consumed, "consumed", Consumed, optional=True) or Consumed()
+        m = require_instance(materialized, "materialized", Materialized, optional=True) or Materialized()
         if is_global:
             m = m.with_logging_disabled()
         store = m.name if m.name is not None else self._internal.new_store_name(f"{topic}-")
@@ -81,15 +86,17 @@ class StreamsBuilder:
 
     def add_state_store(self, store_builder: Any) -> "StreamsBuilder":
         """A store for ``KStream.process(..., store_name)``."""
-        if store_builder is None:
-            raise ValueError("store_builder can't be null")
+        require_instance(store_builder, "builder", StoreBuilder)
         self._internal.add_graph_node(self._internal.root, StateStoreNode(store_builder))
         return self
 
     def add_global_store(self, store_builder: Any, topic: str, consumed: Optional[Consumed],
                          supplier: Callable[[], Any]) -> "StreamsBuilder":
         """A global store fed by ``supplier``'s processor from every partition of ``topic``."""
-        c = consumed or Consumed()
+        require_instance(store_builder, "storeBuilder", StoreBuilder)
+        require_str(topic, "topic")
+        c = require_instance(consumed, "consumed", Consumed, optional=True) or Consumed()
+        require_callable(supplier, "stateUpdateSupplier")
         source_name = self._internal.suffixed_or_generate(c.name, "-source", "KSTREAM-SOURCE-")
         processor_name = self._internal.name_or_generate(c.name, "KTABLE-SOURCE-")
         node = GlobalStoreNode(store_builder, source_name, topic, c, processor_name, supplier)
@@ -101,5 +108,5 @@ class StreamsBuilder:
 
         As in Kafka, building again after adding operations writes only the new nodes into the same topology.
         """
-        self._internal.build(config)
+        self._internal.build(require_instance(config, "config", Mapping, optional=True))
         return self._topology

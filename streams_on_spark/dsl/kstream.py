@@ -3,8 +3,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
-from streams_on_spark.dsl.params import Branched, Grouped, Materialized, Named, Produced, Repartitioned
-from streams_on_spark.errors import TopologyException
+from streams_on_spark.dsl.params import (
+    Branched,
+    Grouped,
+    Joined,
+    Materialized,
+    Named,
+    Produced,
+    Repartitioned,
+    StreamJoined,
+)
+from streams_on_spark.errors import (
+    TopologyException,
+    bad_argument,
+    require,
+    require_callable,
+    require_instance,
+    require_str,
+)
 from streams_on_spark.processor import dsl as p
 from streams_on_spark.topology.graph import (
     DslSupplier,
@@ -22,17 +38,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def _named(named: Optional[Named]) -> Optional[str]:
-    if named is not None and not isinstance(named, Named):
-        raise ValueError(f"named must be a Named, got {type(named).__name__}")
-    return None if named is None else named.name
+    """The name of an optional ``Named``."""
+    return None if require_instance(named, "named", Named, optional=True) is None else named.name
 
 
-def _check_fn(fn: Any, what: str) -> None:
-    """Kafka's null checks (same messages), plus a callable check Python needs."""
-    if fn is None:
-        raise ValueError(f"{what} can't be null")
-    if not callable(fn):
-        raise ValueError(f"{what} must be callable, got {type(fn).__name__}")
 
 
 class ValueJoiner:
@@ -92,26 +101,26 @@ class KStream:
     # ------------------------------------------------------------------ stateless
     def filter(self, predicate: Callable[[Any, Any], bool], named: Optional[Named] = None) -> "KStream":
         """Keep records for which ``predicate(key, value)`` is true."""
-        _check_fn(predicate, "predicate")
+        require_callable(predicate, "predicate")
         node = self._processor("KSTREAM-FILTER-", named, DslSupplier(p.KStreamFilter, predicate, False))
         return self._derive(node, self.key_serde, self.value_serde, self._repartition_required)
 
     def filter_not(self, predicate: Callable[[Any, Any], bool], named: Optional[Named] = None) -> "KStream":
         """Drop records for which ``predicate(key, value)`` is true."""
-        _check_fn(predicate, "predicate")
+        require_callable(predicate, "predicate")
         node = self._processor("KSTREAM-FILTER-", named, DslSupplier(p.KStreamFilter, predicate, True))
         return self._derive(node, self.key_serde, self.value_serde, self._repartition_required)
 
     def select_key(self, mapper: Callable[[Any, Any], Any], named: Optional[Named] = None) -> "KStream":
         """New key ``mapper(key, value)``; marks the stream for repartitioning before stateful operations."""
-        _check_fn(mapper, "mapper")
+        require_callable(mapper, "mapper")
         node = self._processor("KSTREAM-KEY-SELECT-", named, DslSupplier(p.KStreamSelectKey, mapper),
                                key_changing=True)
         return self._derive(node, None, self.value_serde, True)
 
     def map(self, mapper: Callable[[Any, Any], Any], named: Optional[Named] = None) -> "KStream":
         """``mapper(key, value)`` returns a ``KeyValue`` (or a pair); key-changing."""
-        _check_fn(mapper, "mapper")
+        require_callable(mapper, "mapper")
         name = self._name_or_generate(_named(named), "KSTREAM-MAP-")
         node = ProcessorGraphNode(name, DslSupplier(p.KStreamMap, mapper, name))
         node.key_changing = True
@@ -121,14 +130,14 @@ class KStream:
     def map_values(self, mapper: Callable[..., Any], named: Optional[Named] = None, *,
                    with_key: bool = False) -> "KStream":
         """New value ``mapper(value)`` (or ``mapper(key, value)`` with ``with_key=True``); keeps partitioning."""
-        _check_fn(mapper, "valueMapper")
+        require_callable(mapper, "valueMapper")
         node = self._processor("KSTREAM-MAPVALUES-", named, DslSupplier(p.KStreamMapValues, mapper, with_key),
                                value_changing=True)
         return self._derive(node, self.key_serde, None, self._repartition_required)
 
     def flat_map(self, mapper: Callable[[Any, Any], Iterable[Any]], named: Optional[Named] = None) -> "KStream":
         """Zero or more ``KeyValue`` per record; key-changing."""
-        _check_fn(mapper, "mapper")
+        require_callable(mapper, "mapper")
         name = self._name_or_generate(_named(named), "KSTREAM-FLATMAP-")
         node = ProcessorGraphNode(name, DslSupplier(p.KStreamFlatMap, mapper, name))
         node.key_changing = True
@@ -138,20 +147,20 @@ class KStream:
     def flat_map_values(self, mapper: Callable[..., Iterable[Any]], named: Optional[Named] = None, *,
                         with_key: bool = False) -> "KStream":
         """Zero or more values per record under the same key."""
-        _check_fn(mapper, "valueMapper")
+        require_callable(mapper, "valueMapper")
         node = self._processor("KSTREAM-FLATMAPVALUES-", named,
                                DslSupplier(p.KStreamFlatMapValues, mapper, with_key), value_changing=True)
         return self._derive(node, self.key_serde, None, self._repartition_required)
 
     def peek(self, action: Callable[[Any, Any], None], named: Optional[Named] = None) -> "KStream":
         """Call ``action(key, value)`` and pass the record on."""
-        _check_fn(action, "action")
+        require_callable(action, "action")
         node = self._processor("KSTREAM-PEEK-", named, DslSupplier(p.KStreamPeek, action, True))
         return self._derive(node, self.key_serde, self.value_serde, self._repartition_required)
 
     def foreach(self, action: Callable[[Any, Any], None], named: Optional[Named] = None) -> None:
         """Terminal: call ``action(key, value)`` for every record."""
-        _check_fn(action, "action")
+        require_callable(action, "action")
         self._processor("KSTREAM-FOREACH-", named, DslSupplier(p.KStreamPeek, action, False))
 
     def split(self, named: Optional[Named] = None) -> "BranchedKStream":
@@ -160,10 +169,7 @@ class KStream:
 
     def merge(self, other: "KStream", named: Optional[Named] = None) -> "KStream":
         """Interleave two streams; repartition-required if either side is."""
-        if other is None:
-            raise ValueError("stream can't be null")
-        if not isinstance(other, KStream):
-            raise ValueError(f"merge expects a KStream, got {type(other).__name__}")
+        require_instance(other, "stream", KStream)
         name = self._name_or_generate(_named(named), "KSTREAM-MERGE-")
         node = ProcessorGraphNode(name, DslSupplier(p.PassThrough))
         node.merge_node = True
@@ -174,7 +180,7 @@ class KStream:
     # ------------------------------------------------------------------ partitioning
     def repartition(self, repartitioned: Optional[Repartitioned] = None) -> "KStream":
         """Always write through a repartition topic (``<name>-repartition``); never optimized away."""
-        r = repartitioned or Repartitioned()
+        r = require_instance(repartitioned, "repartitioned", Repartitioned, optional=True) or Repartitioned()
         name = r.name if r.name is not None else self._builder.new_processor_name("KSTREAM-REPARTITION-")
         value_serde = r.value_serde if r.value_serde is not None else self.value_serde
         key_serde = r.key_serde if r.key_serde is not None else self.key_serde
@@ -194,15 +200,16 @@ class KStream:
     def group_by_key(self, grouped: Optional[Grouped] = None) -> "KGroupedStream":
         """Group by the current key (repartitions first if the key changed upstream)."""
         from streams_on_spark.dsl.grouped import KGroupedStream
-        g = grouped if grouped is not None else Grouped.with_(self.key_serde, self.value_serde)
+        g = require_instance(grouped, "grouped", Grouped, optional=True) or Grouped.with_(self.key_serde,
+                                                                                          self.value_serde)
         return KGroupedStream(self._builder, self.name, self._source_nodes, g, self._repartition_required,
                               self._node)
 
     def group_by(self, selector: Callable[[Any, Any], Any], grouped: Optional[Grouped] = None) -> "KGroupedStream":
         """Group by ``selector(key, value)``; always repartitions."""
         from streams_on_spark.dsl.grouped import KGroupedStream
-        _check_fn(selector, "keySelector")
-        g = grouped if grouped is not None else Grouped.with_(None, self.value_serde)
+        require_callable(selector, "keySelector")
+        g = require_instance(grouped, "grouped", Grouped, optional=True) or Grouped.with_(None, self.value_serde)
         name = self._name_or_generate(g.name, "KSTREAM-KEY-SELECT-")
         node = ProcessorGraphNode(name, DslSupplier(p.KStreamSelectKey, selector))
         node.key_changing = True
@@ -212,11 +219,8 @@ class KStream:
     # ------------------------------------------------------------------ sinks and tables
     def to(self, topic: str, produced: Optional[Produced] = None) -> None:
         """Write to ``topic``; the partition is murmur2 of the serialized key unless a partitioner says else."""
-        if topic is None:
-            raise ValueError("topic can't be null")
-        if not isinstance(topic, str) or not topic:
-            raise ValueError(f"topic must be a non-empty str, got {topic!r}")
-        pr = produced or Produced()
+        require_str(topic, "topic")
+        pr = require_instance(produced, "produced", Produced, optional=True) or Produced()
         key_serde = pr.key_serde if pr.key_serde is not None else self.key_serde
         partitioner = pr.partitioner
         if partitioner is None and hasattr(key_serde, "serialize_base_key"):
@@ -232,7 +236,7 @@ class KStream:
         if isinstance(named, Materialized) and materialized is None:
             named, materialized = None, named
         name = self._name_or_generate(_named(named), "KSTREAM-TOTABLE-")
-        m = materialized or Materialized()
+        m = require_instance(materialized, "materialized", Materialized, optional=True) or Materialized()
         store_name = m.name if m.name is not None else self._builder.new_store_name("KSTREAM-TOTABLE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         value_serde = m.value_serde if m.value_serde is not None else self.value_serde
@@ -265,8 +269,7 @@ class KStream:
     def outer_join(self, other: "KStream", joiner: Callable[..., Any], windows: Any,
                    stream_joined: Any = None, *, with_key: bool = False) -> "KStream":
         """Windowed outer join of two streams: unmatched records of either side are emitted when their window closes."""
-        if not isinstance(other, KStream):
-            raise ValueError(f"outer_join needs another KStream, got {type(other).__name__}")
+        require_instance(other, "otherStream", KStream)
         return self._join(other, joiner, windows, stream_joined, with_key, left=True, outer=True)
 
     def _join(self, other: Any, joiner: Any, third: Any, fourth: Any, with_key: bool, left: bool,
@@ -274,22 +277,24 @@ class KStream:
         from streams_on_spark.dsl import joins
         from streams_on_spark.dsl.builder import GlobalKTable
         from streams_on_spark.dsl.ktable import KTable
-        if other is None:
-            raise ValueError("otherStream can't be null")
+        require_instance(other, "otherStream", (KStream, KTable, GlobalKTable))
         if isinstance(other, GlobalKTable):
             key_mapper, value_joiner = joiner, third
-            _check_fn(key_mapper, "keySelector")
-            _check_fn(value_joiner, "joiner")
+            require_callable(key_mapper, "keySelector")
+            require_callable(value_joiner, "joiner")
+            require_instance(fourth, "named", Named, optional=True)
             return joins.stream_global_join(self, other, key_mapper, ValueJoiner(value_joiner, with_key),
                                             fourth, left)
-        _check_fn(joiner, "joiner")
+        require_callable(joiner, "joiner")
         if isinstance(other, KTable):
+            require_instance(third, "joined", Joined, optional=True)
+            if fourth is not None:
+                raise bad_argument("a stream-table join's fourth argument", "absent (table, joiner, joined=None)",
+                                   fourth)
             return joins.stream_table_join(self, other, ValueJoiner(joiner, with_key), third, left)
-        if isinstance(other, KStream):
-            if third is None:
-                raise ValueError("windows can't be null")
-            return joins.stream_stream_join(self, other, ValueJoiner(joiner, with_key), third, fourth, left, outer)
-        raise ValueError(f"cannot join a KStream with {type(other).__name__}")
+        require(third, "windows")
+        require_instance(fourth, "streamJoined", StreamJoined, optional=True)
+        return joins.stream_stream_join(self, other, ValueJoiner(joiner, with_key), third, fourth, left, outer)
 
     def process(self, supplier: Callable[[], Any], *store_names: str, named: Optional[Named] = None) -> "KStream":
         """Run a Processor API processor (``supplier()`` makes one per task) with access to ``store_names``.
@@ -297,12 +302,11 @@ class KStream:
         The output key may differ, so downstream stateful operations repartition — but ``process`` itself
         never does: a key changed before ``process`` splits its state across partitions (KIP-1238's example).
         """
-        if supplier is None or not callable(supplier):
-            raise ValueError("processor supplier must be a zero-argument callable returning a Processor "
-                             "(e.g. the Processor class), not a Processor instance")
+        if not callable(require(supplier, "processorSupplier")):
+            raise bad_argument("processorSupplier", "a zero-argument callable returning a Processor (e.g. the "
+                               "Processor class), not a Processor instance", supplier)
         for store in store_names:
-            if not isinstance(store, str):
-                raise ValueError(f"state store names must be str, got {store!r}")
+            require_str(store, "stateStoreNames")
         name = _named(named) if named is not None else self._builder.new_processor_name("KSTREAM-PROCESSOR-")
         node = ProcessorGraphNode(name, supplier, store_names=store_names)
         for store_builder in getattr(supplier, "stores", lambda: ())() or ():
@@ -328,13 +332,15 @@ class BranchedKStream:
         self._done = False
 
     def branch(self, predicate: Callable[[Any, Any], bool], branched: Optional[Branched] = None) -> "BranchedKStream":
-        _check_fn(predicate, "predicate")
+        """Records matching ``predicate(key, value)`` (and no earlier branch) go to this branch."""
+        require_callable(predicate, "predicate")
         self._check_open()
         self._predicates.append(predicate)
         self._add(branched, str(len(self._predicates)))
         return self
 
     def default_branch(self, branched: Optional[Branched] = None) -> dict[str, KStream]:
+        """Records matching no branch go here; closes the split and returns the branches by name."""
         self._check_open()
         child = self._add(branched, "0")
         self._supplier.args = (self._predicates, self._children[:len(self._predicates)], child)
@@ -351,7 +357,7 @@ class BranchedKStream:
             raise TopologyException("split() already closed by default_branch()/no_default_branch()")
 
     def _add(self, branched: Optional[Branched], index: str) -> str:
-        b = branched or Branched()
+        b = require_instance(branched, "branched", Branched, optional=True) or Branched()
         suffix = b.name if b.name is not None else index
         child_name = self._split_name + suffix
         self._builder.new_processor_name("KSTREAM-BRANCHCHILD-")

@@ -8,7 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Optional
 
-from streams_on_spark.errors import TopologyException
+from streams_on_spark.errors import (
+    TopologyException,
+    bad_argument,
+    require,
+    require_callable,
+    require_int,
+    require_serde,
+)
 
 _MAX_NAME = 249
 _LEGAL = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
@@ -19,15 +26,26 @@ def validate_name(name: Optional[str], what: str = "Name") -> Optional[str]:
     if name is None:
         return None
     if not isinstance(name, str):
-        raise ValueError(f"{what} must be a str, got {type(name).__name__}")
+        raise bad_argument(what, "a str", name)
     if not name:
         raise TopologyException("Name is illegal, it can't be empty")
+    if name in (".", ".."):
+        raise TopologyException("Name cannot be \".\" or \"..\"")
     if len(name) > _MAX_NAME:
         raise TopologyException(f"Name is illegal, it can't be longer than {_MAX_NAME} characters, name: {name}")
     if not set(name) <= _LEGAL:
         raise TopologyException(f"Name \"{name}\" is illegal, it contains a character other than ASCII "
                                 "alphanumerics, '.', '_' and '-'")
     return name
+
+
+def _check_fields(params: Any, serdes: tuple[str, ...] = ("key_serde", "value_serde"),
+                  functions: tuple[str, ...] = ()) -> None:
+    """A parameter object's serde fields hold serdes and its function fields callables (``None``: the default)."""
+    for field in serdes:
+        require_serde(getattr(params, field), field)
+    for field in functions:
+        require_callable(getattr(params, field), field, optional=True)
 
 
 @dataclass(frozen=True)
@@ -41,7 +59,7 @@ class Named:
 
     @staticmethod
     def as_(name: str) -> "Named":
-        return Named(name)
+        return Named(require(name, "name"))
 
     def with_name(self, name: str) -> "Named":
         return Named(name)
@@ -58,6 +76,7 @@ class Consumed:
 
     def __post_init__(self) -> None:
         validate_name(self.name)
+        _check_fields(self, functions=("timestamp_extractor",))
 
     @staticmethod
     def with_(key_serde: Any, value_serde: Any) -> "Consumed":
@@ -91,6 +110,7 @@ class Produced:
 
     def __post_init__(self) -> None:
         validate_name(self.name)
+        _check_fields(self, functions=("partitioner",))
 
     @staticmethod
     def with_(key_serde: Any, value_serde: Any) -> "Produced":
@@ -127,6 +147,7 @@ class Grouped:
 
     def __post_init__(self) -> None:
         validate_name(self.name)
+        _check_fields(self)
 
     @staticmethod
     def as_(name: str) -> "Grouped":
@@ -167,12 +188,17 @@ class Materialized:
 
     def __post_init__(self) -> None:
         validate_name(self.name, "store name")
+        _check_fields(self)
 
     @staticmethod
     def as_(name_or_supplier: Any) -> "Materialized":
-        if isinstance(name_or_supplier, str):
-            return Materialized(name=name_or_supplier)
-        return Materialized(name=name_or_supplier.name, store_supplier=name_or_supplier)
+        """A store name, or a store supplier (``Stores.in_memory_key_value_store(name)``, ...)."""
+        what, supplier = "storeName or supplier", name_or_supplier
+        if isinstance(require(supplier, what), str):
+            return Materialized(name=supplier)
+        if not (isinstance(getattr(supplier, "name", None), str) and callable(getattr(supplier, "get", None))):
+            raise bad_argument(what, "a str or a store supplier (Stores.in_memory_key_value_store(...))", supplier)
+        return Materialized(name=supplier.name, store_supplier=supplier)
 
     @staticmethod
     def with_(key_serde: Any, value_serde: Any) -> "Materialized":
@@ -209,9 +235,8 @@ class Repartitioned:
 
     def __post_init__(self) -> None:
         validate_name(self.name)
-        n = self.number_of_partitions
-        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
-            raise ValueError(f"number_of_partitions must be a positive int, got {n!r}")
+        require_int(self.number_of_partitions, "number_of_partitions", minimum=1, optional=True)
+        _check_fields(self, functions=("partitioner",))
 
     @staticmethod
     def as_(name: str) -> "Repartitioned":
@@ -255,23 +280,21 @@ class Branched:
 
     def __post_init__(self) -> None:
         validate_name(self.name)
+        require_callable(self.chain, "chain", optional=True)
 
     @staticmethod
     def as_(name: str) -> "Branched":
-        return Branched(name=name)
+        return Branched(name=require(name, "name"))
 
     @staticmethod
     def with_function(chain: Callable[[Any], Any], name: Optional[str] = None) -> "Branched":
         """``chain(stream) -> stream``; the returned stream is what the result map holds (None leaves it out)."""
-        return Branched(name=name, chain=chain)
+        return Branched(name=name, chain=require(chain, "chain function"))
 
     @staticmethod
     def with_consumer(chain: Callable[[Any], None], name: Optional[str] = None) -> "Branched":
         """``chain(stream)``; the branch is left out of the result map."""
-        return Branched(name=name, chain=chain, is_consumer=True)
-
-
-
+        return Branched(name=name, chain=require(chain, "chain consumer"), is_consumer=True)
 
 
 @dataclass(frozen=True)
@@ -288,6 +311,7 @@ class StreamJoined:
     def __post_init__(self) -> None:
         validate_name(self.name)
         validate_name(self.store_name, "store name")
+        _check_fields(self, ("key_serde", "value_serde", "other_value_serde"))
 
     @staticmethod
     def with_(key_serde: Any, value_serde: Any, other_value_serde: Any) -> "StreamJoined":
@@ -327,6 +351,7 @@ class Joined:
 
     def __post_init__(self) -> None:
         validate_name(self.name)
+        _check_fields(self, ("key_serde", "value_serde", "other_value_serde"))
 
     @staticmethod
     def with_(key_serde: Any, value_serde: Any, other_value_serde: Any, name: Optional[str] = None) -> "Joined":

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import enum
+import numbers
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, NamedTuple, Optional, TypeVar
+
+from streams_on_spark.errors import bad_argument
 
 if TYPE_CHECKING:  # pragma: no cover
     from streams_on_spark.state import StateStore
@@ -20,14 +23,17 @@ def to_headers(headers: Any) -> Headers:
     """Normalize user headers (None, a dict or an iterable of (key, value) pairs) to an immutable tuple."""
     if headers is None:
         return ()
-    if isinstance(headers, tuple) and all(isinstance(h, tuple) and len(h) == 2 for h in headers):
-        items: Iterable = headers
-    elif isinstance(headers, dict):
-        items = headers.items()
-    else:
+    if isinstance(headers, dict):
+        items: Iterable = headers.items()
+    elif isinstance(headers, Iterable) and not isinstance(headers, (str, bytes, bytearray)):
         items = headers
+    else:
+        raise bad_argument("headers", "a dict or an iterable of (key, value) pairs", headers)
     out = []
-    for key, value in items:
+    for header in items:
+        if not isinstance(header, (tuple, list)) or len(header) != 2:
+            raise bad_argument("each header", "a (key, value) pair", header)
+        key, value = header
         if not isinstance(key, str):
             raise ValueError(f"header keys must be str, got {type(key).__name__}")
         if isinstance(value, str):
@@ -46,13 +52,15 @@ class Record(Generic[K, V]):
 
     __slots__ = ("key", "value", "timestamp", "headers")
 
-    def __init__(self, key: K, value: V, timestamp: int, headers: Headers = ()) -> None:
+    def __init__(self, key: K, value: V, timestamp: int, headers: Any = ()) -> None:
+        if type(timestamp) is not int:  # fast path: the engines always pass an int
+            timestamp = _timestamp(timestamp)
         if timestamp < 0:
             raise ValueError(f"Malformed Record: timestamp may not be negative, got {timestamp}")
         self.key = key
         self.value = value
         self.timestamp = timestamp
-        self.headers = headers
+        self.headers = headers if type(headers) is tuple else to_headers(headers)
 
     def with_key(self, key: Any) -> "Record":
         return Record(key, self.value, self.timestamp, self.headers)
@@ -64,7 +72,7 @@ class Record(Generic[K, V]):
         return Record(self.key, self.value, timestamp, self.headers)
 
     def with_headers(self, headers: Any) -> "Record":
-        return Record(self.key, self.value, self.timestamp, to_headers(headers))
+        return Record(self.key, self.value, self.timestamp, headers)
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Record) and self.key == other.key and self.value == other.value
@@ -75,6 +83,13 @@ class Record(Generic[K, V]):
 
     def __repr__(self) -> str:
         return f"Record(key={self.key!r}, value={self.value!r}, timestamp={self.timestamp}, headers={self.headers!r})"
+
+
+def _timestamp(timestamp: Any) -> int:
+    """A record timestamp in ms: any integral number (numpy's too), never None, a bool or a float."""
+    if isinstance(timestamp, numbers.Integral) and not isinstance(timestamp, bool):
+        return int(timestamp)
+    raise bad_argument("Malformed Record: timestamp", "an int (ms)", timestamp)
 
 
 class RecordMetadata(NamedTuple):

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional
 from streams_on_spark.config import TaskConfig, dummy_application_id
 from streams_on_spark.connectors.partitioner import DefaultPartitioner
 from streams_on_spark.connectors.records import ProducerRecord
-from streams_on_spark.errors import IllegalStateError
+from streams_on_spark.errors import IllegalStateError, bad_argument, require_instance, require_int, require_str
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.local import LocalEngine
 from streams_on_spark.state.stores import KeyValueStore, KeyValueStoreFacade, TimestampedKeyValueStore
@@ -33,10 +33,14 @@ class TopologyTestDriver:
                  initial_wall_clock_time_ms: Optional[int] = None, *,
                  declared_topics: Optional[Mapping[str, int]] = None, engine: str = "local",
                  spark: Any = None) -> None:
-        if not isinstance(topology, Topology):
-            raise ValueError(f"topology must be a Topology (StreamsBuilder.build()), got {type(topology).__name__}")
+        _check_topology(topology)
+        _check_engine(engine)
+        require_instance(config, "config", Mapping, optional=True)
+        require_int(initial_wall_clock_time_ms, "initial_wall_clock_time_ms", optional=True)
         self._config = TaskConfig.from_config(config, default_app_id=dummy_application_id())
-        self._declared = dict(declared_topics or {})
+        self._declared = dict(require_instance(declared_topics, "declared_topics", Mapping, optional=True) or {})
+        for topic, partitions in self._declared.items():
+            _check_declared(topic, partitions)
         self.multi_partition = any(n > 1 for n in self._declared.values())
         wall = int(time.time() * 1000) if initial_wall_clock_time_ms is None else int(initial_wall_clock_time_ms)
         self._topology = topology
@@ -44,12 +48,10 @@ class TopologyTestDriver:
         if engine == "local":
             self._engine: Any = LocalEngine(topology.internal_builder, self._config, self._declared,
                                             self.multi_partition, wall)
-        elif engine == "spark":
+        else:
             from streams_on_spark.runtime.spark import SparkEngine
             self._engine = SparkEngine(topology.internal_builder, self._config, self._declared,
                                        self.multi_partition, wall, spark)
-        else:
-            raise ValueError(f"engine must be 'local' or 'spark', got {engine!r}")
         self._placement = DefaultPartitioner()
         self._facades: dict[int, KeyValueStoreFacade] = {}
         self._closed = False
@@ -69,10 +71,12 @@ class TopologyTestDriver:
     def create_input_topic(self, name: str, key_serde: Any, value_serde: Any, start_timestamp: Optional[int] = None,
                            auto_advance: Optional[int] = None) -> TestInputTopic:
         """A handle to pipe records into ``name``; ``auto_advance`` moves the topic clock after each record."""
+        require_str(name, "topic name")
         return TestInputTopic(self, name, key_serde, value_serde, start_timestamp, auto_advance)
 
     def create_output_topic(self, name: str, key_serde: Any, value_serde: Any) -> TestOutputTopic:
         """A handle to read what the topology wrote to ``name`` (internal topics by their decorated name)."""
+        require_str(name, "topic name")
         return TestOutputTopic(self, name, key_serde, value_serde)
 
     def _check_open(self) -> None:
@@ -112,16 +116,17 @@ class TopologyTestDriver:
     def advance_wall_clock_time(self, ms: int) -> None:
         """Move the mock wall clock, fire due WALL_CLOCK_TIME punctuators, process what they emit."""
         self._check_open()
-        if ms < 0:
-            raise ValueError(f"advance must be >= 0 ms, got {ms}")
-        self._engine.advance_wall_clock(ms)
+        self._engine.advance_wall_clock(require_int(ms, "advance", minimum=0))
 
     def produced_topic_names(self) -> set[str]:
         """Every topic written so far, internal (decorated) ones included."""
         return set(self._engine.produced_topics)
 
     # ------------------------------------------------------------------ stores
-    def _store(self, name: str, partition: Optional[int]) -> Any:
+    def _store(self, name: str, partition: Optional[int], accessor: str) -> Any:
+        """The instance of store ``name`` on ``partition``; ``accessor`` is the public method called, for errors."""
+        require_str(name, "store name")
+        require_int(partition, "partition", optional=True)
         engine = self._engine
         if name in engine.global_stores:
             return engine.global_stores[name]
@@ -131,10 +136,8 @@ class TopologyTestDriver:
         if partition is None:
             if self.multi_partition:
                 raise IllegalStateError(f"Store {name} is partitioned in multi-partition mode: pass the partition, "
-                                        f"e.g. get_key_value_store({name!r}, partition=0)")
+                                        f"e.g. {accessor}({name!r}, partition=0)")
             partition = 0
-        if not isinstance(partition, int) or isinstance(partition, bool):
-            raise ValueError(f"partition must be an int, got {partition!r}")
         if partition in instances:
             return instances[partition]
         raise ValueError(f"Store {name} has no partition {partition}: its subtopology runs {len(instances)} "
@@ -142,7 +145,7 @@ class TopologyTestDriver:
 
     def get_state_store(self, name: str, partition: Optional[int] = None) -> Any:
         """A custom store; key-value stores must be read with ``get_key_value_store`` (as in Kafka)."""
-        store = self._store(name, partition)
+        store = self._store(name, partition, "get_state_store")
         if isinstance(store, TimestampedKeyValueStore):
             raise ValueError(f"Store {name} is a timestamped key-value store and should be accessed via "
                              "`get_timestamped_key_value_store()`")
@@ -157,43 +160,46 @@ class TopologyTestDriver:
 
     def get_key_value_store(self, name: str, partition: Optional[int] = None) -> Any:
         """The key-value store ``name`` (of ``partition``'s task); DSL stores are shown without timestamps."""
-        store = self._store(name, partition)
+        store = self._store(name, partition, "get_key_value_store")
         if isinstance(store, TimestampedKeyValueStore):
             return _view(self._facades, store, KeyValueStoreFacade)
         return store if isinstance(store, KeyValueStore) else None
 
     def get_timestamped_key_value_store(self, name: str, partition: Optional[int] = None) -> Any:
-        store = self._store(name, partition)
+        store = self._store(name, partition, "get_timestamped_key_value_store")
         return store if isinstance(store, TimestampedKeyValueStore) else None
 
     def get_window_store(self, name: str, partition: Optional[int] = None) -> Any:
         """The window store ``name``; DSL (timestamped) window stores are shown without timestamps."""
         from streams_on_spark.state.window_stores import TimestampedWindowStore, WindowStore, WindowStoreFacade
-        store = self._store(name, partition)
+        store = self._store(name, partition, "get_window_store")
         if isinstance(store, TimestampedWindowStore):
             return _view(self._facades, store, WindowStoreFacade)
         return store if isinstance(store, WindowStore) else None
 
     def get_timestamped_window_store(self, name: str, partition: Optional[int] = None) -> Any:
         from streams_on_spark.state.window_stores import TimestampedWindowStore
-        store = self._store(name, partition)
+        store = self._store(name, partition, "get_timestamped_window_store")
         return store if isinstance(store, TimestampedWindowStore) else None
 
     def get_session_store(self, name: str, partition: Optional[int] = None) -> Any:
         from streams_on_spark.state.window_stores import SessionStore
-        store = self._store(name, partition)
+        store = self._store(name, partition, "get_session_store")
         return store if isinstance(store, SessionStore) else None
 
     def get_all_state_stores(self, partition: Optional[int] = None) -> dict[str, Any]:
         """Every store by name: the given partition's instances plus the global stores."""
         names = self._topology.internal_builder.state_factories
-        out = {name: self._store(name, partition) for name in sorted(names)}
+        if partition is None and self.multi_partition and names:
+            raise IllegalStateError("Stores are partitioned in multi-partition mode: pass the partition, "
+                                    "e.g. get_all_state_stores(partition=0)")
+        out = {name: self._store(name, partition, "get_all_state_stores") for name in sorted(names)}
         out.update(self._engine.global_stores)
         return out
 
     def store_partitions(self, name: str) -> list[int]:
         """The partitions that hold an instance of ``name``."""
-        return sorted(self._engine.stores(name))
+        return sorted(self._engine.stores(require_str(name, "store name")))
 
     def metrics(self) -> dict[str, int]:
         """``process-total`` and ``dropped-records-total`` over all tasks."""
@@ -206,6 +212,26 @@ class TopologyTestDriver:
         if not self._closed:
             self._closed = True
             self._engine.close()
+
+
+def _check_topology(topology: Any) -> Topology:
+    """What the driver runs: a built ``Topology`` (not the ``StreamsBuilder``)."""
+    if not isinstance(topology, Topology):
+        raise bad_argument("topology", "a Topology (StreamsBuilder.build())", topology)
+    return topology
+
+
+def _check_engine(engine: Any) -> str:
+    """``"local"`` (in-process) or ``"spark"``."""
+    if engine not in ("local", "spark"):
+        raise bad_argument("engine", "'local' or 'spark'", engine)
+    return engine
+
+
+def _check_declared(name: Any, partitions: Any) -> None:
+    """A declared topic: a non-empty name and at least one partition."""
+    require_str(name, "topic name")
+    require_int(partitions, f"partitions of topic {name}", minimum=1)
 
 
 def _view(cache: dict[int, Any], store: Any, facade: Any) -> Any:
@@ -222,7 +248,7 @@ class TopologyTestDriverBuilder:
     __test__ = False
 
     def __init__(self, topology: Topology) -> None:
-        self._topology = topology
+        self._topology = _check_topology(topology)
         self._config: dict[str, Any] = {}
         self._wall: Optional[int] = None
         self._declared: dict[str, int] = {}
@@ -230,19 +256,18 @@ class TopologyTestDriverBuilder:
         self._spark: Any = None
 
     def with_config(self, config: Mapping[str, Any]) -> "TopologyTestDriverBuilder":
-        self._config.update(config)
+        """Add ``config`` (Kafka Streams' keys, e.g. ``application.id``) to the driver's configuration."""
+        self._config.update(require_instance(config, "config", Mapping))
         return self
 
     def with_initial_wall_clock_time(self, ms: int) -> "TopologyTestDriverBuilder":
-        self._wall = int(ms)
+        """The mock wall clock's start, in epoch ms."""
+        self._wall = require_int(ms, "initial wall clock time (ms)")
         return self
 
     def declare_topic(self, name: str, partitions: int) -> "TopologyTestDriverBuilder":
         """Declare ``name`` with ``partitions`` partitions; any count > 1 turns on multi-partition mode."""
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"topic name must be a non-empty str, got {name!r}")
-        if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 1:
-            raise ValueError(f"partitions of topic {name} must be an int >= 1, got {partitions!r}")
+        _check_declared(name, partitions)
         previous = self._declared.get(name)
         if previous is not None and previous != partitions:
             raise ValueError(f"Topic {name} was already declared with {previous} partitions, not {partitions}")
@@ -254,9 +279,7 @@ class TopologyTestDriverBuilder:
 
         With ``"spark"``, ``spark`` is the SparkSession to use (a local one is made when None).
         """
-        if engine not in ("local", "spark"):
-            raise ValueError(f"engine must be 'local' or 'spark', got {engine!r}")
-        self._engine, self._spark = engine, spark
+        self._engine, self._spark = _check_engine(engine), spark
         return self
 
     def build(self) -> TopologyTestDriver:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from streams_on_spark.errors import require_int
 from streams_on_spark.processor.api import Headers, to_headers
 
 
@@ -24,13 +25,9 @@ class TestRecord:
     partition: Optional[int] = None
 
     def __post_init__(self) -> None:
-        if self.timestamp is not None:
-            if not isinstance(self.timestamp, int) or isinstance(self.timestamp, bool):
-                raise ValueError(f"timestamp must be an int (ms), got {self.timestamp!r}")
-            if self.timestamp < 0:
-                raise ValueError(f"Invalid timestamp {self.timestamp}: timestamps must be >= 0")
-        if self.partition is not None and (not isinstance(self.partition, int) or self.partition < 0):
-            raise ValueError(f"partition must be a non-negative int, got {self.partition!r}")
+        if require_int(self.timestamp, "timestamp (ms)", optional=True) is not None and self.timestamp < 0:
+            raise ValueError(f"Invalid timestamp {self.timestamp}: timestamps must be >= 0")
+        require_int(self.partition, "partition", minimum=0, optional=True)
         self.headers = to_headers(self.headers)
 
     def equals_ignore_partition(self, other: object) -> bool:

@@ -1,11 +1,20 @@
 """``TestInputTopic`` and ``TestOutputTopic``: typed handles on the driver's topics."""
 from __future__ import annotations
 
+import itertools
 import time
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Optional
 
 from streams_on_spark.connectors.records import ProducerRecord
-from streams_on_spark.errors import IllegalStateError, StreamsException
+from streams_on_spark.errors import (
+    IllegalStateError,
+    StreamsException,
+    bad_argument,
+    require_instance,
+    require_int,
+    require_serde,
+)
 from streams_on_spark.keyvalue import KeyValue
 from streams_on_spark.processor.api import to_headers
 from streams_on_spark.testing.record import TestRecord
@@ -16,19 +25,18 @@ if TYPE_CHECKING:  # pragma: no cover
 _MISSING = object()
 
 
-def _check_serde(serde: Any, what: str) -> Any:
-    if serde is None or not hasattr(serde, "serialize") or not hasattr(serde, "deserialize"):
-        raise ValueError(f"{what} must be a Serde (e.g. Serdes.String()), got {serde!r}")
-    return serde
-
-
-def _stamps(start: Optional[int], advance_ms: int) -> Iterable[Optional[int]]:
+def _stamps(start: Optional[int], advance_ms: int) -> Iterator[Optional[int]]:
     """start, start+advance, ... — or None forever (the topic clock decides)."""
-    ts = start
-    while True:
-        yield ts
-        if ts is not None:
-            ts += advance_ms
+    require_int(start, "start_timestamp", minimum=0, optional=True)
+    require_int(advance_ms, "advance_ms", minimum=0)
+    return itertools.repeat(None) if start is None else itertools.count(start, advance_ms)
+
+
+def _pair(item: Any) -> tuple[Any, Any]:
+    """A ``KeyValue`` or a ``(key, value)`` pair."""
+    if not isinstance(item, (tuple, list)) or len(item) != 2:
+        raise bad_argument("each item of pipe_key_value_list", "a KeyValue or a (key, value) pair", item)
+    return item[0], item[1]
 
 
 class TestInputTopic:
@@ -38,20 +46,18 @@ class TestInputTopic:
 
     def __init__(self, driver: "TopologyTestDriver", name: str, key_serde: Any, value_serde: Any,
                  start_timestamp: Optional[int], auto_advance: Optional[int]) -> None:
-        if auto_advance is not None and auto_advance < 0:
-            raise ValueError(f"auto_advance must be >= 0 ms, got {auto_advance}")
+        require_int(start_timestamp, "start_timestamp", minimum=0, optional=True)
+        require_int(auto_advance, "auto_advance", minimum=0, optional=True)
         self._driver = driver
         self.name = name
-        self._key_serde = _check_serde(key_serde, "key_serde")
-        self._value_serde = _check_serde(value_serde, "value_serde")
+        self._key_serde = require_serde(key_serde, "key_serde", optional=False)
+        self._value_serde = require_serde(value_serde, "value_serde", optional=False)
         self._time = int(time.time() * 1000) if start_timestamp is None else int(start_timestamp)
         self._advance = auto_advance or 0
 
     def advance_time(self, ms: int) -> None:
         """Move this topic's clock (not stream time, not the wall clock)."""
-        if ms < 0:
-            raise ValueError(f"advance must be >= 0 ms, got {ms}")
-        self._time += ms
+        self._time += require_int(ms, "advance", minimum=0)
 
     def _next_time(self, explicit: Optional[int]) -> int:
         if explicit is not None:
@@ -66,13 +72,18 @@ class TestInputTopic:
 
         Processed to quiescence (repartitions included) before returning.
         """
+        if key_or_record is _MISSING and value is _MISSING:
+            raise ValueError(f"pipe_input() needs a TestRecord, a value, or a key and a value (topic {self.name})")
         if isinstance(key_or_record, TestRecord) and value is _MISSING:
+            if (timestamp, headers, partition) != (None, None, None):
+                raise ValueError("pipe_input(record) takes timestamp, headers and partition from the TestRecord, "
+                                 "not from arguments")
             record = key_or_record
         elif value is _MISSING:
-            record = TestRecord(None, None if key_or_record is _MISSING else key_or_record, timestamp, headers,
-                                partition)
+            record = TestRecord(None, key_or_record, timestamp, headers, partition)
         else:
-            record = TestRecord(key_or_record, value, timestamp, headers, partition)
+            key = None if key_or_record is _MISSING else key_or_record
+            record = TestRecord(key, value, timestamp, headers, partition)
         self._pipe(record)
 
     def _pipe(self, record: TestRecord) -> None:
@@ -91,20 +102,20 @@ class TestInputTopic:
 
     def pipe_record_list(self, records: Iterable[TestRecord]) -> None:
         """Pipe every record; the in-process engine drains after each, the Spark engine runs one batch."""
-        routed = []
-        for record in records:
-            if not isinstance(record, TestRecord):
-                raise ValueError(f"pipe_record_list expects TestRecord items, got {type(record).__name__}")
-            routed.append(self._route(record))
+        routed = [self._route(require_instance(record, "each item of pipe_record_list", TestRecord))
+                  for record in require_instance(records, "records", Iterable)]
         self._driver._pipe(routed)
 
     def pipe_key_value_list(self, pairs: Iterable[Any], start_timestamp: Optional[int] = None,
                             advance_ms: int = 0) -> None:
         """Pipe ``KeyValue``s (or pairs); with ``start_timestamp`` they get start, start+advance, ..."""
-        self.pipe_record_list(TestRecord(k, v, ts) for (k, v), ts in zip(pairs, _stamps(start_timestamp, advance_ms)))
+        pairs = require_instance(pairs, "pairs", Iterable)
+        self.pipe_record_list(TestRecord(*_pair(kv), ts) for kv, ts in zip(pairs, _stamps(start_timestamp, advance_ms)))
 
     def pipe_value_list(self, values: Iterable[Any], start_timestamp: Optional[int] = None,
                         advance_ms: int = 0) -> None:
+        """Pipe values with null keys; with ``start_timestamp`` they get start, start+advance, ..."""
+        values = require_instance(values, "values", Iterable)
         self.pipe_record_list(TestRecord(None, v, ts) for v, ts in zip(values, _stamps(start_timestamp, advance_ms)))
 
     def __repr__(self) -> str:
@@ -119,8 +130,8 @@ class TestOutputTopic:
     def __init__(self, driver: "TopologyTestDriver", name: str, key_serde: Any, value_serde: Any) -> None:
         self._driver = driver
         self.name = name
-        self._key_serde = _check_serde(key_serde, "key_serde")
-        self._value_serde = _check_serde(value_serde, "value_serde")
+        self._key_serde = require_serde(key_serde, "key_serde", optional=False)
+        self._value_serde = require_serde(value_serde, "value_serde", optional=False)
 
     def _decode(self, r: ProducerRecord) -> TestRecord:
         try:

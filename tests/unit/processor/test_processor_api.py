@@ -192,3 +192,32 @@ def test_schedule_rejects_bad_intervals(interval):
     topology = Topology().add_source("src", "input", key_serde=S, value_serde=S).add_processor("p", Bad, "src")
     with pytest.raises(StreamsException, match="scheduling interval"):
         driver_for(topology)
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (("k", "v", None), "Malformed Record: timestamp must be an int (ms), got None"),
+    (("k", "v", "5"), "Malformed Record: timestamp must be an int (ms), got '5'"),
+    (("k", "v", 1.5), "Malformed Record: timestamp must be an int (ms), got 1.5"),
+    (("k", "v", True), "Malformed Record: timestamp must be an int (ms), got True"),
+    (("k", "v", -1), "Malformed Record: timestamp may not be negative, got -1"),
+    (("k", "v", 0, 5), "headers must be a dict or an iterable of (key, value) pairs, got 5"),
+    (("k", "v", 0, "h=1"), "headers must be a dict or an iterable of (key, value) pairs, got 'h=1'"),
+    (("k", "v", 0, [("h",)]), "each header must be a (key, value) pair, got ('h',)"),
+    (("k", "v", 0, {1: b"x"}), "header keys must be str, got int"),
+    (("k", "v", 0, {"h": 1}), "header 'h' must be bytes, str or None, got int"),
+])
+def test_record_rejects_bad_timestamps_and_headers_at_construction(args, fragment):
+    with pytest.raises(ValueError) as excinfo:
+        Record(*args)
+    assert fragment in str(excinfo.value)
+
+
+def test_record_normalizes_headers_and_integral_timestamps():
+    numpy = pytest.importorskip("numpy")
+    record = Record("k", "v", numpy.int64(7), {"h": "x"})
+    assert record.timestamp == 7 and type(record.timestamp) is int
+    assert record.headers == (("h", b"x"),)
+    assert Record("k", "v", 0, [["h", None]]).headers == (("h", None),)
+    assert record.with_headers(None).headers == ()
+    with pytest.raises(ValueError, match="timestamp must be an int"):
+        record.with_timestamp(None)

@@ -1,7 +1,8 @@
 """The Kafka connector: Spark's ``kafka`` source for reading, kafka-python for topic admin and for writing.
 
 :class:`KafkaConnector` has the interface of the Spark runtime's ``EmbeddedTopicsConnector``
-(``reader_options``, ``topics``, ``partitions``, ``create_topic``, ``end_offsets``, ``append``) plus
+(``reader_options``, ``topics``, ``partitions``, ``create_topic``, ``end_offsets``, ``append``,
+``append_batches``) plus
 :meth:`KafkaConnector.prepare`, which turns the Kafka source's rows into the runtime's columns
 (``topic, partition, offset, timestamp`` as epoch millis, ``key, value, headers``), and ``close``.
 
@@ -29,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
+from streams_on_spark.connectors.record_batch import RecordBatch
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
 from streams_on_spark.errors import StreamsException
 
@@ -427,6 +429,10 @@ class KafkaConnector:
             self._append_jvm(records)
         else:
             self._append_python(records)
+
+    def append_batches(self, batches: Iterable[RecordBatch]) -> None:
+        """Write encoded record batches (what the Spark runtime's sink gets from its tasks), record by record."""
+        self.append(record for batch in batches for record in batch.records())
 
     def _append_python(self, records: list[ProducerRecord]) -> None:
         producer = self._producer()

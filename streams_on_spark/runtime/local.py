@@ -207,13 +207,19 @@ class LocalEngine:
         self._append(record)
 
     def advance_wall_clock(self, ms: int) -> None:
+        """Move the clock, let every task fire its due punctuators, then process what they produced.
+
+        All tasks punctuate before any of their output is processed, as in Kafka (its driver runs every
+        subtopology in one task; a stream thread punctuates all its tasks in one pass).
+        """
         self.wall_clock_ms += ms
-        for tid in sorted(self.tasks):
-            task = self.tasks[tid]
+        tasks = [self.tasks[tid] for tid in sorted(self.tasks)]
+        for task in tasks:
             task.punctuate_wall_clock()
+        for task in tasks:
             for out in task.collector.drain():
                 self._produce(out)
-            self.drain()
+        self.drain()
 
     def close(self) -> None:
         for tid in sorted(self.tasks):

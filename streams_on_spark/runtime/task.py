@@ -7,11 +7,12 @@ in and take produced records out.
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import pickle
 import traceback
 from collections import deque
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from streams_on_spark.config import LOG_AND_CONTINUE, TaskConfig
 from streams_on_spark.connectors.partitioner import DefaultPartitioner, partition_for_key
@@ -375,31 +376,40 @@ class StreamTask:
 
     def add_records(self, topic: str, partition: int, records: Iterable[ConsumerRecord]) -> None:
         """Enqueue raw (bytes) records of one input partition, in offset order."""
+        self._enqueue(topic, partition, ((r.offset, r.timestamp, r.key, r.value, r.headers) for r in records))
+
+    def add_columns(self, topic: str, partition: int, first_offset: int, timestamps: Sequence[int],
+                    keys: Sequence[Optional[bytes]], values: Sequence[Optional[bytes]],
+                    headers: Sequence[Any]) -> None:
+        """Enqueue a decoded record batch of one input partition: offsets ``first_offset``, ``first_offset + 1``..."""
+        self._enqueue(topic, partition, zip(itertools.count(first_offset), timestamps, keys, values, headers))
+
+    def _enqueue(self, topic: str, partition: int, rows: Iterable[tuple]) -> None:
+        """Deserialize (offset, timestamp, key, value, headers) rows into the partition's queue."""
         queue = self._queue(topic, partition)
         kd, vd = queue.key_serde.deserialize, queue.value_serde.deserialize
         append = queue.records.append
-        for r in records:
+        for offset, ts, raw_key, raw_value, headers in rows:
             try:
-                key = kd(topic, r.key) if r.key is not None else None
-                value = vd(topic, r.value) if r.value is not None else None
+                key = kd(topic, raw_key) if raw_key is not None else None
+                value = vd(topic, raw_value) if raw_value is not None else None
             except Exception as e:
                 if self.config.deserialization_handler == LOG_AND_CONTINUE:
                     log.warning("Skipping record due to deserialization error. topic=[%s] partition=[%d] "
-                                "offset=[%d]: %s", topic, partition, r.offset, e)
+                                "offset=[%d]: %s", topic, partition, offset, e)
                     self.metrics.record_dropped()
                     continue
                 raise StreamsException(f"Deserialization exception handler is set to fail upon a deserialization "
                                        f"error. Deserialization failed for the record at topic={topic}, "
-                                       f"partition={partition}, offset={r.offset} in task {self.id}: {e}") from e
-            ts = r.timestamp
+                                       f"partition={partition}, offset={offset} in task {self.id}: {e}") from e
             if queue.extractor is not None:
-                ts = queue.extractor(ConsumerRecord(topic, partition, r.offset, ts, key, value, r.headers),
+                ts = queue.extractor(ConsumerRecord(topic, partition, offset, ts, key, value, headers),
                                      queue.partition_time)
             if ts < 0:
-                raise StreamsException(f"Input record at topic={topic}, partition={partition}, offset={r.offset} "
+                raise StreamsException(f"Input record at topic={topic}, partition={partition}, offset={offset} "
                                        f"has invalid (negative) timestamp {ts}. Use a timestamp extractor that "
                                        "handles it (Consumed.with_timestamp_extractor).")
-            append((ts, r.offset, key, value, r.headers))
+            append((ts, offset, key, value, headers))
 
     def add_record(self, topic: str, partition: int, offset: int, timestamp: int, key: Optional[bytes],
                    value: Optional[bytes], headers: Any) -> None:
@@ -493,6 +503,11 @@ class StreamTask:
             return False
         return self._punctuate(self._stream_schedules, self.stream_time, PunctuationType.STREAM_TIME)
 
+    def next_wall_clock_punctuation(self) -> Optional[int]:
+        """When the next wall-clock punctuation is due (ms), or None if none is scheduled."""
+        due = [s.time for s in self._wall_schedules if not s.cancelled]
+        return min(due) if due else None
+
     def punctuate_wall_clock(self) -> bool:
         if not self._wall_schedules:
             return False
@@ -522,7 +537,7 @@ class StreamTask:
         return fired
 
     # ------------------------------------------------------------------ state snapshots
-    SNAPSHOT_VERSION = 1
+    SNAPSHOT_VERSION = 2  # 2: suppression buffer entries keep the value at first buffering
 
     def snapshot(self) -> bytes:
         """The task's state as one binary value: stores, stream/partition times, schedules, placement counters.
@@ -565,6 +580,10 @@ class StreamTask:
         for name, entries in stores.items():
             self.stores[name].inner.restore(entries)
         for schedules, times in ((self._stream_schedules, stream_sched), (self._wall_schedules, wall_sched)):
+            if len(times) != len(schedules):  # schedules are matched to the processors' init() calls, in order
+                log.warning("task %s: the saved state has %d punctuation schedule(s) where init() made %d; a "
+                            "schedule made outside init() does not outlive the task instance", self.id, len(times),
+                            len(schedules))
             for sched, time in zip(schedules, times):
                 sched.time = time
         self.collector.restore(counters)

@@ -27,11 +27,17 @@ def partitions(request: pytest.FixtureRequest) -> int:
 
 @pytest.fixture
 def make_driver(engine: str, partitions: int, request: pytest.FixtureRequest) -> Callable[..., TopologyTestDriver]:
-    """``make_driver(topology, "topic-a", "topic-b", config=...)``: every named topic gets ``partitions``."""
+    """``make_driver(topology, "topic-a", "topic-b", config=...)``: every named topic gets ``partitions``.
+
+    The mock wall clock starts at ``wall_clock_ms`` (10 s by default), so wall-clock punctuation is deterministic.
+    """
     drivers: list[TopologyTestDriver] = []
 
-    def make(topology: Topology, *topics: str, config: dict | None = None) -> TopologyTestDriver:
-        builder = TopologyTestDriverBuilder(topology).with_config({"application.id": "conformance", **(config or {})})
+    def make(topology: Topology, *topics: str, config: dict | None = None,
+             wall_clock_ms: int = 10_000) -> TopologyTestDriver:
+        builder = (TopologyTestDriverBuilder(topology)
+                   .with_config({"application.id": "conformance", **(config or {})})
+                   .with_initial_wall_clock_time(wall_clock_ms))
         if engine == "spark":
             builder.with_engine("spark", request.getfixturevalue("spark"))
         for topic in topics:

@@ -60,7 +60,7 @@ def topics_with(tmp_path, name):
     return topics
 
 
-def test_restart_on_the_checkpoint_equals_an_uninterrupted_run(spark, tmp_path):
+def test_restart_on_the_checkpoint_equals_an_uninterrupted_run(spark, tmp_path, caplog):
     whole = topics_with(tmp_path, "whole")
     append(whole, FIRST, 1_000)
     append(whole, SECOND, 2_000)
@@ -76,10 +76,14 @@ def test_restart_on_the_checkpoint_equals_an_uninterrupted_run(spark, tmp_path):
         first_run.start()
         first_run.process_all_available()
     append(parts, SECOND, 2_000)              # arrives while the application is down
-    with KafkaStreams(word_count(), cfg, spark) as second_run:
+    with KafkaStreams(word_count(), cfg, spark) as second_run, caplog.at_level("INFO", "streams_on_spark"):
         second_run.start()
         second_run.process_all_available()
         got = outcome(second_run, parts)
+    # progress counts records (not Spark rows, which are record batches) and only what the restart had left
+    progress = [r.getMessage() for r in caplog.records if "input records" in r.getMessage()]
+    assert "restarted-subtopology-0: batch 1, 3 input records, lag 0" in progress
+    assert any(m.startswith("restarted-subtopology-1: ") and ", 8 input records" in m for m in progress)
 
     assert got == expected
     outputs, stores = got

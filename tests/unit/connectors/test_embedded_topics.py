@@ -11,12 +11,14 @@ import pyarrow as pa
 import pytest
 
 from streams_on_spark.connectors.embedded import (
+    BATCH_SCHEMA,
     SCHEMA,
     EmbeddedTopicPartition,
     EmbeddedTopics,
     EmbeddedTopicsDataSource,
     EmbeddedTopicsStreamReader,
 )
+from streams_on_spark.connectors.record_batch import RecordBatch
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
 from pyspark.sql.datasource import CaseInsensitiveDict
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, SupportsTriggerAvailableNow
@@ -416,3 +418,54 @@ def test_starting_offsets_and_option_errors(topics):
         _reader(topics.root)
     with pytest.raises(ValueError, match='needs option "path"'):
         EmbeddedTopicsDataSource({"topics": "a"}).streamReader(SCHEMA)
+
+
+# ---------------------------------------------------------------------------- record batches in and out
+
+
+def test_append_batches_and_read_batch_round_trip_any_range(topics):
+    topics.create_topic("b", 2)
+    first = RecordBatch("b", 1)
+    for r in _records("b", 1, 5):
+        first.add(r.timestamp, r.key, r.value, r.headers)
+    assert topics.append_batches([first, RecordBatch("b", 0)]) == [0, 0]   # an empty batch writes nothing
+    assert topics.append(_records("b", 1, 2, tag="x")) == [5, 6]
+    assert topics.end_offsets("b") == [0, 7]
+    for start, end in [(0, 7), (0, 1), (3, 7), (6, 7), (2, 5)]:
+        batch = topics.read_batch("b", 1, start, end)
+        assert (batch.topic, batch.partition, len(batch)) == ("b", 1, end - start)
+        assert batch.records() == [ProducerRecord(r.topic, r.partition, r.timestamp, r.key, r.value, r.headers)
+                                   for r in topics.read("b", 1, start, end)]
+    with pytest.raises(ValueError, match="beyond its end offset 7"):
+        topics.read_batch("b", 1, 5, 8)
+
+
+def test_an_append_over_several_partitions_becomes_visible_at_once(topics):
+    """Readers see the published end offsets: a downstream query never gets half of an upstream append."""
+    topics.create_topic("t", 3)
+    batches = [RecordBatch("t", p) for p in range(3)]
+    for p, batch in enumerate(batches):
+        batch.add(p, b"k", b"v")
+    with EmbeddedTopics(topics.root) as writer:
+        writer._write("t", 0, batches[0])      # a writer between its partition writes...
+        writer._write("t", 1, batches[1])
+        assert topics.end_offsets("t") == [0, 0, 0]   # ...has published nothing yet
+        writer._write("t", 2, batches[2])
+        writer._publish_end_offsets("t")
+    assert topics.end_offsets("t") == [1, 1, 1] and topics.end_offset("t", 2) == 1
+
+
+def test_batches_layout_yields_one_row_per_chunk_capped_in_bytes(topics, monkeypatch):
+    import streams_on_spark.connectors.embedded as embedded
+    topics.create_topic("a", 1)
+    topics.append(_records("a", 0, 10))
+    reader = pickle.loads(pickle.dumps(_reader(topics.root, topics="a", layout="batches")))
+    source = EmbeddedTopicsDataSource(CaseInsensitiveDict({"path": topics.root, "topics": "a", "layout": "batches"}))
+    assert source.schema() == BATCH_SCHEMA
+    monkeypatch.setattr(embedded, "_MAX_BATCH_BYTES", 3 * 24)   # records of 24 bytes: 3 per row
+    rows = pa.Table.from_batches(list(reader.read(EmbeddedTopicPartition(topics.root, "a", 0, 1, 10)))).to_pylist()
+    assert [(r["offset"], len(r["ends"]) // 8) for r in rows] == [(1, 3), (4, 3), (7, 3)]
+    decoded = [rec for r in rows for rec in RecordBatch.from_bytes("a", 0, r["data"], r["ends"]).records()]
+    assert [(r.timestamp, r.key, r.value) for r in decoded] == [(1000 + i, b"k%d" % i, b"r%d" % i) for i in range(1, 10)]
+    with pytest.raises(ValueError, match='"layout" must be one of'):
+        _reader(topics.root, topics="a", layout="rows")

@@ -221,3 +221,46 @@ def test_record_normalizes_headers_and_integral_timestamps():
     assert record.with_headers(None).headers == ()
     with pytest.raises(ValueError, match="timestamp must be an int"):
         record.with_timestamp(None)
+
+
+class _Forwarder(Processor):
+    """On each wall-clock punctuation, forwards one record downstream."""
+
+    def init(self, context):
+        super().init(context)
+        context.schedule(100, PunctuationType.WALL_CLOCK_TIME, lambda now: context.forward(Record("k", "hop", now)))
+
+    def process(self, record):
+        pass
+
+
+class _Counter(Processor):
+    """Counts what it processed (in its store); on each wall-clock punctuation forwards the count so far."""
+
+    def init(self, context):
+        super().init(context)
+        self.store = context.get_state_store("seen")
+        context.schedule(100, PunctuationType.WALL_CLOCK_TIME,
+                         lambda now: context.forward(Record("count", str(self.store.get("n") or 0), now)))
+
+    def process(self, record):
+        self.store.put("n", (self.store.get("n") or 0) + 1)
+
+
+def test_every_task_punctuates_before_any_punctuation_output_is_processed():
+    """Kafka punctuates all tasks in one pass (one task in its driver), then processes what they produced."""
+    topology = (Topology()
+                .add_source("src", "in", key_serde=S, value_serde=S)
+                .add_processor("forwarder", _Forwarder, "src")
+                .add_sink("to-mid", "mid", "forwarder", key_serde=S, value_serde=S)
+                .add_source("mid-src", "mid", key_serde=S, value_serde=S)
+                .add_processor("counter", _Counter, "mid-src")
+                .add_state_store(Stores.key_value_store_builder(Stores.in_memory_key_value_store("seen"), S,
+                                                                Serdes.Long()), "counter")
+                .add_sink("to-out", "out", "counter", key_serde=S, value_serde=S))
+    with driver_for(topology, wall=0) as driver:
+        out = driver.create_output_topic("out", S, S)
+        driver.advance_wall_clock_time(100)   # both fire; the counter has not seen the forwarded record yet
+        assert out.read_values_to_list() == ["0"]
+        driver.advance_wall_clock_time(100)   # it was processed after the first pass
+        assert out.read_values_to_list() == ["1"]

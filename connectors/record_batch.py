@@ -1,0 +1,235 @@
+"""``RecordBatch``: serialized records of one topic-partition, back to back, in one binary layout.
+
+The layout is the embedded topics' log format, and also how a Spark task hands its output to the sink: records
+travel and are stored as batches (like Kafka's own record batches), not one row or object per record.
+
+Layout (all integers little-endian)::
+
+    record  = prefix, key bytes, value bytes, headers
+      prefix  = timestamp int64, key length int32, value length int32, header count int32
+                (a length of -1 means null and is followed by no bytes; b"" has length 0)
+      header  = key length int32, key UTF-8 bytes, value length int32 (-1 = null), value bytes
+
+    ends    = one int64 per record: the END position of record i in ``data``; record i spans
+              [ends[i-1] (0 for i=0), ends[i])
+
+The three fixed-size lengths are hoisted into one 20-byte prefix so that a record is parsed with a single
+``struct.unpack_from`` (measured ~1.7x faster to parse than interleaving the lengths).
+"""
+from __future__ import annotations
+
+import struct
+import sys
+from array import array
+from typing import Any, Optional, Union
+
+from streams_on_spark.connectors.records import Headers, ProducerRecord
+
+__all__ = ["RecordBatch", "parse_records", "merge_by_stream_time", "ORDER_KEY"]
+
+PREFIX = struct.Struct("<qiii")  # timestamp, key length, value length, header count
+_I32 = struct.Struct("<i")
+_NULL = b"\xff\xff\xff\xff"  # int32 -1: a null key/value/header value
+BIG_ENDIAN = sys.byteorder == "big"  # ends are little-endian int64; array("q") is native
+
+
+def as_bytes(data: Any, what: str, topic: str, partition: int) -> Optional[bytes]:
+    """Slow path of record encoding: accept None and bytes-like objects, reject anything else."""
+    if data is None or data.__class__ is bytes:
+        return data
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    raise TypeError(f"record {what} for {topic}-{partition} must be bytes or None, got {type(data).__name__}")
+
+
+def _as_headers(headers: Any, topic: str, partition: int) -> Headers:
+    """Slow path: headers given as a list or other iterable of pairs become a tuple."""
+    try:
+        return tuple(headers)
+    except TypeError:
+        raise TypeError(f"headers of a record for {topic}-{partition} must be a sequence of (str, bytes|None) "
+                        f"pairs, got {headers!r:.100}") from None
+
+
+def _encode_headers(headers: Headers, topic: str, partition: int) -> bytes:
+    """Encode a record's headers: per header the UTF-8 key and the value, both int32-length-prefixed."""
+    parts: list[bytes] = []
+    pack = _I32.pack
+    for header in headers:
+        try:
+            hkey, hvalue = header
+        except (TypeError, ValueError):
+            raise TypeError(f"a header of a record for {topic}-{partition} must be a (str, bytes|None) pair, "
+                            f"got {header!r}") from None
+        if not isinstance(hkey, str):
+            raise TypeError(f"header key of a record for {topic}-{partition} must be str, got {type(hkey).__name__}")
+        kb = hkey.encode("utf-8")
+        parts.append(pack(len(kb)))
+        parts.append(kb)
+        hvalue = as_bytes(hvalue, f"header {hkey!r} value", topic, partition)
+        if hvalue is None:
+            parts.append(_NULL)
+        else:
+            parts.append(pack(len(hvalue)))
+            parts.append(hvalue)
+    return b"".join(parts)
+
+
+def parse_records(buf: Union[bytes, bytearray, memoryview], count: int) -> tuple[
+        list[int], list[Optional[bytes]], list[Optional[bytes]], list[Headers]]:
+    """Decode ``count`` back-to-back records from ``buf`` into columns (timestamps, keys, values, headers)."""
+    timestamps: list[int] = []
+    keys: list[Optional[bytes]] = []
+    values: list[Optional[bytes]] = []
+    headers: list[Headers] = [()] * count  # records with headers are rare: patch them in place
+    add_ts, add_key, add_value = timestamps.append, keys.append, values.append
+    unpack = PREFIX.unpack_from
+    unpack_i32 = _I32.unpack_from
+    if not isinstance(buf, bytes):
+        buf = bytes(buf)
+    pos = 0
+    end = len(buf)
+    while pos < end:
+        ts, klen, vlen, hcount = unpack(buf, pos)
+        pos += 20
+        add_ts(ts)
+        if klen >= 0:
+            add_key(buf[pos : pos + klen])
+            pos += klen
+        else:
+            add_key(None)
+        if vlen >= 0:
+            add_value(buf[pos : pos + vlen])
+            pos += vlen
+        else:
+            add_value(None)
+        if hcount:
+            hs = []
+            for _ in range(hcount):
+                (hklen,) = unpack_i32(buf, pos)
+                pos += 4
+                hkey = buf[pos : pos + hklen].decode("utf-8")
+                pos += hklen
+                (hvlen,) = unpack_i32(buf, pos)
+                pos += 4
+                if hvlen >= 0:
+                    hs.append((hkey, buf[pos : pos + hvlen]))
+                    pos += hvlen
+                else:
+                    hs.append((hkey, None))
+            if len(timestamps) <= count:
+                headers[len(timestamps) - 1] = tuple(hs)
+    if pos != end or len(timestamps) != count:
+        raise RuntimeError(f"corrupt record batch: expected {count} records in {end} bytes, parsed "
+                           f"{len(timestamps)} ending at {pos}")
+    return timestamps, keys, values, headers
+
+
+class RecordBatch:
+    """Encoded records bound for (or read from) one topic-partition: ``data`` plus the ``ends`` of its records."""
+
+    __slots__ = ("topic", "partition", "data", "ends")
+
+    def __init__(self, topic: str, partition: int, data: Union[bytes, bytearray, None] = None,
+                 ends: Optional[array] = None) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.data = bytearray() if data is None else data  # grows in place: ~2x faster than joining parts
+        self.ends = array("q") if ends is None else ends
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def add(self, timestamp: int, key: Optional[bytes], value: Optional[bytes], headers: Headers = ()) -> None:
+        """Encode one record at the end of the batch (validating what it is given, naming the topic-partition)."""
+        topic, partition = self.topic, self.partition
+        if key.__class__ is not bytes and key is not None:
+            key = as_bytes(key, "key", topic, partition)
+        if value.__class__ is not bytes and value is not None:
+            value = as_bytes(value, "value", topic, partition)
+        if headers and headers.__class__ is not tuple:
+            headers = _as_headers(headers, topic, partition)
+        try:
+            prefix = PREFIX.pack(timestamp, -1 if key is None else len(key), -1 if value is None else len(value),
+                                 len(headers) if headers else 0)
+        except (struct.error, TypeError):
+            raise ValueError(f"timestamp of a record for {topic}-{partition} must be an int64, "
+                             f"got {timestamp!r}") from None
+        data = self.data
+        data += prefix
+        if key:
+            data += key
+        if value:
+            data += value
+        if headers:
+            data += _encode_headers(headers, topic, partition)
+        self.ends.append(len(data))
+
+    def ends_bytes(self) -> bytes:
+        """``ends`` as little-endian int64 bytes (how they are stored and shipped)."""
+        ends = self.ends
+        if BIG_ENDIAN:  # pragma: no cover - no big-endian machine here
+            ends = array("q", ends)
+            ends.byteswap()
+        return ends.tobytes()
+
+    @classmethod
+    def from_bytes(cls, topic: str, partition: int, data: bytes, ends: bytes) -> "RecordBatch":
+        """A batch as shipped: ``data`` and its little-endian int64 ``ends``."""
+        decoded = array("q", ends)
+        if BIG_ENDIAN:  # pragma: no cover
+            decoded.byteswap()
+        return cls(topic, partition, data, decoded)
+
+    def records(self) -> list[ProducerRecord]:
+        """The batch decoded into ``ProducerRecord``s, in order."""
+        timestamps, keys, values, headers = parse_records(self.data, len(self.ends))
+        topic, partition = self.topic, self.partition
+        return [ProducerRecord(topic, partition, ts, k, v, h) for ts, k, v, h in zip(timestamps, keys, values, headers)]
+
+    def __repr__(self) -> str:
+        return f"RecordBatch({self.topic}-{self.partition}, {len(self)} records, {len(self.data)} bytes)"
+
+
+ORDER_KEY = [("stamp", "<i8"), ("task", "<i8"), ("seq", "<i8")]  # numpy dtype of a record's merge key
+
+
+def merge_by_stream_time(topic: str, partition: int, parts: list[tuple[int, bytes, bytes, bytes, bytes]]
+                         ) -> tuple[RecordBatch, Any]:
+    """One batch for ``topic``-``partition`` from the parts several tasks wrote to it in one Spark batch.
+
+    ``parts`` are ``(task, stamps, seqs, ends, data)``: what one task wrote to this partition, in its order, with
+    per record (little-endian int64) the task's stream time when it emitted it (``stamps``: the running max of the
+    task's output timestamps) and its position in the task's whole output (``seqs``). Records are ordered by
+    (stamp, task, seq): each task's order is kept and tasks interleave by stream time, the order in which the
+    in-process engine, which always runs the task with the lowest stream time, appends them. Returns the batch and
+    its records' keys (a numpy array of ``ORDER_KEY``) in that order.
+    """
+    import numpy as np
+    keys = np.empty(sum(len(p[3]) // 8 for p in parts), ORDER_KEY)
+    at = 0
+    for task, stamps, seqs, ends, _ in parts:
+        n = len(ends) // 8
+        keys["stamp"][at:at + n] = np.frombuffer(stamps, "<i8")
+        keys["task"][at:at + n] = task
+        keys["seq"][at:at + n] = np.frombuffer(seqs, "<i8")
+        at += n
+    if len(parts) == 1:
+        return RecordBatch.from_bytes(topic, partition, parts[0][4], parts[0][3]), keys
+    order = np.argsort(keys, order=("stamp", "task", "seq"))
+    part_ends = [np.frombuffer(p[3], "<i8") for p in parts]
+    part_starts = [np.concatenate(([0], e[:-1])) for e in part_ends]
+    offsets = np.cumsum([0] + [len(e) for e in part_ends])
+    part_of = np.searchsorted(offsets, order, side="right") - 1
+    index = order - offsets[part_of]
+    # copy runs of consecutive records of one part at once
+    breaks = np.flatnonzero((np.diff(part_of) != 0) | (np.diff(index) != 1)) + 1
+    data = bytearray()
+    sizes = np.empty(len(order), np.int64)
+    for lo, hi in zip([0, *breaks.tolist()], [*breaks.tolist(), len(order)]):
+        p, first, last = int(part_of[lo]), int(index[lo]), int(index[hi - 1])
+        starts, ends = part_starts[p], part_ends[p]
+        data += memoryview(parts[p][4])[int(starts[first]):int(ends[last])]
+        sizes[lo:hi] = ends[first:last + 1] - starts[first:last + 1]
+    batch = RecordBatch(topic, partition, data, array("q", np.cumsum(sizes).astype("<i8").tobytes()))
+    return batch, keys[order]

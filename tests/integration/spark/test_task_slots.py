@@ -1,0 +1,18 @@
+"""Each task of a subtopology gets its own state partition, by Spark's own hash placement."""
+from __future__ import annotations
+
+import pytest
+
+from streams_on_spark.runtime.spark import task_slots
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.mark.parametrize("tasks", [1, 2, 3, 4, 5, 8, 16])
+def test_spark_places_task_p_in_shuffle_partition_p(spark, tasks):
+    """Spark's HashPartitioning puts a group at pmod(murmur3(key, 42), n); the slots must spread the tasks."""
+    slots = task_slots(tasks)
+    assert [s % tasks for s in slots] == list(range(tasks))          # the function recovers the partition
+    rows = spark.createDataFrame([(s,) for s in slots], "slot int").selectExpr(
+        f"pmod(hash(slot), {tasks}) AS shuffle_partition").collect()
+    assert [r.shuffle_partition for r in rows] == list(range(tasks))

@@ -1,0 +1,59 @@
+"""``RecordBatch``: the binary layout records are stored and shipped in, and the sink's merge of task outputs."""
+from __future__ import annotations
+
+from array import array
+
+import pytest
+
+from streams_on_spark.connectors.record_batch import RecordBatch, merge_by_stream_time, parse_records
+from streams_on_spark.connectors.records import ProducerRecord
+
+
+def _part(task: int, rows: list[tuple[int, int, int]], topic: str = "t", partition: int = 0) -> tuple:
+    """A task's part: rows of (stamp, seq, timestamp); the value names the task and seq."""
+    batch = RecordBatch(topic, partition)
+    for _, seq, ts in rows:
+        batch.add(ts, None, f"{task}:{seq}".encode())
+    stamps = array("q", [stamp for stamp, _, _ in rows]).tobytes()
+    seqs = array("q", [seq for _, seq, _ in rows]).tobytes()
+    return task, stamps, seqs, batch.ends_bytes(), bytes(batch.data)
+
+
+def test_round_trip_keeps_null_versus_empty_and_headers():
+    batch = RecordBatch("t", 3)
+    records = [ProducerRecord("t", 3, 1, None, None, ()), ProducerRecord("t", 3, 2, b"", b"", ()),
+               ProducerRecord("t", 3, 3, b"k", b"v", (("a", b"1"), ("b", None)))]
+    for r in records:
+        batch.add(r.timestamp, r.key, r.value, r.headers)
+    assert batch.records() == records
+    shipped = RecordBatch.from_bytes("t", 3, bytes(batch.data), batch.ends_bytes())
+    assert shipped.records() == records and len(shipped) == 3
+
+
+def test_bad_records_are_named_and_corrupt_data_detected():
+    batch = RecordBatch("t", 1)
+    with pytest.raises(TypeError, match="record key for t-1 must be bytes or None, got str"):
+        batch.add(1, "k", b"v")
+    with pytest.raises(ValueError, match="timestamp of a record for t-1 must be an int64"):
+        batch.add(None, b"k", b"v")
+    batch.add(1, b"k", b"v")
+    with pytest.raises(RuntimeError, match="corrupt record batch"):
+        parse_records(bytes(batch.data)[:-1], 1)
+
+
+def test_merge_interleaves_tasks_by_stream_time_and_keeps_each_tasks_order():
+    # task 0 emitted at stream times 10, 10, 30; task 1 at 20, 20 (its 2nd record has an older timestamp)
+    parts = [_part(1, [(20, 0, 20), (20, 4, 5)]), _part(0, [(10, 0, 10), (10, 1, 7), (30, 5, 30)])]
+    merged, keys = merge_by_stream_time("t", 0, parts)
+    assert [r.value for r in merged.records()] == [b"0:0", b"0:1", b"1:0", b"1:4", b"0:5"]
+    assert [r.timestamp for r in merged.records()] == [10, 7, 20, 5, 30]
+    assert keys.tolist() == [(10, 0, 0), (10, 0, 1), (20, 1, 0), (20, 1, 4), (30, 0, 5)]
+
+
+def test_merge_ties_go_to_the_lower_task_and_a_single_part_is_kept_as_is():
+    parts = [_part(2, [(5, 0, 5)]), _part(1, [(5, 3, 5)])]
+    merged, _ = merge_by_stream_time("t", 0, parts)
+    assert [r.value for r in merged.records()] == [b"1:3", b"2:0"]
+    only = _part(4, [(1, 0, 1), (9, 1, 9)])
+    merged, keys = merge_by_stream_time("t", 0, [only])
+    assert bytes(merged.data) == only[4] and len(merged) == 2 and keys["task"].tolist() == [4, 4]

@@ -1,7 +1,9 @@
 """``LocalEngine``: hosts every task in-process over in-memory multi-partition topics (the test driver's engine).
 
-Scheduling follows KIP-1238: after each input, drain every task to quiescence, one record per step, always
-picking the task with the lowest stream time and breaking ties by (subtopology, partition).
+Multi-partition mode follows KIP-1238: one task per (subtopology, partition); after each input, drain every task
+to quiescence, one record per step, always picking the task with the lowest stream time and breaking ties by
+(subtopology, partition). Single-partition mode is Kafka's driver: every subtopology in one task ``0_0``, with one
+stream time and one punctuation queue.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.processor.api import Record, TaskId
 from streams_on_spark.runtime.task import StreamTask, TaskMetrics, _Node, _TaskContext
-from streams_on_spark.topology.builder import InternalTopologyBuilder
+from streams_on_spark.topology.builder import InternalTopologyBuilder, SubtopologySpec
 from streams_on_spark.topology.partitions import resolve_partition_counts
 
 log = logging.getLogger(__name__)
@@ -84,6 +86,20 @@ def _by_stream_time(item: tuple[TaskId, StreamTask]) -> tuple[int, TaskId]:
     return item[1].stream_time, item[0]
 
 
+def single_task(subtopologies: list[SubtopologySpec]) -> list[SubtopologySpec]:
+    """Every subtopology as one: how Kafka's driver runs a topology in single-partition mode (task ``0_0``)."""
+    if len(subtopologies) < 2:
+        return subtopologies
+    merged = SubtopologySpec(0, [], {}, [], [], [])
+    for sub in subtopologies:
+        merged.nodes.extend(sub.nodes)
+        merged.source_topics.update(sub.source_topics)
+        merged.sink_topics.extend(t for t in sub.sink_topics if t not in merged.sink_topics)
+        merged.store_names.extend(s for s in sub.store_names if s not in merged.store_names)
+        merged.repartition_source_topics.extend(sub.repartition_source_topics)
+    return [merged]
+
+
 class LocalEngine:
     """All tasks in this process; topics are in-memory logs with offsets."""
 
@@ -104,7 +120,8 @@ class LocalEngine:
         self.tasks: dict[TaskId, StreamTask] = {}
         # topic -> partition -> the tasks consuming that partition
         self.routes: dict[str, list[list[tuple[TaskId, StreamTask]]]] = {}
-        for sub in topology.subtopologies():
+        subtopologies = topology.subtopologies()
+        for sub in subtopologies if multi_partition else single_task(subtopologies):
             n_tasks = max(self.counts[t] for t in sub.source_topics)
             for partition in range(n_tasks):
                 tid = TaskId(sub.id, partition)

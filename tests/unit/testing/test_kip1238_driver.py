@@ -17,6 +17,7 @@ from streams_on_spark import (
     Materialized,
     Processor,
     Produced,
+    PunctuationType,
     Record,
     Repartitioned,
     Serdes,
@@ -194,6 +195,49 @@ def test_single_partition_mode_is_kafkas_driver(make):
         store = driver.get_key_value_store("counts")   # no partition needed
         assert store.get("red") == 2 and store.get("blue") == 1
         assert driver.get_key_value_store("counts", 0).get("red") == 2
+
+
+class _StreamTimeTicks(Processor):
+    """Records its task id, and the stream time at each STREAM_TIME punctuation (every 10 ms)."""
+
+    seen: list = []
+
+    def init(self, context):
+        super().init(context)
+        context.schedule(10, PunctuationType.STREAM_TIME, lambda now: _StreamTimeTicks.seen.append(("tick", now)))
+
+    def process(self, record):
+        _StreamTimeTicks.seen.append(("task", str(self.context.task_id)))
+
+
+def two_subtopologies() -> Topology:
+    """input-a -> punctuating processor; input-b -> repartition -> sink: two subtopologies."""
+    builder = StreamsBuilder()
+    builder.stream("input-a", Consumed.with_(S, S)).process(_StreamTimeTicks)
+    builder.stream("input-b", Consumed.with_(S, S)).repartition().to("output", Produced.with_(S, S))
+    return builder.build()
+
+
+def test_single_partition_mode_runs_every_subtopology_in_task_0_0_with_one_stream_time():
+    """Kafka's driver: one task 0_0 for all subtopologies, so stream time (and its punctuation) is shared."""
+    _StreamTimeTicks.seen = []
+    with TopologyTestDriver(two_subtopologies(), {"application.id": "one-task"}) as driver:
+        assert [str(t) for t in driver.task_ids()] == ["0_0"]
+        driver.create_input_topic("input-a", S, S).pipe_input("k", "v", 5)
+        b = driver.create_input_topic("input-b", S, S)
+        b.pipe_input("k", "v", 100)   # another subtopology's record moves the shared stream time
+        b.pipe_input("k", "v", 200)
+        assert driver.create_output_topic("output", S, S).read_values_to_list() == ["v", "v"]
+    assert _StreamTimeTicks.seen == [("task", "0_0"), ("tick", 5), ("tick", 100), ("tick", 200)]
+
+
+def test_multi_partition_mode_has_a_task_and_a_stream_time_per_subtopology_and_partition():
+    _StreamTimeTicks.seen = []
+    with driver_with(two_subtopologies(), **{"input-a": 2, "input-b": 2}) as driver:
+        assert [str(t) for t in driver.task_ids()] == ["0_0", "0_1", "1_0", "1_1", "2_0", "2_1"]
+        driver.create_input_topic("input-a", S, S).pipe_input(TestRecord("k", "v", 5, partition=1))
+        driver.create_input_topic("input-b", S, S).pipe_input(TestRecord("k", "v", 100, partition=1))
+    assert _StreamTimeTicks.seen == [("task", "0_1"), ("tick", 5)]
 
 
 # --- contract details ----------------------------------------------------------------------------------------------

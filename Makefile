@@ -64,7 +64,7 @@ deps: deps-kafka-broker deps-spark-kafka ## Resolve the Kafka broker and Spark K
 
 deps-kafka-broker: $(BROKER_STAMP) ## Resolve the Kafka broker jars (deps/kafka-broker/pom.xml) into .deps/kafka-broker
 
-deps-spark-kafka: $(SPARK_KAFKA_STAMP) ## Resolve the Spark Kafka connector jars (deps/spark-kafka/pom.xml) into .deps/spark-kafka
+deps-spark-kafka: $(SPARK_KAFKA_STAMP) ## Resolve the Spark Kafka connector jars and build ours (deps/spark-kafka) into .deps/spark-kafka
 
 # A stamp per jar folder: re-resolved only when its pom or the Maven settings change. The folder is emptied
 # first, so a version change leaves no stale jar behind.
@@ -72,6 +72,16 @@ $(DEPS)/%.stamp: deps/%/pom.xml deps/settings.xml
 	@command -v $(MVN) >/dev/null || { echo "$(MVN) not found: install Maven 3.8+ (apt-get install maven)" >&2; exit 1; }
 	rm -rf $(DEPS)/$* && mkdir -p $(DEPS)/$*
 	$(MVN_CMD) -f deps/$*/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(DEPS)/$*
+	@touch $@
+
+# The Spark Kafka connector's jars, plus the project's own streams-on-spark-kafka.jar built from
+# deps/spark-kafka/src (the connector's record batch writer), so one folder holds everything spark.jars needs.
+SPARK_KAFKA_SOURCES := $(shell find deps/spark-kafka/src -name '*.java' 2>/dev/null)
+$(SPARK_KAFKA_STAMP): deps/spark-kafka/pom.xml deps/settings.xml $(SPARK_KAFKA_SOURCES)
+	@command -v $(MVN) >/dev/null || { echo "$(MVN) not found: install Maven 3.8+ (apt-get install maven)" >&2; exit 1; }
+	rm -rf $(SPARK_KAFKA_JARS) $(DEPS)/build/spark-kafka && mkdir -p $(SPARK_KAFKA_JARS)
+	$(MVN_CMD) -f deps/spark-kafka/pom.xml package dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(SPARK_KAFKA_JARS)
+	cp $(DEPS)/build/spark-kafka/streams-on-spark-kafka.jar $(SPARK_KAFKA_JARS)/
 	@touch $@
 
 kafka-up: $(SETUP_STAMP) $(BROKER_STAMP) ## Start the test broker (KRaft, 127.0.0.1) in the background; prints its bootstrap address

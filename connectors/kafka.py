@@ -1,4 +1,4 @@
-"""The Kafka connector: Spark's ``kafka`` source for reading, kafka-python for topic admin and for writing.
+"""The Kafka connector: Spark's ``kafka`` source for reading, a JVM producer for writing, kafka-python for admin.
 
 :class:`KafkaConnector` has the interface of the Spark runtime's ``EmbeddedTopicsConnector``
 (``reader_options``, ``topics``, ``partitions``, ``create_topic``, ``end_offsets``, ``append``,
@@ -9,12 +9,14 @@
 Reading goes through Spark's ``spark-sql-kafka-0-10`` connector, whose jars must be on ``spark.jars`` before
 the JVM starts: :func:`kafka_jars` lists the ones ``make deps-spark-kafka`` resolved from Maven Central.
 
-Writing (``append``) uses kafka-python's producer on the driver, with each record's explicit partition,
-timestamp and headers, not Spark's batch Kafka sink: the sink (spark-sql-kafka 4.2.0, ``KafkaRowWriter``)
-builds ``ProducerRecord(topic, partition, key, value, headers)`` with no timestamp, so every record would get
-the producer's wall-clock time — and record timestamps are part of Kafka Streams' semantics (stream time,
-windows, the timestamps of output records). The runtime's sink runs on the driver anyway (``foreachBatch``
-collects the batch there to merge the tasks' outputs), so a driver-side producer costs no extra transfer.
+Writing (``append_batches``, what the runtime's sink calls) goes through a Java ``KafkaProducer`` in the Spark
+driver's JVM, one py4j call per record batch (``RecordBatchWriter`` of the project's streams-on-spark-kafka.jar,
+built from ``deps/spark-kafka/src``), with each record's explicit partition, timestamp and headers. Not Spark's
+batch Kafka sink: it (spark-sql-kafka 4.2.0, ``KafkaRowWriter``) builds ``ProducerRecord(topic, partition, key,
+value, headers)`` with no timestamp, so every record would get the producer's wall-clock time — and record
+timestamps are part of Kafka Streams' semantics (stream time, windows, the timestamps of output records). Not
+kafka-python either: at about 40k records/s it held the whole runtime back (22k/s inside a running query). Without
+a Spark session, ``append`` falls back to kafka-python.
 
 Client settings use Kafka's own names (``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config``,
 ``ssl.truststore.location``, ...). Every one reaches Spark as ``kafka.<name>``; the admin client and producer get
@@ -30,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
-from streams_on_spark.connectors.record_batch import RecordBatch
+from streams_on_spark.connectors.record_batch import RecordBatch, encode_by_partition
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
 from streams_on_spark.errors import StreamsException
 
@@ -43,8 +45,11 @@ JARS_ENV = "STREAMS_ON_SPARK_KAFKA_JARS"
 MASK = "******"
 _SECRET_MARKERS = ("password", "secret", "jaas", "token", "key")
 _DEFAULT_JARS_DIR = Path(__file__).resolve().parents[1] / ".deps" / "spark-kafka"
-# The jars of the connector (one of each); kafka-clients and commons-pool2 are its runtime dependencies.
-_REQUIRED_JARS = ("spark-sql-kafka-0-10_", "spark-token-provider-kafka-0-10_", "kafka-clients-", "commons-pool2-")
+# The jars of the connector (one of each); kafka-clients and commons-pool2 are its runtime dependencies, and
+# streams-on-spark-kafka.jar (built from deps/spark-kafka/src) is the record batch writer append_batches uses.
+_REQUIRED_JARS = ("spark-sql-kafka-0-10_", "spark-token-provider-kafka-0-10_", "kafka-clients-", "commons-pool2-",
+                  "streams-on-spark-kafka")
+JARS_HINT = "kafka_jars() (the jars `make deps-spark-kafka` puts in .deps/spark-kafka)"
 
 
 def kafka_jars(where: Optional[str] = None) -> list[str]:
@@ -52,7 +57,8 @@ def kafka_jars(where: Optional[str] = None) -> list[str]:
 
     Looks in ``where``, else ``$STREAMS_ON_SPARK_KAFKA_JARS`` (a directory or a comma-separated list of jars),
     else ``.deps/spark-kafka/`` of the source checkout (filled by ``make deps-spark-kafka``). A directory counts
-    only when it holds all four jars (connector, token provider, kafka-clients, commons-pool2).
+    only when it holds all five jars (connector, token provider, kafka-clients, commons-pool2 and the project's
+    streams-on-spark-kafka.jar).
     """
     spec = where if where is not None else os.environ.get(JARS_ENV)
     if spec and ("," in spec or spec.endswith(".jar")):
@@ -235,6 +241,7 @@ class KafkaConnector:
         self._admin_client: Any = None
         self._producer_client: Any = None
         self._jvm_producer_client: Any = None
+        self._batch_writer_client: Any = None
 
     def __repr__(self) -> str:
         return (f"KafkaConnector(bootstrap_servers={self.bootstrap_servers!r}, "
@@ -294,7 +301,7 @@ class KafkaConnector:
         """Close the admin client and the producer (flushing what it holds)."""
         clients = [(self._producer_client, {"timeout": self.timeout_ms / 1000}), (self._admin_client, {}),
                    (self._jvm_producer_client, {})]
-        self._producer_client = self._admin_client = self._jvm_producer_client = None
+        self._producer_client = self._admin_client = self._jvm_producer_client = self._batch_writer_client = None
         for client, kwargs in clients:
             if client is not None:
                 try:
@@ -419,20 +426,38 @@ class KafkaConnector:
         """Write ``records`` to their topic partitions with their timestamps and headers, in order per partition;
         returns once the cluster acknowledged all of them (``acks=all``), raises ``StreamsException`` otherwise.
 
-        kafka-python's producer writes them, except for a batch holding a record it cannot encode (null key AND
-        null value, or a header with a null value): such a batch goes wholly, to keep each partition's order,
-        through the Java ``KafkaProducer`` of the kafka-clients jar in the Spark session's JVM."""
+        With a Spark session they go as record batches through the JVM producer (:meth:`append_batches`);
+        without one, kafka-python writes them (it cannot encode a record with a null key and a null value, nor a
+        header with a null value: those need the session)."""
         records = list(records)
         if not records:
             return
+        if self.spark is not None:
+            self.append_batches(encode_by_partition(records))
+            return
         if any((r.key is None and r.value is None) or any(v is None for _, v in r.headers) for r in records):
-            self._append_jvm(records)
-        else:
-            self._append_python(records)
+            raise StreamsException("writing records with a null key and a null value, or headers with null values, "
+                                   "needs the Spark session (its JVM Kafka producer); pass spark to KafkaConnector")
+        self._append_python(records)
 
     def append_batches(self, batches: Iterable[RecordBatch]) -> None:
-        """Write encoded record batches (what the Spark runtime's sink gets from its tasks), record by record."""
-        self.append(record for batch in batches for record in batch.records())
+        """Write encoded record batches (what the Spark runtime's sink gets from its tasks): one py4j call per
+        batch to the JVM ``KafkaProducer`` (``RecordBatchWriter`` of streams-on-spark-kafka.jar), every record with
+        its partition, timestamp and headers; returns once all are acknowledged."""
+        batches = [b for b in batches if len(b)]
+        if not batches:
+            return
+        if self.spark is None:
+            self.append([r for b in batches for r in b.records()])
+            return
+        writer = self._batch_writer()
+        count = sum(len(b) for b in batches)
+        try:
+            for batch in batches:
+                writer.send(batch.topic, batch.partition, bytes(batch.data), batch.ends_bytes())
+            writer.flush(self.timeout_ms)
+        except Exception as e:
+            raise self._error(f"writing {count} records to {sorted({b.topic for b in batches})} failed", e) from None
 
     def _append_python(self, records: list[ProducerRecord]) -> None:
         producer = self._producer()
@@ -456,12 +481,9 @@ class KafkaConnector:
                 raise self._error(f"writing a record to {record.topic}-{record.partition} "
                                   f"(timestamp {record.timestamp}) failed", e) from None
 
-    def _jvm_producer(self) -> Any:
-        if self._jvm_producer_client is None:
-            if self.spark is None:
-                raise StreamsException("writing records with a null key and a null value, or headers with null "
-                                       "values, needs the Spark session (its JVM Kafka producer); "
-                                       "pass spark to KafkaConnector")
+    def _batch_writer(self) -> Any:
+        """The JVM ``RecordBatchWriter`` around a ``KafkaProducer``, made once in the Spark driver's JVM."""
+        if self._batch_writer_client is None:
             jvm = self.spark.sparkContext._jvm
             props = jvm.java.util.Properties()
             serializer = "org.apache.kafka.common.serialization.ByteArraySerializer"
@@ -473,27 +495,13 @@ class KafkaConnector:
                         "key.serializer": serializer, "value.serializer": serializer}
             for k, v in settings.items():
                 props.setProperty(k, v)
+            writer_class = jvm.streamsonspark.kafka.RecordBatchWriter
+            if type(writer_class).__name__ == "JavaPackage":  # py4j's answer for a class it cannot find
+                raise StreamsException(f"the Spark session has no streamsonspark.kafka.RecordBatchWriter: start it "
+                                       f"with spark.jars={JARS_HINT}")
             try:
                 self._jvm_producer_client = jvm.org.apache.kafka.clients.producer.KafkaProducer(props)
             except Exception as e:
                 raise self._error("cannot create the JVM Kafka producer", e) from None
-        return self._jvm_producer_client
-
-    def _append_jvm(self, records: list[ProducerRecord]) -> None:
-        producer = self._jvm_producer()
-        jvm = self.spark.sparkContext._jvm
-        kafka = jvm.org.apache.kafka
-        futures = []
-        try:
-            for record in records:
-                headers = jvm.java.util.ArrayList()
-                for hkey, hvalue in record.headers:
-                    headers.add(kafka.common.header.internals.RecordHeader(hkey, hvalue))
-                futures.append((record, producer.send(kafka.clients.producer.ProducerRecord(
-                    record.topic, jvm.java.lang.Integer.valueOf(record.partition),
-                    jvm.java.lang.Long.valueOf(record.timestamp), record.key, record.value, headers))))
-            producer.flush()
-            for record, future in futures:
-                future.get(self.timeout_ms, jvm.java.util.concurrent.TimeUnit.MILLISECONDS)
-        except Exception as e:
-            raise self._error(f"writing {len(records)} records with the JVM producer failed", e) from None
+            self._batch_writer_client = writer_class(self._jvm_producer_client)
+        return self._batch_writer_client

@@ -21,11 +21,11 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
-from typing import Any, Optional, Union
+from typing import Any, Iterable, Optional, Union
 
 from streams_on_spark.connectors.records import Headers, ProducerRecord
 
-__all__ = ["RecordBatch", "parse_records", "merge_by_stream_time", "ORDER_KEY"]
+__all__ = ["RecordBatch", "parse_records", "encode_by_partition", "merge_by_stream_time", "ORDER_KEY"]
 
 PREFIX = struct.Struct("<qiii")  # timestamp, key length, value length, header count
 _I32 = struct.Struct("<i")
@@ -189,6 +189,17 @@ class RecordBatch:
 
     def __repr__(self) -> str:
         return f"RecordBatch({self.topic}-{self.partition}, {len(self)} records, {len(self.data)} bytes)"
+
+
+def encode_by_partition(records: Iterable[ProducerRecord]) -> list[RecordBatch]:
+    """``records`` encoded into one batch per topic-partition, each in arrival order."""
+    batches: dict[tuple[str, int], RecordBatch] = {}
+    for topic, partition, timestamp, key, value, headers in records:
+        batch = batches.get((topic, partition))
+        if batch is None:
+            batch = batches[(topic, partition)] = RecordBatch(topic, partition)
+        batch.add(timestamp, key, value, headers)
+    return list(batches.values())
 
 
 ORDER_KEY = [("stamp", "<i8"), ("task", "<i8"), ("seq", "<i8")]  # numpy dtype of a record's merge key

@@ -1,8 +1,9 @@
 # The streams-on-spark image for docker compose: Python 3.11, Java 17, Maven, the project and its pinned deps,
-# and the Spark Kafka connector jars resolved from Maven Central at build time (nothing downloads at run time).
+# the Spark Kafka connector jars resolved from Maven Central and the project's own Kafka writer jar built with
+# Maven (a JDK, not just a JRE) at image build time: nothing downloads at run time.
 FROM python:3.11-slim-bookworm
 RUN apt-get update \
- && apt-get install -y --no-install-recommends openjdk-17-jre-headless maven make procps \
+ && apt-get install -y --no-install-recommends openjdk-17-jdk-headless maven make procps \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY . /app

@@ -100,9 +100,10 @@ class KStreamSessionWindowAggregate(_WindowedAggregate):
         super().__init__(windows, store_name, initializer, aggregator)
         self.merger = merger
 
-    def _emit(self, windowed: Any, old: Any, new: Any, headers: Any) -> None:
-        self.forward(Record(windowed, Change(new, old if self.send_old_values else None), windowed.window.end,
-                            headers))
+    def _emit(self, windowed: Any, old: Any, new: Any) -> None:
+        """A session update: a new record stamped with the session end, without the input's headers (Kafka
+        forwards ``new Record<>(windowedKey, change, end)`` here, where time windows keep the headers)."""
+        self.forward(Record(windowed, Change(new, old if self.send_old_values else None), windowed.window.end))
 
     def process(self, record: Record) -> None:
         from streams_on_spark.dsl.windows import SessionWindow, Windowed
@@ -128,11 +129,11 @@ class KStreamSessionWindowAggregate(_WindowedAggregate):
         if merged_window != new_window:
             for session_key, session_agg in merged:
                 self.store.remove(session_key)
-                self._emit(session_key, session_agg, None, record.headers)
+                self._emit(session_key, session_agg, None)
         agg = self.aggregator(key, record.value, agg)
         session = Windowed(key, merged_window)
         self.store.put(session, agg)
-        self._emit(session, None, agg, record.headers)
+        self._emit(session, None, agg)
 
 
 class SuppressionBuffer(StateStore):

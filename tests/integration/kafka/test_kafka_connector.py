@@ -7,7 +7,9 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 
 from streams_on_spark.connectors.kafka import KafkaConnector
+from streams_on_spark.connectors.record_batch import RecordBatch
 from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.errors import StreamsException
 
 pytestmark = pytest.mark.kafka
 
@@ -83,7 +85,7 @@ def test_spark_source_reads_what_append_wrote(kafka_bootstrap, kafka_spark, topi
         connector.create_topic(topic_name, 3)
         records = _records(topic_name, 3, 60)
         connector.append(records)
-        # records kafka-python cannot encode (null key AND value; a null header value) go through the JVM producer
+        # records kafka-python could not encode (null key AND value; a null header value) are fine in a batch
         odd = [ProducerRecord(topic_name, 2, 42, None, None, (("nullable", None), ("x", b""))),
                ProducerRecord(topic_name, 0, 43, b"only-key", None)]
         connector.append(odd)
@@ -131,3 +133,17 @@ def test_spark_batch_sink_writes_explicit_partitions_and_headers(kafka_bootstrap
     assert sorted((r.partition, r.key, r.value, tuple(r.headers)) for r in got) == \
         sorted((p, k, v, (("h", h[0][1]),)) for _, p, k, v, h in rows)
     assert all(r.timestamp >= before for r in got)  # wall-clock time: the row's own timestamp cannot be passed
+
+
+@pytest.mark.spark
+def test_a_corrupt_record_batch_is_refused_naming_its_partition(kafka_bootstrap, kafka_spark, topic_name):
+    """The JVM writer checks every record against the batch's ends before anything is sent."""
+    with KafkaConnector(kafka_bootstrap, {}, kafka_spark) as connector:
+        connector.create_topic(topic_name, 1)
+        good = RecordBatch(topic_name, 0)
+        good.add(7, None, None)                                   # 20 bytes
+        bad = RecordBatch.from_bytes(topic_name, 0, bytes(good.data), (25).to_bytes(8, "little"))
+        with pytest.raises(StreamsException, match=f"corrupt record batch for {topic_name}-0: record 0 ends at 20"):
+            connector.append_batches([bad])
+        connector.append_batches([good])
+        assert connector.end_offsets(topic_name) == [1]

@@ -37,3 +37,21 @@ def test_prior_value_for_buffered_is_the_old_value_at_first_buffering():
     assert buffer.prior_value_for_buffered("k") == (True, None)
     assert buffer.prior_value_for_buffered("j") == (True, ValueAndTimestamp("v", -1))
     assert buffer.prior_value_for_buffered("absent") == (False, None)
+
+
+def test_time_windows_keep_the_input_headers_session_windows_do_not():
+    """Kafka: time/sliding window updates are ``record.withKey(...)`` (headers kept), session updates are
+    ``new Record<>(windowedKey, change, end)`` (no headers)."""
+    from streams_on_spark import (Consumed, KeyValue, Produced, SessionWindows, SlidingWindows, StreamsBuilder,
+                                  TestRecord, TimeWindows, TopologyTestDriver)
+    for windows, keeps in ((TimeWindows.of_size_with_no_grace(10), True),
+                           (SlidingWindows.of_time_difference_with_no_grace(10), True),
+                           (SessionWindows.of_inactivity_gap_with_no_grace(10), False)):
+        builder = StreamsBuilder()
+        (builder.stream("in", Consumed.with_(S, S)).group_by_key().windowed_by(windows).count()
+         .to_stream().map(lambda windowed, count: KeyValue(windowed.key, count))
+         .to("out", Produced.with_(S, Serdes.Long())))
+        with TopologyTestDriver(builder.build(), {"application.id": "headers"}) as driver:
+            driver.create_input_topic("in", S, S).pipe_input(TestRecord("k", "v", 5, headers={"trace": b"t1"}))
+            out = driver.create_output_topic("out", S, Serdes.Long()).read_records_to_list()
+        assert out and all(r.headers == ((("trace", b"t1"),) if keeps else ()) for r in out), (windows, out)

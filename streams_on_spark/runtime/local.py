@@ -117,6 +117,7 @@ class LocalEngine:
         self.captured: dict[str, deque[ProducerRecord]] = {}
         self.produced_topics: set[str] = set()
         self.global_task = GlobalTask(topology, config, self.wall_clock)
+        self._global_topics = frozenset(self.global_task.topics())
         self.tasks: dict[TaskId, StreamTask] = {}
         # topic -> partition -> the tasks consuming that partition
         self.routes: dict[str, list[list[tuple[TaskId, StreamTask]]]] = {}
@@ -151,7 +152,7 @@ class LocalEngine:
             offsets = self.offsets[topic] = [0] * self.partitions(topic)
         offset = offsets[partition]
         offsets[partition] = offset + 1
-        if topic in self.global_task._by_topic:
+        if topic in self._global_topics:
             self.global_task.apply(ConsumerRecord(topic, partition, offset, record.timestamp, record.key,
                                                   record.value, record.headers))
         routes = self.routes.get(topic)
@@ -219,8 +220,11 @@ class LocalEngine:
                     break
 
     def _produce(self, record: ProducerRecord) -> None:
-        self.produced_topics.add(record.topic)
-        self.captured.setdefault(record.topic, deque()).append(record)
+        queue = self.captured.get(record.topic)
+        if queue is None:
+            self.produced_topics.add(record.topic)
+            queue = self.captured[record.topic] = deque()
+        queue.append(record)
         self._append(record)
 
     def advance_wall_clock(self, ms: int) -> None:

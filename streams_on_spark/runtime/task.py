@@ -68,9 +68,10 @@ class RecordCollector:
 
     def send(self, topic: str, record: Record, key_serde: Any, value_serde: Any, partitioner: Any,
              node: str) -> None:
+        key, value = record.key, record.value
         try:
-            key_bytes = key_serde.serialize(topic, record.key) if record.key is not None else None
-            value_bytes = value_serde.serialize(topic, record.value) if record.value is not None else None
+            key_bytes = key_serde.serialize(topic, key) if key is not None else None
+            value_bytes = value_serde.serialize(topic, value) if value is not None else None
         except StreamsException as e:
             raise StreamsException(f"Error serializing the record sent by sink {node} to topic {topic}: {e}") from e
         except Exception as e:
@@ -89,10 +90,12 @@ class RecordCollector:
                 raise StreamsException(f"Partitioner of sink {node} returned partition {partition} for topic "
                                        f"{topic}, which has {n} partitions")
         if partition is None:
-            if key_bytes is not None:
-                partition = partition_for_key(key_bytes, n) if n > 1 else 0
-            else:
+            if key_bytes is None:
                 partition = self._default.partition(topic, None, n)
+            elif n == 1:
+                partition = 0
+            else:
+                partition = partition_for_key(key_bytes, n)
         self.buffer.append(ProducerRecord(topic, partition, record.timestamp, key_bytes, value_bytes,
                                           record.headers))
 

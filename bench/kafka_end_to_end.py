@@ -5,14 +5,15 @@ are produced once with kafka-python into a fresh 4-partition input topic. Then, 
 run reads that topic from the beginning and writes word counts to its own fresh output topic:
 
   ours      KafkaStreams(word count, {"bootstrap.servers": ...}) on Spark (local[2], Spark's Kafka source, the
-            ``<app>-by-word-repartition`` topic, one count update per word); timed from ``start()`` to the end
+            ``<app>-by-word-repartition`` topic, Kafka's default record cache: the last count per word and
+            micro-batch); timed from ``start()`` to the end
             of ``process_all_available()``.
   pyspark   a hand-written Structured Streaming query: Spark's kafka source -> ``explode(split(lower(value)))``
             -> ``groupBy(word).count()`` -> Spark's kafka sink (update mode, ``availableNow`` trigger); timed
             from ``start()`` to termination.
   java      Kafka Streams (Java, kafka-streams at the broker's version), bench/baselines/kafka-streams-wordcount,
             with Kafka Streams' default record cache (10 MiB: counts are deduplicated per commit interval).
-  java-nocache  the same with ``statestore.cache.max.bytes=0``: one count update per word, as ours emits.
+  java-nocache  the same with ``statestore.cache.max.bytes=0``: one count update per word.
             Both Java runs are timed from ``KafkaStreams.start()`` until the application's consumer group has
             committed the end offsets of the input and the repartition topic (``commit.interval.ms=1000``, so the
             end is seen at most ~1 s late; ``--java-commit-ms``).
@@ -343,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
 
         labels = {
             "ours": "ours: `KafkaStreams` on Spark, 2 subtopology queries, repartition topic, "
-                    "one count update per word",
+                    "default record cache (last count per word and micro-batch)",
             "pyspark": "hand-written PySpark: kafka source → `explode(split)` → `groupBy(word).count()` → "
                        "kafka sink, update mode, availableNow",
             "java": f"Kafka Streams 4.3.1 (Java), {args.java_threads} stream thread(s), "

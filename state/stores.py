@@ -10,10 +10,11 @@ import logging
 import struct
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Generic, Iterator, Optional, TypeVar
+from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
 
 from streams_on_spark.errors import IllegalStateError, StreamsException
 from streams_on_spark.keyvalue import KeyValue
+from streams_on_spark.state.caching import CachingKeyValueBytesStore
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +114,11 @@ class SerdeStore(StateStore):
 
     def init(self, context: Any) -> None:
         """Resolve default serdes from the task config, name the changelog topic, hook dropped-record counts."""
+        inner_init = getattr(self.inner, "init", None)
+        if inner_init is not None:
+            inner_init(context)
+        if isinstance(self.inner, CachingKeyValueBytesStore) and not self.inner.enabled:
+            self.inner = self.inner.wrapped   # no cache here (size 0, or a global store): skip the layer
         if self.key_serde is None:
             self.key_serde = getattr(context, "default_key_serde", None)
         if self.value_serde is None:
@@ -212,7 +218,6 @@ class KeyValueStore(SerdeStore, Generic[K, V]):
         return self.reverse_range(None, None)
 
 
-
 @dataclass(frozen=True, slots=True)
 class ValueAndTimestamp(Generic[V]):
     """A value with the timestamp of the record that last updated it."""
@@ -255,9 +260,11 @@ class TimestampedKeyValueStore(KeyValueStore[K, ValueAndTimestamp]):
     def __init__(self, inner: InMemoryKeyValueBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
         super().__init__(inner, key_serde, None)
         self.plain_value_serde = value_serde
+        self._cached = False   # a record cache is in front of the bytes store (known once initialized)
 
     def init(self, context: Any) -> None:
         super().init(context)
+        self._cached = isinstance(self.inner, CachingKeyValueBytesStore) and self.inner.enabled
         if self.plain_value_serde is None:
             self.plain_value_serde = getattr(context, "default_value_serde", None)
         if self.plain_value_serde is not None:
@@ -280,8 +287,38 @@ class TimestampedKeyValueStore(KeyValueStore[K, ValueAndTimestamp]):
         raw = None if value is None else self.plain_value_serde.serialize(self._topic, value)
         if raw is None:
             self.inner.delete(kb)
+        elif self._cached:
+            self.inner.put(kb, _TS.pack(timestamp) + raw, (key, value, timestamp))
         else:
             self.inner.put(kb, _TS.pack(timestamp) + raw)
+
+    def put(self, key: Any, value: Optional[ValueAndTimestamp]) -> None:
+        if not self._cached or value is None:
+            super().put(key, value)
+            return
+        self.inner.put(self._kser(key), self._vser(value), (key, value.value, value.timestamp))
+
+
+    def set_flush_listener(self, listener: Callable[[Any, Any, Optional[int], Any, int, Any], None],
+                           send_old_values: bool) -> bool:
+        """Let the record cache forward what it flushes, as ``listener(key, new_value, new_timestamp, old_value,
+        record_timestamp, headers)``; False when the store has no active cache (the processor forwards itself)."""
+        if not self._cached:
+            return False
+        kde, topic = self._kde, self._topic
+
+        def flushed(key: bytes, new: Optional[bytes], old: Optional[bytes], timestamp: int, headers: Any,
+                    typed: Any) -> None:
+            value_serde = self.plain_value_serde
+            if typed is not None:
+                key_obj, new_value, new_ts = typed
+            elif new is None:
+                key_obj, new_value, new_ts = kde(key), None, None
+            else:
+                key_obj, new_value, new_ts = kde(key), value_serde.deserialize(topic, new[8:]), _TS.unpack_from(new)[0]
+            old_value = None if old is None else value_serde.deserialize(topic, old[8:])
+            listener(key_obj, new_value, new_ts, old_value, timestamp, headers)
+        return self.inner.set_flush_listener(flushed, send_old_values)
 
 
 class KeyValueStoreFacade:
@@ -350,7 +387,7 @@ class StoreBuilder(ABC):
         return self
 
     def with_caching_enabled(self) -> "StoreBuilder":
-        """Accepted for API parity; every update is forwarded (Kafka with a zero-size cache)."""
+        """Put the record cache in front of the store (``state/caching.py``): updates are forwarded on commit."""
         self.caching_enabled = True
         return self
 
@@ -372,7 +409,10 @@ class KeyValueStoreBuilder(StoreBuilder):
         self.logging_enabled = True
 
     def build(self) -> KeyValueStore:
-        return self.store_type(self.supplier.get(), self.key_serde, self.value_serde)
+        inner = self.supplier.get()
+        if self.caching_enabled:
+            inner = CachingKeyValueBytesStore(inner)
+        return self.store_type(inner, self.key_serde, self.value_serde)
 
 
 class TimestampedKeyValueStoreBuilder(KeyValueStoreBuilder):

@@ -13,6 +13,9 @@ TOPOLOGY_OPTIMIZATION = "topology.optimization"
 PROCESSING_EXCEPTION_HANDLER = "processing.exception.handler"
 DESERIALIZATION_EXCEPTION_HANDLER = "deserialization.exception.handler"
 DEFAULT_TIMESTAMP_EXTRACTOR = "default.timestamp.extractor"
+STATESTORE_CACHE_MAX_BYTES = "statestore.cache.max.bytes"
+CACHE_MAX_BYTES_BUFFERING = "cache.max.bytes.buffering"   # the name before Kafka 3.4, still read
+DEFAULT_CACHE_MAX_BYTES = 10 * 1024 * 1024
 
 LOG_AND_FAIL = "log-and-fail"
 LOG_AND_CONTINUE = "log-and-continue"
@@ -29,9 +32,13 @@ class TaskConfig:
     processing_handler: str = LOG_AND_FAIL
     deserialization_handler: str = LOG_AND_FAIL
     timestamp_extractor: Any = None
+    cache_max_bytes: int = DEFAULT_CACHE_MAX_BYTES
+    # Kafka's test driver commits after every record; an application commits per micro-batch on Spark
+    commit_every_record: bool = False
 
     @staticmethod
-    def from_config(config: Optional[Mapping[str, Any]], default_app_id: Optional[str] = None) -> "TaskConfig":
+    def from_config(config: Optional[Mapping[str, Any]], default_app_id: Optional[str] = None, *,
+                    commit_every_record: bool = False) -> "TaskConfig":
         config = dict(config or {})
         app_id = config.get(APPLICATION_ID) or default_app_id
         if not app_id:
@@ -48,7 +55,16 @@ class TaskConfig:
         return TaskConfig(app_id, config.get(DEFAULT_KEY_SERDE), config.get(DEFAULT_VALUE_SERDE),
                           config.get(PROCESSING_EXCEPTION_HANDLER, LOG_AND_FAIL),
                           config.get(DESERIALIZATION_EXCEPTION_HANDLER, LOG_AND_FAIL),
-                          config.get(DEFAULT_TIMESTAMP_EXTRACTOR))
+                          config.get(DEFAULT_TIMESTAMP_EXTRACTOR), _cache_max_bytes(config), commit_every_record)
+
+
+def _cache_max_bytes(config: Mapping[str, Any]) -> int:
+    """``statestore.cache.max.bytes`` (or the older ``cache.max.bytes.buffering``): the record cache per task."""
+    key = STATESTORE_CACHE_MAX_BYTES if STATESTORE_CACHE_MAX_BYTES in config else CACHE_MAX_BYTES_BUFFERING
+    value = config.get(key, DEFAULT_CACHE_MAX_BYTES)
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
+        raise ValueError(f"Invalid value {value!r} for configuration '{key}': expected an int >= 0 (bytes)")
+    return int(value)
 
 
 def dummy_application_id() -> str:

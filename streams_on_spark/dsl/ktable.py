@@ -22,6 +22,8 @@ def materialize(m: Materialized, store_name: str, key_serde: Any, value_serde: A
     builder = Stores.timestamped_key_value_store_builder(supplier, key_serde, value_serde)
     if not m.logging_enabled:
         builder.with_logging_disabled()
+    if m.caching_enabled:
+        builder.with_caching_enabled()
     return builder
 
 

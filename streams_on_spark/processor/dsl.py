@@ -154,6 +154,19 @@ class KStreamBranch(_Stateless):
             self.forward(record, self.default_child)
 
 
+def forward_on_flush(processor: Any, store: Any) -> bool:
+    """Kafka's ``TimestampedTupleForwarder``: when a record cache sits in front of ``store``, the processor's
+    updates go downstream when the cache flushes (``Change(new, old as of the last flush)``, stamped with the new
+    value's timestamp, else the writing record's), and the processor must not forward them itself: returns True."""
+    forward = processor.forward
+
+    def flushed(key: Any, new_value: Any, new_timestamp: Optional[int], old_value: Any, timestamp: int,
+                headers: Any) -> None:
+        forward(Record(key, Change(new_value, old_value), timestamp if new_timestamp is None else new_timestamp,
+                       headers))
+    return store is not None and store.set_flush_listener(flushed, processor.send_old_values)
+
+
 class _Stateful(Processor):
     def __init__(self, store_name: str) -> None:
         self.store_name = store_name
@@ -163,6 +176,11 @@ class _Stateful(Processor):
         self.context = context
         self.forward = context.forward
         self.store = context.get_state_store(self.store_name)
+        self.cached = forward_on_flush(self, self.store)
+
+    def _forward_change(self, key: Any, new: Any, old: Any, timestamp: int, headers: Any) -> None:
+        if not self.cached:
+            self.forward(Record(key, Change(new, old if self.send_old_values else None), timestamp, headers))
 
 
 class KStreamAggregate(_Stateful):
@@ -187,7 +205,8 @@ class KStreamAggregate(_Stateful):
             ts = record.timestamp if record.timestamp > old[1] else old[1]
         new_agg = self.aggregator(key, value, agg)
         self.store.put_with_timestamp(key, new_agg, ts)
-        self.forward(Record(key, Change(new_agg, old_agg if self.send_old_values else None), ts, record.headers))
+        if not self.cached:
+            self.forward(Record(key, Change(new_agg, old_agg if self.send_old_values else None), ts, record.headers))
 
 
 class KStreamReduce(_Stateful):
@@ -208,7 +227,7 @@ class KStreamReduce(_Stateful):
             new_agg = self.reducer(old_agg, value)
             ts = record.timestamp if record.timestamp > old.timestamp else old.timestamp
         self.store.put(key, ValueAndTimestamp(new_agg, ts))
-        self.forward(Record(key, Change(new_agg, old_agg if self.send_old_values else None), ts, record.headers))
+        self._forward_change(key, new_agg, old_agg, ts, record.headers)
 
 
 class KTableSource(Processor):
@@ -230,6 +249,7 @@ class KTableSource(Processor):
         self.context = context
         self.forward = context.forward
         self.store = context.get_state_store(self.queryable_name) if self.queryable_name else None
+        self.cached = forward_on_flush(self, self.store)
 
     def process(self, record: Record) -> None:
         key = record.key
@@ -243,6 +263,8 @@ class KTableSource(Processor):
                 log.warning("Detected out-of-order KTable update for %s, old timestamp=[%d] new timestamp=[%d].",
                             self.store_name, old.timestamp, record.timestamp)
             self.store.put(key, ValueAndTimestamp.make(record.value, record.timestamp))
+            if self.cached:
+                return
         else:
             old_value = None
         self.forward(record.with_value(Change(record.value, old_value if self.send_old_values else None)))
@@ -258,6 +280,7 @@ class _KTableValueProcessor(Processor):
     def init(self, context: ProcessorContext) -> None:
         self.context, self.forward = context, context.forward
         self.store = context.get_state_store(self.store_name) if self.store_name else None
+        self.cached = forward_on_flush(self, self.store)
 
     @abstractmethod
     def _compute(self, key: Any, value: Any) -> Any:
@@ -275,6 +298,8 @@ class _KTableValueProcessor(Processor):
             if self._skip_noop_deletes() and new_value is None and old_value is None:
                 return  # nothing to delete downstream
             self.store.put(record.key, ValueAndTimestamp.make(new_value, record.timestamp))
+            if self.cached:
+                return
         else:
             old_value = self._compute(record.key, change.old_value) if self.send_old_values else None
             if self.send_old_values and self._skip_noop_deletes() and new_value is None and old_value is None:
@@ -364,7 +389,7 @@ class KTableAggregate(_Stateful):
         else:
             new_agg = agg
         self.store.put(key, ValueAndTimestamp.make(new_agg, ts))
-        self.forward(Record(key, Change(new_agg, old_agg if self.send_old_values else None), ts, record.headers))
+        self._forward_change(key, new_agg, old_agg, ts, record.headers)
 
 
 class KTableReduce(_Stateful):
@@ -395,7 +420,7 @@ class KTableReduce(_Stateful):
         else:
             new_agg = agg
         self.store.put(key, ValueAndTimestamp.make(new_agg, ts))
-        self.forward(Record(key, Change(new_agg, old_agg if self.send_old_values else None), ts, record.headers))
+        self._forward_change(key, new_agg, old_agg, ts, record.headers)
 
 
 class KStreamCogroupAggregate(KStreamAggregate):

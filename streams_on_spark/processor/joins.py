@@ -12,7 +12,7 @@ import struct
 from typing import Any, Callable, Optional
 
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record
-from streams_on_spark.processor.dsl import Change, drop_record
+from streams_on_spark.processor.dsl import Change, drop_record, forward_on_flush
 from streams_on_spark.state.stores import (
     InMemoryKeyValueBytesStore,
     SerdeStore,
@@ -288,11 +288,14 @@ class KTableJoinMerge(Processor):
     def init(self, context: ProcessorContext) -> None:
         self.forward = context.forward
         self.store = context.get_state_store(self.store_name) if self.store_name else None
+        self.cached = forward_on_flush(self, self.store)
 
     def process(self, record: Record) -> None:
         change: Change = record.value
         if self.store is not None:
             self.store.put(record.key, ValueAndTimestamp.make(change.new_value, record.timestamp))
+            if self.cached:
+                return
         self.forward(record.with_value(Change(change.new_value, change.old_value if self.send_old_values else None)))
 
 

@@ -33,6 +33,7 @@ class _GlobalState:
         self.global_stores = {store_name: store}
         self.stream_time = -1
         self.processor_metadata: dict[str, int] = {}
+        self.cache = None   # global stores are not cached: nothing downstream would see their flushes
 
     def schedule(self, *args: Any) -> Any:
         raise StreamsException("global store processors cannot schedule punctuations")

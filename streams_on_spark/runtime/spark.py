@@ -153,6 +153,7 @@ class SubtopologyTaskFunction:
             pass
         if mock is None:
             task.punctuate_wall_clock()
+        task.commit()  # the micro-batch is the commit interval: record caches flush their last update per key
         out = task.collector.drain()
         state.update((task.snapshot(), -1 if mock is None else clock.mock_ms))
         if self.wall_clock_timeouts:

@@ -28,6 +28,7 @@ from streams_on_spark.processor.api import (
     TaskId,
 )
 from streams_on_spark.processor.dsl import ChangedSerde
+from streams_on_spark.state.caching import CachingKeyValueBytesStore, TaskCache
 from streams_on_spark.topology.builder import (
     InternalTopologyBuilder,
     ProcessorNodeSpec,
@@ -165,8 +166,10 @@ class _TaskContext(ProcessorContext):
     def __init__(self, task: "StreamTask") -> None:
         self._task = task
         self.current: Optional[_Node] = None
+        self.record: Optional[Record] = None             # what the current processor is processing
         self.queue: Optional[_PartitionQueue] = None   # where the record in process came from
         self.offset = -1
+        self.cache = task.cache
         self.metrics = task.metrics
         config = task.config
         self.default_key_serde = config.default_key_serde
@@ -177,6 +180,8 @@ class _TaskContext(ProcessorContext):
         node = self.current
         if node is None:
             raise IllegalStateError("forward() called outside of process() or a punctuator")
+        previous = self.record
+        self.record = record
         if child is None:
             for target in node.children:
                 self.current = target
@@ -188,7 +193,7 @@ class _TaskContext(ProcessorContext):
                                        f"connected to this processor ({node.name}).")
             self.current = target
             target.process(record)
-        self.current = node
+        self.current, self.record = node, previous
 
     def get_state_store(self, name: str) -> Any:
         """A store connected to the current processor, or any global store (Kafka's access rule)."""
@@ -245,8 +250,12 @@ class _TaskContext(ProcessorContext):
         self._task.processor_metadata[key] = value
 
 
-def _node_forward(ctx: "_TaskContext", node: _Node) -> Callable[..., None]:
-    """``context.forward`` specialised for one node: its children are fixed once the task is built."""
+def _node_forward(ctx: "_TaskContext", node: _Node, track_records: bool) -> Callable[..., None]:
+    """``context.forward`` specialised for one node: its children are fixed once the task is built.
+
+    ``track_records``: keep ``ctx.record`` (the record each processor is processing), which only a task with
+    record caches reads; the other tasks skip that bookkeeping on their hot path.
+    """
     children = node.children
     if len(children) == 1:
         target, process = children[0], children[0].process
@@ -258,7 +267,16 @@ def _node_forward(ctx: "_TaskContext", node: _Node) -> Callable[..., None]:
             ctx.current = target
             process(record)
             ctx.current = node
-        return forward_one
+
+        def forward_one_tracked(record: Record, child: Optional[str] = None) -> None:
+            if child is not None:
+                ctx.current = node
+                return _TaskContext.forward(ctx, record, child)
+            previous = ctx.record
+            ctx.current, ctx.record = target, record
+            process(record)
+            ctx.current, ctx.record = node, previous
+        return forward_one_tracked if track_records else forward_one
 
     def forward_all(record: Record, child: Optional[str] = None) -> None:
         ctx.current = node
@@ -296,6 +314,8 @@ class StreamTask:
         self.config = config
         self.wall_clock = wall_clock
         self.metrics = TaskMetrics()
+        self.cache = TaskCache(config.cache_max_bytes)
+        self._commit_every_record = config.commit_every_record
         self.collector = RecordCollector(partition_counts)
         self.global_stores = dict(global_stores or {})
         self.stream_time = UNKNOWN
@@ -308,6 +328,8 @@ class StreamTask:
             store = topology.state_factories[name].build()
             store.init(self.context)
             self.stores[name] = store
+        self._caches = [store.inner for store in self.stores.values()
+                        if isinstance(getattr(store, "inner", None), CachingKeyValueBytesStore) and store.inner.enabled]
         self.nodes: dict[str, _Node] = {}
         self._queues: dict[tuple[str, int], _PartitionQueue] = {}
         for node_spec in spec.nodes:
@@ -341,7 +363,7 @@ class StreamTask:
             init = getattr(node.processor, "init", None)
             if init is not None:
                 # a processor that keeps ``context.forward`` gets its node's own forward (no child lookup)
-                ctx.forward = _node_forward(ctx, node)  # type: ignore[method-assign]
+                ctx.forward = _node_forward(ctx, node, bool(self._caches))  # type: ignore[method-assign]
                 try:
                     init(ctx)
                 except StreamsException:
@@ -464,16 +486,25 @@ class StreamTask:
         ctx.queue, ctx.offset = best, offset
         node = best.source
         ctx.current = node
+        ctx.record = record = Record(key, value, ts, headers)
         try:
-            node.process(Record(key, value, ts, headers))
+            node.process(record)
         except Exception as e:
             self._handle_processing_error(e, best.topic, best.partition, offset)
         finally:
-            ctx.current = ctx.queue = None
+            ctx.current = ctx.queue = ctx.record = None
         self.metrics.processed += 1
         if self._stream_schedules:
             self.punctuate_stream_time()
+        if self._commit_every_record and self._caches:
+            self.commit()
         return True
+
+    def commit(self) -> None:
+        """Flush the record caches: every cached store forwards its dirty entries downstream (Kafka's commit)."""
+        for cache in self._caches:
+            if cache._dirty:
+                cache.flush()
 
     def _handle_processing_error(self, e: Exception, topic: Optional[str], partition: Optional[int],
                                  offset: Optional[int]) -> None:
@@ -524,19 +555,21 @@ class StreamTask:
             if sched.cancelled:
                 continue
             ctx = self.context
-            ctx.current, ctx.queue = sched.node, None
+            ctx.current, ctx.queue, ctx.record = sched.node, None, Record(None, None, now)
             try:
                 sched.punctuator(now)
             except Exception as e:
                 self._handle_processing_error(e, None, None, None)
             finally:
-                ctx.current = None
+                ctx.current = ctx.record = None
             if sched.time + sched.interval <= now:
                 missed = (now - sched.time) // sched.interval
                 sched.time = sched.time + (missed + 1) * sched.interval
             else:
                 sched.time += sched.interval
             fired = True
+        if fired and self._commit_every_record and self._caches:
+            self.commit()
         return fired
 
     # ------------------------------------------------------------------ state snapshots

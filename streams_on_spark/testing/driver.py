@@ -37,7 +37,8 @@ class TopologyTestDriver:
         _check_engine(engine)
         require_instance(config, "config", Mapping, optional=True)
         require_int(initial_wall_clock_time_ms, "initial_wall_clock_time_ms", optional=True)
-        self._config = TaskConfig.from_config(config, default_app_id=dummy_application_id())
+        # Kafka's driver commits after every record: caches flush per record, on either engine
+        self._config = TaskConfig.from_config(config, default_app_id=dummy_application_id(), commit_every_record=True)
         self._declared = dict(require_instance(declared_topics, "declared_topics", Mapping, optional=True) or {})
         for topic, partitions in self._declared.items():
             _check_declared(topic, partitions)

@@ -77,7 +77,10 @@ def test_word_count_on_kafka_equals_the_in_process_driver(kafka_bootstrap, kafka
     producer.flush()
     producer.close()
 
-    config = {"application.id": app, "bootstrap.servers": kafka_bootstrap, "checkpoint.location": str(tmp_path)}
+    # every update, as the driver (which commits per record) emits: an application's record cache would keep only
+    # each batch's last count per word (tests/integration/spark/test_record_cache.py)
+    config = {"application.id": app, "bootstrap.servers": kafka_bootstrap, "checkpoint.location": str(tmp_path),
+              "statestore.cache.max.bytes": 0}
     with KafkaStreams(word_count(source, sink), config, kafka_spark) as streams:
         streams.start()
         streams.process_all_available()

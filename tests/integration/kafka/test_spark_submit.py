@@ -28,7 +28,14 @@ def test_wordcount_example_under_spark_submit(kafka_bootstrap, tmp_path):
          str(ROOT / "examples" / "wordcount.py"), "--bootstrap-servers", kafka_bootstrap, "--repeat", "2",
          "--input-topic", f"submit-in-{run}", "--output-topic", f"submit-out-{run}"],
         capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == 0, _failure(result.stderr)
     assert "Sub-topology: 1" in result.stdout
     # the bundled text has "the" 23 times; sent twice
     assert "top 10 words: the=46" in result.stdout, result.stdout[-1500:] + "\n--- stderr ---\n" + result.stderr[-6000:]
+
+
+def _failure(stderr: str) -> str:
+    """The lines of a failed run that say what failed (exceptions and their causes), then the end of stderr."""
+    said = [line for line in stderr.splitlines()
+            if ("Exception" in line or "Error" in line or line.startswith("Caused by")) and not line.strip().startswith("at ")]
+    return "\n".join(said[:40]) + "\n--- end of stderr ---\n" + stderr[-2000:]

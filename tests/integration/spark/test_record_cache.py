@@ -1,0 +1,69 @@
+"""The record cache on Spark: a micro-batch is a commit, so an aggregation emits its last update per key and batch.
+
+Kafka rule: with caching (the default, ``statestore.cache.max.bytes`` 10 MiB) a cached store forwards on commit the
+latest value of each key written since the last commit, as ``Change(new, old as of the last commit)``, stamped with
+the new value's timestamp; ``statestore.cache.max.bytes=0`` forwards every update.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from streams_on_spark import Consumed, Grouped, KafkaStreams, Materialized, Produced, Serdes, StreamsBuilder
+from streams_on_spark.connectors.embedded import EmbeddedTopics
+from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.connectors.records import ProducerRecord
+
+pytestmark = pytest.mark.spark
+S, L = Serdes.String(), Serdes.Long()
+BATCHES = [["the cat sat", "the dog sat", "a cat"], ["the end", "dog dog"]]
+
+
+def word_count():
+    builder = StreamsBuilder()
+    (builder.stream("sentences", Consumed.with_(S, S)).flat_map_values(str.split)
+     .select_key(lambda _k, w: w).group_by_key(Grouped.with_(S, S, name="by-word"))
+     .count(Materialized.as_("word-counts")).to_stream().to("counts", Produced.with_(S, L)))
+    return builder.build()
+
+
+def run(tmp_path, name: str, cache_bytes: int) -> list[list[tuple[str, int, int]]]:
+    """Each batch's output records (word, count, timestamp), after running the batches one by one."""
+    with EmbeddedTopics(str(tmp_path / name)) as topics:
+        topics.create_topic("sentences", 2)
+        topics.create_topic("counts", 2)
+        config = {"application.id": name, "embedded.topics.dir": topics.root,
+                  "checkpoint.location": str(tmp_path / f"{name}-ck"), "statestore.cache.max.bytes": cache_bytes}
+        seen = [0, 0]
+        per_batch = []
+        with KafkaStreams(word_count(), config) as streams:
+            streams.start()
+            ts = 100
+            for lines in BATCHES:
+                topics.append([ProducerRecord("sentences", i % 2, ts + i, None, line.encode(), ())
+                               for i, line in enumerate(lines)])
+                ts += 100
+                streams.process_all_available()
+                batch = []
+                for p in range(2):
+                    end = topics.end_offset("counts", p)
+                    batch += [(S.deserialize("c", r.key), L.deserialize("c", r.value), r.timestamp)
+                              for r in topics.read("counts", p, seen[p], end)]
+                    assert all(partition_for_key(r.key, 2) == p for r in topics.read("counts", p, seen[p], end))
+                    seen[p] = end
+                per_batch.append(sorted(batch))
+    return per_batch
+
+
+def test_each_batch_emits_the_last_count_per_word(spark, tmp_path):
+    cached = run(tmp_path, "cached", 10 * 1024 * 1024)
+    uncached = run(tmp_path, "uncached", 0)
+    totals: Counter = Counter()
+    for lines, got, every in zip(BATCHES, cached, uncached):
+        words = Counter(w for line in lines for w in line.split())
+        totals.update(words)
+        assert len(every) == sum(words.values())                   # without a cache: one update per word
+        assert [(w, c) for w, c, _ in got] == sorted((w, totals[w]) for w in words)   # with it: one per word
+        last = {w: (c, ts) for w, c, ts in every}                  # ...the same as the batch's last update
+        assert [(w, c, ts) for w, c, ts in got] == sorted((w, *last[w]) for w in words)

@@ -707,6 +707,47 @@ class SessionBytesStoreSupplier:
         return f"InMemorySessionBytesStoreSupplier({self.name!r}, retentionPeriod={self.retention_period_ms})"
 
 
+class TimeOrderedSessionBytesStore(InMemorySessionBytesStore):
+    """The session store of an ON_WINDOW_CLOSE aggregation, read as Kafka's default one for it (the time-ordered
+    ``RocksDbTimeOrderedSessionBytesStoreSupplier``): sessions expire by whole segments of ``max(retention / 2,
+    60 s)`` (``cleanupExpiredSegments``), so a closed session is still there when emitted by end time, in
+    time-first key order, while lookups by key see only sessions ending after stream time - retention
+    (``getActualFrom``), as any session store's do."""
+
+    def __init__(self, name: str, retention_period_ms: int) -> None:
+        super().__init__(name, retention_period_ms)
+        self.segment_interval_ms = max(retention_period_ms // 2, 60_000)
+
+    def _min_live_time(self) -> int:
+        """The start of the oldest live segment."""
+        interval = self.segment_interval_ms
+        return max(0, self.observed_stream_time - self.retention_period_ms) // interval * interval
+
+    def _unexpired(self, rows: list[tuple[bytes, int, int, bytes]]) -> list[tuple[bytes, int, int, bytes]]:
+        expired = self.observed_stream_time - self.retention_period_ms
+        return [row for row in rows if row[2] > expired]
+
+    def find_sessions(self, *args: Any, **kwargs: Any) -> list[tuple[bytes, int, int, bytes]]:
+        return self._unexpired(super().find_sessions(*args, **kwargs))
+
+    def fetch_keys(self, *args: Any, **kwargs: Any) -> list[tuple[bytes, int, int, bytes]]:
+        return self._unexpired(super().fetch_keys(*args, **kwargs))
+
+    def find_sessions_by_end_time(self, earliest_session_end_time: int, latest_session_end_time: int,
+                                  forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
+        """In the time-first key order (end, start, key bytes); the in-memory store gives end, key bytes, start
+        descending, and a stable sort on (end, start) keeps key order among equals."""
+        rows = super().find_sessions_by_end_time(earliest_session_end_time, latest_session_end_time, forward)
+        return sorted(rows, key=lambda row: (row[2], row[1]), reverse=not forward)
+
+
+class TimeOrderedSessionBytesStoreSupplier(SessionBytesStoreSupplier):
+    """Makes :class:`TimeOrderedSessionBytesStore` s: the default session store of ON_WINDOW_CLOSE aggregations."""
+
+    def get(self) -> TimeOrderedSessionBytesStore:
+        return TimeOrderedSessionBytesStore(self.name, self.retention_period_ms)
+
+
 class WindowStoreBuilder(StoreBuilder):
     """Builds a :class:`WindowStore` per task (Kafka's ``WindowStoreBuilder``)."""
 
@@ -791,6 +832,11 @@ class WindowStores:
         return SessionBytesStoreSupplier(name, retention_ms)
 
     @staticmethod
+    def time_ordered_session_store(name: str, retention_ms: int) -> TimeOrderedSessionBytesStoreSupplier:
+        """The default session store of an ON_WINDOW_CLOSE aggregation (Kafka's time-ordered session store)."""
+        return TimeOrderedSessionBytesStoreSupplier(name, retention_ms)
+
+    @staticmethod
     def window_store_builder(supplier: WindowBytesStoreSupplier, key_serde: Any = None,
                              value_serde: Any = None) -> WindowStoreBuilder:
         return WindowStoreBuilder(supplier, key_serde, value_serde)
@@ -806,7 +852,8 @@ class WindowStores:
         return SessionStoreBuilder(supplier, key_serde, value_serde)
 
 
-__all__ = ["InMemoryWindowBytesStore", "WindowStore", "TimestampedWindowStore", "WindowStoreFacade",
+__all__ = ["InMemoryWindowBytesStore", "TimeOrderedSessionBytesStore", "TimeOrderedSessionBytesStoreSupplier",
+           "WindowStore", "TimestampedWindowStore", "WindowStoreFacade",
            "InMemorySessionBytesStore", "SessionStore", "WindowBytesStoreSupplier", "SessionBytesStoreSupplier",
            "WindowStoreBuilder", "TimestampedWindowStoreBuilder", "SessionStoreBuilder", "WindowStores",
            "NO_TIMESTAMP"]

@@ -4,6 +4,7 @@ Build topologies with :class:`StreamsBuilder` (DSL) or :class:`Topology` (Proces
 multi-partition :class:`TopologyTestDriver`, run them with :class:`KafkaStreams`.
 """
 from streams_on_spark.dsl.builder import GlobalKTable, StreamsBuilder
+from streams_on_spark.dsl.emit import EmitStrategy
 from streams_on_spark.dsl.grouped import CogroupedKStream, KGroupedStream, KGroupedTable
 from streams_on_spark.dsl.kstream import BranchedKStream, KStream
 from streams_on_spark.dsl.ktable import KTable
@@ -37,4 +38,5 @@ __all__ = [
     "Topology", "TopologyDescription", "TopologyException", "TopologyTestDriver", "TopologyTestDriverBuilder",
     "ValueAndTimestamp", "BufferConfig", "Suppressed", "TimeWindows", "SessionWindows", "SlidingWindows",
     "JoinWindows", "Windowed", "WindowedSerdes", "TimeWindowedKStream", "SessionWindowedKStream",
+    "EmitStrategy",
 ]

@@ -1,8 +1,9 @@
 """Configuration keys, named as Kafka Streams names them, and their defaults."""
 from __future__ import annotations
 
+import logging
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 APPLICATION_ID = "application.id"
@@ -16,10 +17,15 @@ DEFAULT_TIMESTAMP_EXTRACTOR = "default.timestamp.extractor"
 STATESTORE_CACHE_MAX_BYTES = "statestore.cache.max.bytes"
 CACHE_MAX_BYTES_BUFFERING = "cache.max.bytes.buffering"   # the name before Kafka 3.4, still read
 DEFAULT_CACHE_MAX_BYTES = 10 * 1024 * 1024
+# Kafka's private StreamsConfig.InternalConfig key: the wall-clock throttle of ON_WINDOW_CLOSE windowed aggregations
+EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATION = "__emit.interval.ms.kstreams.windowed.aggregation__"
+DEFAULT_EMIT_INTERVAL_MS = 1000
 
 LOG_AND_FAIL = "log-and-fail"
 LOG_AND_CONTINUE = "log-and-continue"
 _HANDLERS = {LOG_AND_FAIL, LOG_AND_CONTINUE}
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,9 @@ class TaskConfig:
     cache_max_bytes: int = DEFAULT_CACHE_MAX_BYTES
     # Kafka's test driver commits after every record; an application commits per micro-batch on Spark
     commit_every_record: bool = False
+    # everything the application was configured with, for ``ProcessorContext.app_configs()``; never printed, as it
+    # may hold client secrets
+    app_configs: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @staticmethod
     def from_config(config: Optional[Mapping[str, Any]], default_app_id: Optional[str] = None, *,
@@ -55,7 +64,8 @@ class TaskConfig:
         return TaskConfig(app_id, config.get(DEFAULT_KEY_SERDE), config.get(DEFAULT_VALUE_SERDE),
                           config.get(PROCESSING_EXCEPTION_HANDLER, LOG_AND_FAIL),
                           config.get(DESERIALIZATION_EXCEPTION_HANDLER, LOG_AND_FAIL),
-                          config.get(DEFAULT_TIMESTAMP_EXTRACTOR), _cache_max_bytes(config), commit_every_record)
+                          config.get(DEFAULT_TIMESTAMP_EXTRACTOR), _cache_max_bytes(config), commit_every_record,
+                          dict(config))
 
 
 def _cache_max_bytes(config: Mapping[str, Any]) -> int:
@@ -65,6 +75,21 @@ def _cache_max_bytes(config: Mapping[str, Any]) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
         raise ValueError(f"Invalid value {value!r} for configuration '{key}': expected an int >= 0 (bytes)")
     return int(value)
+
+
+def internal_long(config: Mapping[str, Any], key: str, default: int) -> int:
+    """Kafka's ``InternalConfig.getLong``: a number, or a numeric string (another string is a ``ValueError``, as
+    ``Long.parseLong`` throws); a value of any other type is warned about and the default used."""
+    value = config.get(key, default)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            raise ValueError(f"Invalid value {value!r} for internal configuration '{key}': expected a long") from None
+    log.warning("Invalid value (%s) on internal configuration '%s'. Please specify a numeric value.", value, key)
+    return default
 
 
 def dummy_application_id() -> str:

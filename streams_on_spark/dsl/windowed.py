@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Self
 
-from streams_on_spark.errors import require_callable
+from streams_on_spark.errors import require_callable, require_instance
+from streams_on_spark.dsl.emit import EmitStrategy, StrategyType
 from streams_on_spark.dsl.ktable import KTable, split_named_materialized
 from streams_on_spark.dsl.params import Materialized
 from streams_on_spark.processor import windowed as w
@@ -23,6 +24,10 @@ def _count_add(_key: Any, _value: Any, agg: int) -> int:
     return agg + 1
 
 
+def _count_merge(_key: Any, agg1: int, agg2: int) -> int:
+    return agg1 + agg2
+
+
 def _reduce_init() -> None:
     return None
 
@@ -34,40 +39,80 @@ def _reducing(reducer: Callable[[Any, Any], Any]) -> Callable[[Any, Any, Any], A
     return aggregate
 
 
-def window_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any) -> Any:
+# cogrouped windowed streams have no emit_strategy: Kafka's CogroupedStreamAggregateBuilder passes onWindowUpdate()
+_ON_UPDATE = EmitStrategy.on_window_update()
+
+
+def _materialize(m: Materialized, default_supplier: Callable[[], Any], builder_factory: Callable[..., Any],
+                 key_serde: Any, value_serde: Any) -> Any:
+    """The store builder of a windowed aggregation: ``m``'s supplier (else the default one), logging as ``m`` says."""
+    builder = builder_factory(m.store_supplier or default_supplier(), key_serde, value_serde)
+    return builder if m.logging_enabled else builder.with_logging_disabled()
+
+
+def _window_retention(retention_ms: int, emit_strategy: EmitStrategy) -> int:
+    """Kafka's default ON_WINDOW_CLOSE window store (the time-ordered one) still returns windows starting exactly at
+    stream time - retention (``getActualFrom`` without the usual +1), the windows closing at that very time; the
+    in-memory store reads the same with one more ms of retention."""
+    return retention_ms + 1 if emit_strategy.type() is StrategyType.ON_WINDOW_CLOSE else retention_ms
+
+
+def window_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any,
+                         emit_strategy: EmitStrategy = _ON_UPDATE) -> Any:
     """The timestamped window store of a time-windowed aggregation; retention = size + grace (Kafka's default)."""
     from streams_on_spark.state.window_stores import WindowStores
-    supplier = m.store_supplier or WindowStores.in_memory_window_store(
-        name, windows.size_ms + windows.grace_ms, windows.size_ms, False)
-    builder = WindowStores.timestamped_window_store_builder(supplier, key_serde, value_serde)
-    return builder if m.logging_enabled else builder.with_logging_disabled()
+    return _materialize(m, lambda: WindowStores.in_memory_window_store(
+        name, _window_retention(windows.size_ms + windows.grace_ms, emit_strategy), windows.size_ms, False),
+        WindowStores.timestamped_window_store_builder, key_serde, value_serde)
 
 
-def session_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any) -> Any:
-    """The session store of a session-windowed aggregation; retention = gap + grace (Kafka's default)."""
+def sliding_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any,
+                          emit_strategy: EmitStrategy = _ON_UPDATE) -> Any:
+    """The window store of a sliding-window aggregation; retention = 2 x difference + grace (Kafka's default)."""
     from streams_on_spark.state.window_stores import WindowStores
-    supplier = m.store_supplier or WindowStores.in_memory_session_store(
-        name, windows.inactivity_gap_ms + windows.grace_ms)
-    builder = WindowStores.session_store_builder(supplier, key_serde, value_serde)
-    return builder if m.logging_enabled else builder.with_logging_disabled()
+    diff = windows.time_difference_ms
+    return _materialize(m, lambda: WindowStores.in_memory_window_store(
+        name, _window_retention(2 * diff + windows.grace_ms, emit_strategy), diff, False),
+        WindowStores.timestamped_window_store_builder, key_serde, value_serde)
+
+
+def session_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any,
+                          emit_strategy: EmitStrategy = _ON_UPDATE) -> Any:
+    """The session store of a session-windowed aggregation; retention = gap + grace (Kafka's default). With
+    ON_WINDOW_CLOSE the default store is Kafka's time-ordered one (``TimeOrderedSessionBytesStoreSupplier``)."""
+    from streams_on_spark.state.window_stores import WindowStores
+    retention = windows.inactivity_gap_ms + windows.grace_ms
+    time_ordered = emit_strategy.type() is StrategyType.ON_WINDOW_CLOSE
+    return _materialize(m, lambda: WindowStores.time_ordered_session_store(name, retention) if time_ordered
+                        else WindowStores.in_memory_session_store(name, retention),
+                        WindowStores.session_store_builder, key_serde, value_serde)
 
 
 class _WindowedAggregations(ABC):
-    """Shared by time and session windowed streams: naming, repartition, store and result table."""
+    """Shared by time, sliding and session windowed streams: emit strategy, naming, repartition, store and table."""
 
     store_builder: Callable[..., Any]
+    processor: Callable[..., Any]
 
     def __init__(self, grouped: "KGroupedStream", windows: Any) -> None:
         self._grouped = grouped
         self._builder = grouped._builder
         self.windows = windows
+        self._emit_strategy = _ON_UPDATE
+
+    def emit_strategy(self, emit_strategy: EmitStrategy) -> Self:
+        """When the aggregations built next forward results (KIP-825): every update (``on_window_update()``, the
+        default) or each window once when it closes (``on_window_close()``). Node and store names do not change."""
+        self._emit_strategy = require_instance(emit_strategy, "emit_strategy", EmitStrategy)
+        return self
 
     @abstractmethod
     def _windowed_serde(self, key_serde: Any) -> Any:
         """The serde of this kind's ``Windowed`` result keys."""
 
     def _build(self, named: Any, materialized: Any, prefix: str, value_serde_default: Any,
-               make: Callable[[str], DslSupplier], burn_for_count: bool = False) -> KTable:
+               *functions: Callable[..., Any], burn_for_count: bool = False) -> KTable:
+        """The aggregation node: this kind's processor over ``functions`` (initializer, aggregator[, merger])."""
         named, m = split_named_materialized(named, materialized)
         if burn_for_count and m is not None and m.name is None:
             self._builder.new_store_name("KSTREAM-AGGREGATE-")  # Kafka's compatibility burn for count()
@@ -77,9 +122,9 @@ class _WindowedAggregations(ABC):
         value_serde = m.value_serde if m.value_serde is not None else value_serde_default
         name = self._builder.name_or_generate(None if named is None else named.name, prefix)
         parent, source_nodes = self._grouped._repartition_if_required(store)
-        supplier = make(store)
+        supplier = DslSupplier(type(self).processor, self.windows, store, self._emit_strategy, *functions)
         node = ProcessorGraphNode(name, supplier, type(self).store_builder(m, store, self.windows, key_serde,
-                                                                            value_serde))
+                                                                            value_serde, self._emit_strategy))
         node.windows = self.windows  # type: ignore[attr-defined]  # found by suppress(until_window_closes)
         self._builder.add_graph_node(parent, node)
         windowed_key_serde = None if key_serde is None else self._windowed_serde(key_serde)
@@ -90,6 +135,7 @@ class TimeWindowedKStream(_WindowedAggregations):
     """A grouped stream cut into tumbling or hopping windows (``TimeWindows``)."""
 
     store_builder = staticmethod(window_store_builder)
+    processor = w.KStreamWindowAggregate
 
     def _windowed_serde(self, key_serde: Any) -> Any:
         from streams_on_spark.serde.windowed import WindowedSerdes
@@ -97,85 +143,54 @@ class TimeWindowedKStream(_WindowedAggregations):
 
     def count(self, named: Any = None, materialized: Any = None) -> KTable:
         """Records per key and window (null keys are dropped)."""
-        return self._build(named, materialized, "KSTREAM-AGGREGATE-", Serdes.Long(),
-                           lambda store: DslSupplier(w.KStreamWindowAggregate, self.windows, store, _count_init,
-                                                     _count_add), burn_for_count=True)
+        return self._build(named, materialized, "KSTREAM-AGGREGATE-", Serdes.Long(), _count_init, _count_add,
+                           burn_for_count=True)
 
     def reduce(self, reducer: Callable[[Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
         require_callable(reducer, "reducer")
-        return self._build(named, materialized, "KSTREAM-REDUCE-", self._grouped.value_serde,
-                           lambda store: DslSupplier(w.KStreamWindowAggregate, self.windows, store, _reduce_init,
-                                                     _reducing(reducer)))
+        return self._build(named, materialized, "KSTREAM-REDUCE-", self._grouped.value_serde, _reduce_init,
+                           _reducing(reducer))
 
     def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
                   named: Any = None, materialized: Any = None) -> KTable:
         require_callable(initializer, "initializer")
         require_callable(aggregator, "aggregator")
-        return self._build(named, materialized, "KSTREAM-AGGREGATE-", None,
-                           lambda store: DslSupplier(w.KStreamWindowAggregate, self.windows, store, initializer,
-                                                     aggregator))
+        return self._build(named, materialized, "KSTREAM-AGGREGATE-", None, initializer, aggregator)
 
 
-def sliding_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any) -> Any:
-    """The window store of a sliding-window aggregation; retention = 2 x difference + grace (Kafka's default)."""
-    from streams_on_spark.state.window_stores import WindowStores
-    supplier = m.store_supplier or WindowStores.in_memory_window_store(
-        name, 2 * windows.time_difference_ms + windows.grace_ms, windows.time_difference_ms, False)
-    builder = WindowStores.timestamped_window_store_builder(supplier, key_serde, value_serde)
-    return builder if m.logging_enabled else builder.with_logging_disabled()
+class SlidingWindowedKStream(TimeWindowedKStream):
+    """A grouped stream aggregated over sliding windows (``SlidingWindows``): one window per distinct content.
 
-
-class SlidingWindowedKStream(_WindowedAggregations):
-    """A grouped stream aggregated over sliding windows (``SlidingWindows``): one window per distinct content."""
+    A ``TimeWindowedKStream``, as Kafka's ``SlidingWindowedKStreamImpl``: the same operations on another store
+    and processor.
+    """
 
     store_builder = staticmethod(sliding_store_builder)
+    processor = w.KStreamSlidingWindowAggregate
 
     def _windowed_serde(self, key_serde: Any) -> Any:
         from streams_on_spark.serde.windowed import WindowedSerdes
         return WindowedSerdes.time_windowed(key_serde, self.windows.time_difference_ms)
-
-    def count(self, named: Any = None, materialized: Any = None) -> KTable:
-        return self._build(named, materialized, "KSTREAM-AGGREGATE-", Serdes.Long(),
-                           lambda store: DslSupplier(w.KStreamSlidingWindowAggregate, self.windows, store,
-                                                     _count_init, _count_add), burn_for_count=True)
-
-    def reduce(self, reducer: Callable[[Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
-        require_callable(reducer, "reducer")
-        return self._build(named, materialized, "KSTREAM-REDUCE-", self._grouped.value_serde,
-                           lambda store: DslSupplier(w.KStreamSlidingWindowAggregate, self.windows, store,
-                                                     _reduce_init, _reducing(reducer)))
-
-    def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
-                  named: Any = None, materialized: Any = None) -> KTable:
-        require_callable(initializer, "initializer")
-        require_callable(aggregator, "aggregator")
-        return self._build(named, materialized, "KSTREAM-AGGREGATE-", None,
-                           lambda store: DslSupplier(w.KStreamSlidingWindowAggregate, self.windows, store,
-                                                     initializer, aggregator))
 
 
 class SessionWindowedKStream(_WindowedAggregations):
     """A grouped stream cut into sessions (``SessionWindows``): activity separated by an inactivity gap."""
 
     store_builder = staticmethod(session_store_builder)
+    processor = w.KStreamSessionWindowAggregate
 
     def _windowed_serde(self, key_serde: Any) -> Any:
         from streams_on_spark.serde.windowed import WindowedSerdes
         return WindowedSerdes.session_windowed(key_serde)
 
     def count(self, named: Any = None, materialized: Any = None) -> KTable:
-        return self._build(named, materialized, "KSTREAM-AGGREGATE-", Serdes.Long(),
-                           lambda store: DslSupplier(w.KStreamSessionWindowAggregate, self.windows, store,
-                                                     _count_init, _count_add, lambda k, a, b: a + b),
-                           burn_for_count=True)
+        return self._build(named, materialized, "KSTREAM-AGGREGATE-", Serdes.Long(), _count_init, _count_add,
+                           _count_merge, burn_for_count=True)
 
     def reduce(self, reducer: Callable[[Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
         require_callable(reducer, "reducer")
-        return self._build(named, materialized, "KSTREAM-REDUCE-", self._grouped.value_serde,
-                           lambda store: DslSupplier(w.KStreamSessionWindowAggregate, self.windows, store,
-                                                     _reduce_init, _reducing(reducer),
-                                                     lambda k, a, b: b if a is None else a if b is None
-                                                     else reducer(a, b)))
+        return self._build(named, materialized, "KSTREAM-REDUCE-", self._grouped.value_serde, _reduce_init,
+                           _reducing(reducer), lambda k, a, b: b if a is None else a if b is None else reducer(a, b))
 
     def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
                   merger: Callable[[Any, Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
@@ -183,9 +198,7 @@ class SessionWindowedKStream(_WindowedAggregations):
         require_callable(initializer, "initializer")
         require_callable(aggregator, "aggregator")
         require_callable(merger, "sessionMerger")
-        return self._build(named, materialized, "KSTREAM-AGGREGATE-", None,
-                           lambda store: DslSupplier(w.KStreamSessionWindowAggregate, self.windows, store,
-                                                     initializer, aggregator, merger))
+        return self._build(named, materialized, "KSTREAM-AGGREGATE-", None, initializer, aggregator, merger)
 
 
 class TimeWindowedCogroupedKStream:
@@ -204,7 +217,8 @@ class TimeWindowedCogroupedKStream:
 
         return self._cogrouped._build(
             initializer, named, materialized,
-            lambda store, aggregator: DslSupplier(w.KStreamWindowAggregate, windows, store, initializer, aggregator),
+            lambda store, aggregator: DslSupplier(w.KStreamWindowAggregate, windows, store, _ON_UPDATE, initializer,
+                                                  aggregator),
             lambda m, store, key_serde, value_serde: window_store_builder(m, store, windows, key_serde, value_serde),
             serde, windows)
 
@@ -225,8 +239,8 @@ class SlidingWindowedCogroupedKStream:
 
         return self._cogrouped._build(
             initializer, named, materialized,
-            lambda store, aggregator: DslSupplier(w.KStreamSlidingWindowAggregate, windows, store, initializer,
-                                                  aggregator),
+            lambda store, aggregator: DslSupplier(w.KStreamSlidingWindowAggregate, windows, store, _ON_UPDATE,
+                                                  initializer, aggregator),
             lambda m, store, key_serde, value_serde: sliding_store_builder(m, store, windows, key_serde, value_serde),
             serde, windows)
 
@@ -249,8 +263,8 @@ class SessionWindowedCogroupedKStream:
 
         return self._cogrouped._build(
             initializer, named, materialized,
-            lambda store, aggregator: DslSupplier(w.KStreamSessionWindowAggregate, windows, store, initializer,
-                                                  aggregator, merger),
+            lambda store, aggregator: DslSupplier(w.KStreamSessionWindowAggregate, windows, store, _ON_UPDATE,
+                                                  initializer, aggregator, merger),
             lambda m, store, key_serde, value_serde: session_store_builder(m, store, windows, key_serde, value_serde),
             serde, windows)
 

@@ -144,6 +144,10 @@ class ProcessorContext(ABC):
     @abstractmethod
     def current_system_time_ms(self) -> int: ...
 
+    @abstractmethod
+    def app_configs(self) -> dict[str, Any]:
+        """The application's configuration, as given (Kafka's ``appConfigs()``)."""
+
     def commit(self) -> None:
         """Request a commit; engines commit after every batch anyway, so this is a hint."""
 

@@ -1,15 +1,24 @@
 """Windowed aggregations and suppression: the processors behind ``windowed_by(...)`` and ``KTable.suppress``.
 
-Ports of Kafka's ``KStreamWindowAggregate``, ``KStreamSessionWindowAggregate`` and ``KTableSuppressProcessor``.
+Ports of Kafka's ``KStreamWindowAggregate``, ``KStreamSlidingWindowAggregate``, ``KStreamSessionWindowAggregate``
+(with their ``AbstractKStreamTimeWindowAggregateProcessor`` emit strategies) and ``KTableSuppressProcessor``.
 Each processor's observed stream time (max timestamp it has seen) decides which windows are closed; it is kept
-in the task's processor metadata so it survives restarts and Spark batches, as Kafka keeps its own.
+in the task's processor metadata so it survives restarts and Spark batches, as Kafka keeps its own. So are the
+emit-final times (last emitted window close time, next wall-clock time to emit).
 """
 from __future__ import annotations
 
 import logging
 import pickle
-from typing import Any, Callable, Optional
+from abc import abstractmethod
+from typing import Any, Callable, Iterable, Optional
 
+from streams_on_spark.config import (
+    DEFAULT_EMIT_INTERVAL_MS,
+    EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATION,
+    internal_long,
+)
+from streams_on_spark.dsl.emit import EmitStrategy, StrategyType
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record
 from streams_on_spark.processor.dsl import Change, drop_record
@@ -19,21 +28,40 @@ log = logging.getLogger(__name__)
 UNKNOWN = -1
 
 
-class _ObservedStreamTime:
+class _MetadataTime:
+    """A time a processor keeps in the task's processor metadata, read on every use: on Spark a task restores its
+    snapshot after its processors' ``init()``, so a copy taken there would be stale."""
+
+    def __init__(self, context: Any, key: str, default: int = UNKNOWN) -> None:
+        self._context, self._key, self._default = context, key, default
+
+    @property
+    def value(self) -> int:
+        value = self._context.get_processor_metadata(self._key)
+        return self._default if value is None else value
+
+    @value.setter
+    def value(self, value: int) -> None:
+        self._context.put_processor_metadata(self._key, value)
+
+
+class _ObservedStreamTime(_MetadataTime):
     """A processor's observed stream time, persisted in the task's processor metadata under its store name."""
 
     def __init__(self, context: Any, store_name: str) -> None:
-        self._context = context
-        self._key = f"observed-stream-time:{store_name}"
-        self.value = context.get_processor_metadata(self._key)
-        if self.value is None:
-            self.value = UNKNOWN
+        super().__init__(context, f"observed-stream-time:{store_name}")
 
     def advance(self, timestamp: int) -> int:
-        if timestamp > self.value:
-            self.value = timestamp
-            self._context.put_processor_metadata(self._key, timestamp)
-        return self.value
+        value = self.value
+        if timestamp > value:
+            self.value = value = timestamp
+        return value
+
+
+def _emit_interval_ms(context: Any) -> int:
+    """``__emit.interval.ms.kstreams.windowed.aggregation__`` of the application's config, as Kafka reads it."""
+    return internal_long(context.app_configs(), EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATION,
+                         DEFAULT_EMIT_INTERVAL_MS)
 
 
 def _skip_expired(context: ProcessorContext, timestamp: int, window: str, close_time: int, stream_time: int) -> None:
@@ -47,11 +75,18 @@ def _skip_expired(context: ProcessorContext, timestamp: int, window: str, close_
 
 
 class _WindowedAggregate(Processor):
-    """Windows, store, initializer and aggregator, plus the observed stream time every windowed aggregate keeps."""
+    """Windows, store, initializer and aggregator, the observed stream time, and the emit strategy.
 
-    def __init__(self, windows: Any, store_name: str, initializer: Callable[[], Any],
+    ``ON_WINDOW_CLOSE`` (Kafka's ``AbstractKStreamTimeWindowAggregateProcessor``): updates are not forwarded; after a
+    record, when the wall-clock throttle allows and the window close time passed the last emitted one, the windows
+    closed since then (each kind's emit range) are forwarded as ``Change(value, None)`` with the record's headers.
+    The last emit close time is the processor metadata under the store name (Kafka's ``processorMetadataForKey``).
+    """
+
+    def __init__(self, windows: Any, store_name: str, emit_strategy: EmitStrategy, initializer: Callable[[], Any],
                  aggregator: Callable[[Any, Any, Any], Any]) -> None:
         self.windows, self.store_name = windows, store_name
+        self.emit_final = emit_strategy.type() is StrategyType.ON_WINDOW_CLOSE
         self.initializer, self.aggregator = initializer, aggregator
         self.send_old_values = False
 
@@ -59,6 +94,59 @@ class _WindowedAggregate(Processor):
         self.context, self.forward = context, context.forward
         self.store = context.get_state_store(self.store_name)
         self.stream_time = _ObservedStreamTime(context, self.store_name)
+        if self.emit_final:
+            self.last_emit_close_time = _MetadataTime(context, self.store_name)
+            # Kafka's TimeTracker.nextTimeToEmit (starts at 0); kept with the task so Spark batches share it
+            self.next_time_to_emit = _MetadataTime(context, f"next-time-to-emit:{self.store_name}", 0)
+            self.emit_interval_ms = _emit_interval_ms(context)
+
+    def _maybe_forward_update(self, record: Record, window: Any, old_agg: Any, new_agg: Any, new_ts: int) -> None:
+        """Kafka's ``maybeForwardUpdate``: a window update with the input's headers, unless emitting final results."""
+        from streams_on_spark.dsl.windows import Windowed
+        if not self.emit_final:
+            self.forward(Record(Windowed(record.key, window),
+                                Change(new_agg, old_agg if self.send_old_values else None), new_ts, record.headers))
+
+    def _maybe_forward_final_result(self, record: Record, window_close_time: int) -> None:
+        """Kafka's ``maybeForwardFinalResult``: emit the windows closed since the last emission, if any."""
+        if not self.emit_final or not self._should_emit_final(window_close_time):
+            return
+        upper = self._emit_range_upper_bound(window_close_time)
+        if upper < 0:  # no window has ever closed
+            return
+        lower = self._emit_range_lower_bound()
+        if self._should_range_fetch(lower, upper):
+            for windowed, value, timestamp in self._closed_windows(lower, upper):
+                self.forward(Record(windowed, Change(value, None), timestamp, record.headers))
+            self.last_emit_close_time.value = window_close_time
+
+    def _should_emit_final(self, window_close_time: int) -> bool:
+        """Kafka's ``shouldEmitFinal``: at most once per emit interval of wall-clock time (the next time is set from
+        now even when nothing is emitted), and only when the close time progressed."""
+        now = self.context.current_system_time_ms()
+        if now < self.next_time_to_emit.value:
+            return False
+        self.next_time_to_emit.value = now + self.emit_interval_ms
+        last = self.last_emit_close_time.value
+        return last == UNKNOWN or last < window_close_time
+
+    @abstractmethod
+    def _emit_range_lower_bound(self) -> int:
+        """The smallest (inclusive) window start, or session end, not emitted yet."""
+
+    @abstractmethod
+    def _emit_range_upper_bound(self, window_close_time: int) -> int:
+        """The largest (inclusive) window start, or session end, closed at ``window_close_time``."""
+
+    def _should_range_fetch(self, lower: int, upper: int) -> bool:
+        """Whether ``[lower, upper]`` may hold a window to emit (sliding windows always fetch)."""
+        return True
+
+    def _closed_windows(self, lower: int, upper: int) -> Iterable[tuple[Any, Any, int]]:
+        """``(windowed key, aggregate, timestamp)`` of the windows starting in ``[lower, upper]``, in Kafka's
+        ``fetchAll`` order (start, then key bytes — also the order of its time-ordered store), with the stored
+        timestamp."""
+        return ((kv.key, kv.value.value, kv.value.timestamp) for kv in self.store.fetch_all(lower, upper))
 
 
 class KStreamWindowAggregate(_WindowedAggregate):
@@ -66,7 +154,6 @@ class KStreamWindowAggregate(_WindowedAggregate):
     (window end <= observed stream time - grace); the update is forwarded with the window's max timestamp."""
 
     def process(self, record: Record) -> None:
-        from streams_on_spark.dsl.windows import Windowed
         key = record.key
         if key is None:
             drop_record(self.context, "null key", record)
@@ -85,36 +172,55 @@ class KStreamWindowAggregate(_WindowedAggregate):
                     new_ts = max(ts, old.timestamp)
                 new_agg = self.aggregator(key, record.value, agg)
                 self.store.put(key, ValueAndTimestamp.make(new_agg, new_ts), start)
-                self.forward(Record(Windowed(key, window), Change(new_agg, old_agg if self.send_old_values else None),
-                                    new_ts, record.headers))
+                self._maybe_forward_update(record, window, old_agg, new_agg, new_ts)
             else:
                 _skip_expired(self.context, ts, f"[{start},{window.end})", close_time, observed)
+        self._maybe_forward_final_result(record, close_time)
+
+    def _emit_range_lower_bound(self) -> int:
+        """Window ends are exclusive, so one past the last emitted close time's start (0 the first time)."""
+        last = self.last_emit_close_time.value
+        return 0 if last == UNKNOWN else max(0, last - self.windows.size_ms) + 1
+
+    def _emit_range_upper_bound(self, window_close_time: int) -> int:
+        return window_close_time - self.windows.size_ms
+
+    def _should_range_fetch(self, lower: int, upper: int) -> bool:
+        """Skip the fetch when the close time did not progress enough to close another window."""
+        if self.last_emit_close_time.value == UNKNOWN:
+            return True
+        return self.windows.windows_for(upper) != self.windows.windows_for(lower - 1)
 
 
 class KStreamSessionWindowAggregate(_WindowedAggregate):
     """Session windows: merge every session within the inactivity gap of the record into one; merged sessions
     are deleted (forwarded as tombstones) and the new session is forwarded with its end as timestamp."""
 
-    def __init__(self, windows: Any, store_name: str, initializer: Callable[[], Any],
+    def __init__(self, windows: Any, store_name: str, emit_strategy: EmitStrategy, initializer: Callable[[], Any],
                  aggregator: Callable[[Any, Any, Any], Any], merger: Callable[[Any, Any, Any], Any]) -> None:
-        super().__init__(windows, store_name, initializer, aggregator)
+        super().__init__(windows, store_name, emit_strategy, initializer, aggregator)
         self.merger = merger
 
     def _emit(self, windowed: Any, old: Any, new: Any) -> None:
         """A session update: a new record stamped with the session end, without the input's headers (Kafka
         forwards ``new Record<>(windowedKey, change, end)`` here, where time windows keep the headers)."""
-        self.forward(Record(windowed, Change(new, old if self.send_old_values else None), windowed.window.end))
+        if not self.emit_final:
+            self.forward(Record(windowed, Change(new, old if self.send_old_values else None), windowed.window.end))
 
     def process(self, record: Record) -> None:
-        from streams_on_spark.dsl.windows import SessionWindow, Windowed
         key = record.key
         if key is None:
             drop_record(self.context, "null key", record)
             return
         ts = record.timestamp
         observed = self.stream_time.advance(ts)
-        gap = self.windows.inactivity_gap_ms
-        close_time = observed - self.windows.grace_ms - gap
+        close_time = observed - self.windows.grace_ms - self.windows.inactivity_gap_ms
+        self._aggregate(record, close_time, observed)
+        self._maybe_forward_final_result(record, close_time)
+
+    def _aggregate(self, record: Record, close_time: int, observed: int) -> None:
+        from streams_on_spark.dsl.windows import SessionWindow, Windowed
+        key, ts, gap = record.key, record.timestamp, self.windows.inactivity_gap_ms
         new_window = SessionWindow(ts, ts)
         merged_window = new_window
         agg = self.initializer()
@@ -134,6 +240,21 @@ class KStreamSessionWindowAggregate(_WindowedAggregate):
         session = Windowed(key, merged_window)
         self.store.put(session, agg)
         self._emit(session, None, agg)
+
+    def _emit_range_lower_bound(self) -> int:
+        return max(0, self.last_emit_close_time.value)
+
+    def _emit_range_upper_bound(self, window_close_time: int) -> int:
+        """Session ends are inclusive: a session ending at the close time is still open."""
+        return window_close_time - 1
+
+    def _should_range_fetch(self, lower: int, upper: int) -> bool:
+        """A session may be a single point, so the range is fetched even when ``lower == upper``."""
+        return upper >= lower
+
+    def _closed_windows(self, lower: int, upper: int) -> Iterable[tuple[Any, Any, int]]:
+        """Sessions ending in ``[lower, upper]`` in the store's order, stamped with their end."""
+        return ((kv.key, kv.value, kv.key.window.end) for kv in self.store.find_sessions_by_end_time(lower, upper))
 
 
 class SuppressionBuffer(StateStore):
@@ -269,7 +390,6 @@ class KStreamSlidingWindowAggregate(_WindowedAggregate):
     """
 
     def process(self, record: Record) -> None:
-        from streams_on_spark.dsl.windows import TimeWindow
         if record.key is None or record.value is None:
             drop_record(self.context, "null key or value", record)
             return
@@ -281,7 +401,14 @@ class KStreamSlidingWindowAggregate(_WindowedAggregate):
             return
         if ts < diff:
             self._process_early(record, close_time)
-            return
+            return  # as in Kafka, an early record does not emit final results
+        self._process_reverse(record, close_time)
+        self._maybe_forward_final_result(record, close_time)
+
+    def _process_reverse(self, record: Record, close_time: int) -> None:
+        """Kafka's ``processReverse``: walk the key's windows from the newest, updating those holding the record."""
+        from streams_on_spark.dsl.windows import TimeWindow
+        ts, diff = record.timestamp, self.windows.time_difference_ms
         starts: set[int] = set()
         left_agg = right_agg = None
         left_created = right_created = False
@@ -360,11 +487,10 @@ class KStreamSlidingWindowAggregate(_WindowedAggregate):
             self._create_current_right(ts, right_agg, record)
 
     def _create_current_right(self, ts: int, right_agg: ValueAndTimestamp, record: Record) -> None:
-        from streams_on_spark.dsl.windows import TimeWindow, Windowed
+        from streams_on_spark.dsl.windows import TimeWindow
         window = TimeWindow(ts + 1, ts + 1 + self.windows.time_difference_ms)
         self.store.put(record.key, right_agg, window.start)
-        self.forward(Record(Windowed(record.key, window), Change(right_agg.value, None), right_agg.timestamp,
-                            record.headers))
+        self._maybe_forward_update(record, window, None, right_agg.value, right_agg.timestamp)
 
     def _create_previous_right(self, start: int, record: Record, close_time: int) -> None:
         from streams_on_spark.dsl.windows import TimeWindow
@@ -372,7 +498,6 @@ class KStreamSlidingWindowAggregate(_WindowedAggregate):
         self._update(window, ValueAndTimestamp.make(self.initializer(), record.timestamp), record, close_time)
 
     def _update(self, window: Any, vat: Optional[ValueAndTimestamp], record: Record, close_time: int) -> None:
-        from streams_on_spark.dsl.windows import Windowed
         if window.end < close_time:
             _skip_expired(self.context, record.timestamp, f"[{window.start},{window.end}]", close_time,
                           self.stream_time.value)
@@ -381,5 +506,12 @@ class KStreamSlidingWindowAggregate(_WindowedAggregate):
         new_agg = self.aggregator(record.key, record.value, old_agg)
         new_ts = record.timestamp if old_agg is None else max(record.timestamp, vat.timestamp)  # type: ignore[union-attr]
         self.store.put(record.key, ValueAndTimestamp.make(new_agg, new_ts), window.start)
-        self.forward(Record(Windowed(record.key, window), Change(new_agg, old_agg if self.send_old_values else None),
-                            new_ts, record.headers))
+        self._maybe_forward_update(record, window, old_agg, new_agg, new_ts)
+
+    def _emit_range_lower_bound(self) -> int:
+        last = self.last_emit_close_time.value
+        return 0 if last == UNKNOWN else max(0, last - self.windows.time_difference_ms)
+
+    def _emit_range_upper_bound(self, window_close_time: int) -> int:
+        """Sliding window ends are inclusive: a window ending at the close time is still open."""
+        return window_close_time - self.windows.time_difference_ms - 1

@@ -239,6 +239,9 @@ class _TaskContext(ProcessorContext):
     def current_system_time_ms(self) -> int:
         return self._task.wall_clock()
 
+    def app_configs(self) -> dict[str, Any]:
+        return dict(self._task.config.app_configs)
+
     def get_processor_metadata(self, key: str) -> Optional[int]:
         """Small per-task values a DSL processor keeps beside its stores (e.g. its observed stream time).
 

@@ -7,6 +7,8 @@ Rules checked (Kafka's ``KStreamWindowAggregate`` / ``KStreamSessionWindowAggreg
   ``end < stream time - grace - gap``; merged-away sessions are forwarded as tombstones; timestamp = session end.
 - suppress(until_window_closes): one final result per window, once stream time reaches ``end + grace``
   (``end + gap + grace`` for sessions: Kafka's ``GraphGraceSearchUtil``).
+- emit_strategy(on_window_close()) (KIP-825, ``AbstractKStreamTimeWindowAggregateProcessor``): no updates; each
+  window once, when the close time passes its end, kept across batches in processor metadata.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import pytest
 
 from streams_on_spark import (
     Consumed,
+    EmitStrategy,
     Grouped,
     KeyValue,
     Materialized,
@@ -225,3 +228,24 @@ def test_new_window_sends_the_initializer_as_old_value(make_driver, partitions, 
     driver = make_driver(builder.build(), "events", "trace")
     driver.create_input_topic("events", S, S).pipe_record_list([TestRecord("a", "v", ts) for ts in (1, 12)])
     assert [r.value for r in driver.create_output_topic("trace", S, S).read_records_to_list()] == expected
+
+
+def test_emit_on_window_close_forwards_each_window_once(make_driver, partitions):
+    """KIP-825 ON_WINDOW_CLOSE: each window once, stored timestamp, closing record's headers, across batches."""
+    builder = StreamsBuilder()
+    (builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+     .windowed_by(TimeWindows.of_size_and_grace(10, 5)).emit_strategy(EmitStrategy.on_window_close())
+     .count(Materialized.as_("final-counts")).to_stream().to("counts", Produced.with_(TIME_KEYS, L)))
+    driver = make_driver(builder.build(), "events", "counts")
+    events = driver.create_input_topic("events", S, S)
+    home = partition_for_key(b"a", partitions)
+    events.pipe_record_list([TestRecord("a", "x", ts) for ts in (1, 5, 12, 3, 14)])
+    assert results(driver) == []                     # stream time 14: [0,10) closes at 10 + 5
+    events.pipe_record_list([TestRecord("a", "x", 15, headers={"closer": b"15"}), TestRecord("a", "x", 8)])
+    [final] = driver.create_output_topic("counts", TIME_KEYS, L).read_records_to_list()
+    assert ((final.key.key, final.key.window.start), final.value, final.timestamp, final.partition) == (
+        ("a", 0), 3, 5, home)
+    assert final.headers == (("closer", b"15"),)
+    events.pipe_record_list([TestRecord("a", "x", ts) for ts in (26, 36)])
+    assert results(driver) == [(("a", 10, 20), 3, 15, home), (("a", 20, 30), 1, 26, home)]
+    assert driver.metrics()["dropped-records-total"] == 1   # ts 8, after [0,10) closed

@@ -264,3 +264,21 @@ def test_every_task_punctuates_before_any_punctuation_output_is_processed():
         assert out.read_values_to_list() == ["0"]
         driver.advance_wall_clock_time(100)   # it was processed after the first pass
         assert out.read_values_to_list() == ["1"]
+
+
+def test_a_processor_reads_the_application_config():
+    """Kafka's ``ProcessorContext.appConfigs()``: every setting the application was given."""
+    seen = {}
+
+    class ReadsConfig(Processor):
+        def init(self, context):
+            super().init(context)
+            seen.update(context.app_configs())
+
+        def process(self, record):
+            pass
+
+    topology = Topology().add_source("src", "in", key_serde=S, value_serde=S).add_processor("p", ReadsConfig, "src")
+    with TopologyTestDriver(topology, {"application.id": "papi", "my.threshold": 7}):
+        pass
+    assert seen["my.threshold"] == 7 and seen["application.id"] == "papi"

@@ -55,3 +55,77 @@ def test_time_windows_keep_the_input_headers_session_windows_do_not():
             driver.create_input_topic("in", S, S).pipe_input(TestRecord("k", "v", 5, headers={"trace": b"t1"}))
             out = driver.create_output_topic("out", S, Serdes.Long()).read_records_to_list()
         assert out and all(r.headers == ((("trace", b"t1"),) if keeps else ()) for r in out), (windows, out)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Time kept in processor metadata: a task rebuilt from its snapshot (each Spark batch) continues where it stopped
+
+
+def _emit_final_task(emit_strategy, interval_ms: int = 0):
+    """A task of ``count`` over hopping windows 10/5 with grace 5 into Kafka's test store (1 day retention), and a
+    function feeding it records."""
+    from streams_on_spark import Consumed, Materialized, Produced, StreamsBuilder, TimeWindows, WindowedSerdes
+    from streams_on_spark.state.window_stores import WindowStores
+    from streams_on_spark.config import TaskConfig
+    from streams_on_spark.connectors.records import ConsumerRecord
+    from streams_on_spark.processor.api import TaskId
+    from streams_on_spark.runtime.task import StreamTask
+    keys = WindowedSerdes.time_windowed(S, 10)
+    builder = StreamsBuilder()
+    (builder.stream("in", Consumed.with_(S, S)).group_by_key()
+     .windowed_by(TimeWindows.of_size_and_grace(10, 5).advance_by(5)).emit_strategy(emit_strategy)
+     .count(Materialized.as_(WindowStores.in_memory_window_store("counts", 86_400_000, 10)))
+     .to_stream().to("out", Produced.with_(keys, Serdes.Long())))
+    internal = builder.build().internal_builder
+    internal.application_id = "restore"
+    config = TaskConfig("restore", app_configs={"__emit.interval.ms.kstreams.windowed.aggregation__": interval_ms})
+    offsets = iter(range(1000))
+
+    def new_task() -> StreamTask:
+        return StreamTask(TaskId(0, 0), internal.subtopologies()[0], internal, config, lambda topic: 1, lambda: 0)
+
+    def feed(task: StreamTask, *records: tuple[str, int]) -> list[tuple[str, int, int]]:
+        task.add_records("in", 0, [ConsumerRecord("in", 0, next(offsets), ts, k.encode(), b"v", ())
+                                   for k, ts in records])
+        while task.process_one():
+            pass
+        return [(w.key, w.window.start, n) for w, n in
+                ((keys.deserialize("out", r.key), Serdes.Long().deserialize("out", r.value))
+                 for r in task.collector.drain())]
+    return new_task, feed
+
+
+def test_a_restored_task_emits_from_the_last_emit_close_time():
+    """KStreamWindowAggregateTest#shouldEmitFromLastEmitTime: processorMetadataForKey(storeName) survives."""
+    from streams_on_spark import EmitStrategy
+    new_task, feed = _emit_final_task(EmitStrategy.on_window_close())
+    first = new_task()
+    assert feed(first, ("A", 0), ("B", 5), ("C", 15)) == [("A", 0, 1), ("B", 0, 1)]
+    assert first.processor_metadata["counts"] == 10
+    restored = new_task()
+    restored.restore(first.snapshot())
+    assert feed(restored, ("D", 25)) == [("B", 5, 1), ("C", 10, 1)]
+
+
+def test_the_emit_throttle_survives_a_restore():
+    """Kafka's TimeTracker.nextTimeToEmit, kept in processor metadata so every Spark batch throttles alike."""
+    from streams_on_spark import EmitStrategy
+    new_task, feed = _emit_final_task(EmitStrategy.on_window_close(), interval_ms=1000)
+    first = new_task()
+    assert feed(first, ("A", 0)) == []                   # the wall clock (0) passed: next emit time is 1000
+    restored = new_task()
+    restored.restore(first.snapshot())
+    assert feed(restored, ("C", 15)) == []                # [0,10) closed, but the wall clock is still at 0
+    assert restored.processor_metadata["next-time-to-emit:counts"] == 1000
+
+
+def test_a_restored_task_still_drops_late_records():
+    """Observed stream time is read from processor metadata per record (Spark restores after init())."""
+    from streams_on_spark import EmitStrategy
+    new_task, feed = _emit_final_task(EmitStrategy.on_window_update())
+    first = new_task()
+    assert feed(first, ("A", 100)) == [("A", 95, 1), ("A", 100, 1)]
+    restored = new_task()
+    restored.restore(first.snapshot())
+    assert feed(restored, ("A", 5)) == []
+    assert restored.metrics.dropped == 2                 # once per expired window, as Kafka counts

@@ -346,3 +346,29 @@ def test_session_bytes_store_direct():
     assert inner.find_sessions(b"k", b"k", 4, 1) == [(b"k", 1, 4, b"x")]
     assert inner.find_sessions(b"k", b"k", 5, 1) == []
     assert inner.find_sessions(b"k", b"k", 4, 0) == []
+
+
+def test_time_ordered_session_store_expires_by_segment_and_looks_up_by_retention():
+    """RocksDbTimeOrderedSessionBytesStore: segment expiry for findSessions(end range), retention for keys."""
+    from streams_on_spark.state.window_stores import TimeOrderedSessionBytesStore, TimeOrderedSessionBytesStoreSupplier
+    store = TimeOrderedSessionBytesStoreSupplier("s", 10).get()
+    assert isinstance(store, TimeOrderedSessionBytesStore) and store.segment_interval_ms == 60_000
+    store.put(b"a", 0, 0, b"1")
+    store.put(b"b", 30, 30, b"2")
+    assert [row[0] for row in store.find_sessions_by_end_time(0, 29)] == [b"a"]
+    assert store.find_sessions(b"a", b"a", 0, 100) == []
+    assert [row[0] for row in store.fetch_keys(None, None)] == [b"b"]
+    store.put(b"c", 60_020, 60_020, b"3")                 # stream time 60_020: segment [0, 60_000) has expired
+    assert store.find_sessions_by_end_time(0, 59_999) == []
+
+
+def test_time_ordered_session_store_returns_sessions_by_end_start_and_key():
+    """TimeFirstSessionKeySchema: [end][start][key], so sessions ending together come out by start, then key."""
+    from streams_on_spark.state.window_stores import TimeOrderedSessionBytesStore
+    store = TimeOrderedSessionBytesStore("s", 100)
+    for key, start, end in ((b"a", 5, 5), (b"b", 0, 5), (b"c", 0, 5), (b"a", 7, 9)):
+        store.put(key, start, end, key)
+    assert [(r[0], r[1]) for r in store.find_sessions_by_end_time(0, 9)] == [(b"b", 0), (b"c", 0), (b"a", 5),
+                                                                             (b"a", 7)]
+    assert [(r[0], r[1]) for r in store.find_sessions_by_end_time(0, 9, False)] == [(b"a", 7), (b"a", 5), (b"c", 0),
+                                                                                    (b"b", 0)]

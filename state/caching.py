@@ -1,12 +1,20 @@
-"""The record cache (Kafka's ``ThreadCache``/``CachingKeyValueStore``): writes to a DSL store are held and forwarded
-downstream when the task commits, so several updates of one key between commits leave as one.
+"""The record cache (Kafka's ``ThreadCache``/``NamedCache`` with ``CachingKeyValueStore``, ``CachingWindowStore`` and
+``CachingSessionStore``): writes to a DSL store are held and forwarded downstream when the task commits, so several
+updates of one key (or window, or session) between commits leave as one.
 
-A :class:`CachingKeyValueBytesStore` sits between a typed store and its bytes store. Reads see the cached value;
-writes become dirty entries. On :meth:`~CachingKeyValueBytesStore.flush` (the task's commit) each dirty entry, in
-the order its key was first dirtied, is written through and handed to the flush listener the store's processor
-registered, with the value the bytes store held before (the old value downstream sees) and the timestamp and
-headers of the record that last wrote it. When the task's cache grows past ``statestore.cache.max.bytes`` the
-least recently used entry of the store being written is evicted, and evicting a dirty entry flushes the store.
+A caching layer sits between a typed store and its bytes store and has the bytes store's interface. Reads see the
+cached values merged with the stored ones, in the store's order; writes become dirty entries. On
+:meth:`~CachingBytesStore.flush` (the task's commit) each dirty entry, in the order of its last write (Kafka's
+``NamedCache`` moves a re-dirtied key to the end), is written through and handed to the flush listener the store's
+processor registered, with the value the bytes store held before (the old value downstream sees) and the timestamp
+and headers of the record that last wrote it. An entry that never existed downstream (new and old value null) is
+neither written nor forwarded, and flushed deletes leave the cache. When the task's cache grows past
+``statestore.cache.max.bytes`` the least recently used entry of the store being written is evicted, and evicting a
+dirty entry flushes the store, evicted entry first.
+
+:class:`CachingBytesStore` is that machinery, keyed by a *cache key*: the key bytes for key-value stores,
+``(key bytes, window start)`` for window stores and ``(key bytes, session start, session end)`` for session stores
+(Kafka's binary store keys, kept as tuples). The three layers add the bytes-store interface on top.
 
 Kafka's test driver commits after every record, and so does ours: caching then only merges the updates one input
 record makes to a key. On Spark a commit is the end of a micro-batch, where caching cuts what an aggregation emits
@@ -14,16 +22,19 @@ to the last update per key and batch (Kafka's commit interval).
 """
 from __future__ import annotations
 
+from abc import ABC
 from collections import OrderedDict
-from typing import Any, Callable, Optional
+from operator import itemgetter
+from typing import Any, Callable, Hashable, Iterable, Optional
 
 from streams_on_spark.errors import IllegalStateError
 
 #: what one cached entry costs besides its key and value bytes (Kafka's LRUCacheEntry overhead is of this order)
 ENTRY_OVERHEAD_BYTES = 64
+_TIMESTAMP_BYTES = 8      # what a window start or session bound adds to a cache key (Kafka's binary store keys)
 
-# (key, new value, old value, timestamp and headers of the record that last wrote it, what the writer attached)
-FlushListener = Callable[[bytes, Optional[bytes], Optional[bytes], int, Any, Any], None]
+# (cache key, new value, old value, timestamp and headers of the record that last wrote it, what the writer attached)
+FlushListener = Callable[[Any, Optional[bytes], Optional[bytes], int, Any, Any], None]
 
 
 class TaskCache:
@@ -43,14 +54,17 @@ class _Entry:
         self.value, self.timestamp, self.headers, self.size, self.typed = value, timestamp, headers, size, typed
 
 
-class CachingKeyValueBytesStore:
-    """A write-back cache over an ``InMemoryKeyValueBytesStore`` (same interface), flushed on commit."""
+class CachingBytesStore(ABC):
+    """A write-back cache over one bytes store, flushed on commit: entries, LRU order, dirty order, eviction, flush
+    and the snapshot guard. ``stored(cache_key)`` and ``write(cache_key, value)`` read and write the store beneath."""
 
-    def __init__(self, wrapped: Any) -> None:
+    def __init__(self, wrapped: Any, stored: Callable[[Any], Optional[bytes]],
+                 write: Callable[[Any, Optional[bytes]], None]) -> None:
         self.wrapped = wrapped
         self.name = wrapped.name
-        self._entries: OrderedDict[bytes, _Entry] = OrderedDict()   # least recently used first
-        self._dirty: dict[bytes, None] = {}                         # in order of first dirtying since the flush
+        self._stored, self._write = stored, write
+        self._entries: OrderedDict[Any, _Entry] = OrderedDict()   # least recently used first
+        self._dirty: dict[Any, None] = {}                         # in order of last write since the flush
         self._cache: Optional[TaskCache] = None
         self._context: Any = None
         self._listener: Optional[FlushListener] = None
@@ -66,6 +80,15 @@ class CachingKeyValueBytesStore:
     def enabled(self) -> bool:
         return self._cache is not None
 
+    @property
+    def metrics(self) -> Any:
+        """The dropped-records counter of the store beneath (AttributeError when it keeps none)."""
+        return self.wrapped.metrics
+
+    @metrics.setter
+    def metrics(self, metrics: Any) -> None:
+        self.wrapped.metrics = metrics
+
     def set_flush_listener(self, listener: FlushListener, send_old_values: bool) -> bool:
         """Forward through ``listener`` on flush; False when caching is off (the processor forwards itself)."""
         if self._cache is None:
@@ -73,98 +96,103 @@ class CachingKeyValueBytesStore:
         self._listener, self._send_old_values = listener, send_old_values
         return True
 
-    # ------------------------------------------------------------------ reads
-    def get(self, key: bytes) -> Optional[bytes]:
-        entry = self._entries.get(key)
-        if entry is None:
-            return self.wrapped.get(key)
-        self._entries.move_to_end(key)
-        return entry.value
+    # ------------------------------------------------------------------ cache entries
+    def _cached_entry(self, cache_key: Hashable) -> Optional[_Entry]:
+        """The cached entry of ``cache_key`` (now the most recently used), or None when it is not cached."""
+        entry = self._entries.get(cache_key)
+        if entry is not None:
+            self._entries.move_to_end(cache_key)
+        return entry
 
-    def range(self, key_from: Optional[bytes], key_to: Optional[bytes], reverse: bool = False) -> list[tuple[bytes, bytes]]:
-        """The store's entries in the range as the processors see them: cached values over stored ones."""
-        if not self._entries:
-            return self.wrapped.range(key_from, key_to, reverse)
-        merged = dict(self.wrapped.range(key_from, key_to))
-        for key, entry in self._entries.items():
-            if (key_from is None or key >= key_from) and (key_to is None or key <= key_to):
-                if entry.value is None:
-                    merged.pop(key, None)
-                else:
-                    merged[key] = entry.value
-        return sorted(merged.items(), reverse=reverse)
-
-    def approximate_num_entries(self) -> int:
-        return self.wrapped.approximate_num_entries() + sum(1 for k in self._dirty if self.wrapped.get(k) is None)
-
-    # ------------------------------------------------------------------ writes
-    def put(self, key: bytes, value: Optional[bytes], typed: Any = None) -> None:
-        """Cache a write; ``typed`` is what the typed store above wants back on flush (its objects, to spare
-        deserializing what it just serialized)."""
-        cache = self._cache
-        if cache is None:
-            self.wrapped.put(key, value)
-            return
+    def _cache_put(self, cache_key: Hashable, key_size: int, value: Optional[bytes], typed: Any) -> None:
+        """Cache a write stamped with the record in process; evict while the task's cache is over budget."""
+        cache: Any = self._cache
         record = self._context.record
-        size = len(key) + (len(value) if value is not None else 0) + ENTRY_OVERHEAD_BYTES
+        size = key_size + (len(value) if value is not None else 0) + ENTRY_OVERHEAD_BYTES
         entries = self._entries
-        old = entries.pop(key, None)
+        old = entries.pop(cache_key, None)
         if old is not None:
             cache.size -= old.size
         if record is None:
-            entries[key] = _Entry(value, -1, (), size, typed)
+            entries[cache_key] = _Entry(value, -1, (), size, typed)
         else:
-            entries[key] = _Entry(value, record.timestamp, record.headers, size, typed)
+            entries[cache_key] = _Entry(value, record.timestamp, record.headers, size, typed)
         cache.size += size
-        if key not in self._dirty:
-            self._dirty[key] = None
+        dirty = self._dirty
+        if cache_key in dirty:
+            del dirty[cache_key]   # Kafka: re-dirtied keys move to the end (the arrival order of the records)
+        dirty[cache_key] = None
         while cache.size > cache.max_bytes and entries:
             self._evict_eldest()
 
-    def delete(self, key: bytes) -> Optional[bytes]:
-        old = self.get(key)
-        self.put(key, None)
-        return old
-
     def _evict_eldest(self) -> None:
-        key = next(iter(self._entries))
-        if key in self._dirty:
-            self.flush(first=key)   # Kafka: evicting a dirty entry flushes the store, the evicted entry first
-        entry = self._entries.pop(key, None)
+        cache_key = next(iter(self._entries))
+        if cache_key in self._dirty:
+            self.flush(first=cache_key)   # Kafka: evicting a dirty entry flushes the store, the evicted entry first
+        self._drop(cache_key)
+
+    def _drop(self, cache_key: Hashable) -> None:
+        """Remove an entry from the cache (evicted, or a flushed delete)."""
+        entry = self._entries.pop(cache_key, None)
         if entry is not None and self._cache is not None:
             self._cache.size -= entry.size
 
+    def _merged(self, stored: dict[Any, bytes], cache_keys: Iterable[Any], order: Optional[Callable[[Any], Any]],
+                reverse: bool) -> list[tuple[Any, bytes]]:
+        """``stored`` (cache key -> value, read from the store beneath) with the cached values of ``cache_keys`` over
+        it (a cached delete hides the stored value), sorted by ``order`` of the cache key: the store's order."""
+        entries = self._entries
+        for cache_key in cache_keys:
+            entry = entries[cache_key]
+            entries.move_to_end(cache_key)
+            if entry.value is None:
+                stored.pop(cache_key, None)
+            else:
+                stored[cache_key] = entry.value
+        return sorted(stored.items(), key=None if order is None else lambda item: order(item[0]), reverse=reverse)
+
+    def approximate_num_entries(self) -> int:
+        stored = self._stored
+        return self.wrapped.approximate_num_entries() + sum(1 for k in self._dirty if stored(k) is None)
+
     # ------------------------------------------------------------------ commit
-    def flush(self, first: Optional[bytes] = None) -> None:
+    def flush(self, first: Optional[Hashable] = None) -> None:
         """Write every dirty entry through and forward it (the task commits), ``first`` before the others."""
         if not self._dirty:
             return
         dirty, self._dirty = self._dirty, {}   # cleared first: forwarding may write to this store again
         if first is not None:
             dirty = {first: None, **dirty}
-        listener, wrapped, entries, send_old_values = self._listener, self.wrapped, self._entries, self._send_old_values
-        for key in dirty:
-            entry = entries[key]
+        listener, stored, write, entries = self._listener, self._stored, self._write, self._entries
+        send_old_values = self._send_old_values
+        deleted = []
+        for cache_key in dirty:
+            entry = entries[cache_key]
             new, typed = entry.value, entry.typed
-            old = wrapped.get(key) if new is None or send_old_values else None
-            if new is None and old is None:
-                continue   # never existed downstream: nothing to write or forward
-            wrapped.put(key, new)
+            old = stored(cache_key) if new is None or send_old_values else None
+            if new is None:
+                deleted.append(cache_key)
+                if old is None and listener is not None:
+                    continue   # never existed downstream: nothing to write or forward
+            write(cache_key, new)
             entry.typed = None   # clean now; reads deserialize the bytes again
             if listener is not None:
-                listener(key, new, old if send_old_values else None, entry.timestamp, entry.headers, typed)
+                listener(cache_key, new, old if send_old_values else None, entry.timestamp, entry.headers, typed)
+        for cache_key in deleted:
+            if cache_key not in self._dirty:   # Kafka's NamedCache drops flushed deletes
+                self._drop(cache_key)
 
     @property
     def dirty(self) -> bool:
         return bool(self._dirty)
 
     # ------------------------------------------------------------------ snapshots
-    def entries(self) -> dict[bytes, bytes]:
+    def entries(self) -> Any:
         if self._dirty:
             raise IllegalStateError(f"store {self.name} has unflushed cached writes; commit before a snapshot")
         return self.wrapped.entries()
 
-    def restore(self, entries: dict[bytes, bytes]) -> None:
+    def restore(self, entries: Any) -> None:
         self.clear_cache()
         self.wrapped.restore(entries)
 
@@ -179,4 +207,201 @@ class CachingKeyValueBytesStore:
         self.wrapped.close()
 
     def __repr__(self) -> str:
-        return f"CachingKeyValueBytesStore({self.name!r}, {len(self._entries)} cached, {len(self._dirty)} dirty)"
+        return f"{type(self).__name__}({self.name!r}, {len(self._entries)} cached, {len(self._dirty)} dirty)"
+
+
+class CachingKeyValueBytesStore(CachingBytesStore):
+    """A write-back cache over an ``InMemoryKeyValueBytesStore`` (same interface), flushed on commit."""
+
+    def __init__(self, wrapped: Any) -> None:
+        super().__init__(wrapped, wrapped.get, wrapped.put)
+
+    def get(self, key: bytes) -> Optional[bytes]:
+        entry = self._entries.get(key)
+        if entry is None:
+            return self.wrapped.get(key)
+        self._entries.move_to_end(key)
+        return entry.value
+
+    def range(self, key_from: Optional[bytes], key_to: Optional[bytes], reverse: bool = False) -> list[tuple[bytes, bytes]]:
+        """The store's entries in the range as the processors see them: cached values over stored ones."""
+        if not self._entries:
+            return self.wrapped.range(key_from, key_to, reverse)
+        cached = [key for key in self._entries
+                  if (key_from is None or key >= key_from) and (key_to is None or key <= key_to)]
+        return self._merged(dict(self.wrapped.range(key_from, key_to)), cached, None, reverse)
+
+    def put(self, key: bytes, value: Optional[bytes], typed: Any = None) -> None:
+        """Cache a write; ``typed`` is what the typed store above wants back on flush (its objects, to spare
+        deserializing what it just serialized)."""
+        if self._cache is None:
+            self.wrapped.put(key, value)
+        else:
+            self._cache_put(key, len(key), value, typed)
+
+    def delete(self, key: bytes) -> Optional[bytes]:
+        old = self.get(key)
+        self.put(key, None)
+        return old
+
+
+def _wrapped_attribute(name: str) -> Any:
+    """A read-only attribute answered by the wrapped store (what typed stores read through the cache)."""
+    return property(lambda self: getattr(self.wrapped, name), doc=f"The wrapped store's ``{name}``.")
+
+
+class _CompositeKeyCache(CachingBytesStore):
+    """A cache whose keys are tuples led by the key bytes, indexed by those bytes so the processors' single-key
+    range reads (every record of a sliding-window or session aggregation makes one) cost what that key has cached."""
+
+    def __init__(self, wrapped: Any, stored: Callable[[Any], Optional[bytes]],
+                 write: Callable[[Any, Optional[bytes]], None]) -> None:
+        super().__init__(wrapped, stored, write)
+        self._by_key: dict[bytes, dict[tuple, None]] = {}
+
+    def _cache_composite(self, cache_key: tuple, value: Optional[bytes], typed: Any) -> None:
+        """Index the entry under its key bytes (before caching it: caching may evict it again), then cache it."""
+        keys = self._by_key.get(cache_key[0])
+        if keys is None:
+            keys = self._by_key[cache_key[0]] = {}
+        keys[cache_key] = None
+        self._cache_put(cache_key, len(cache_key[0]) + (len(cache_key) - 1) * _TIMESTAMP_BYTES, value, typed)
+
+    def _drop(self, cache_key: tuple) -> None:
+        super()._drop(cache_key)
+        keys = self._by_key.get(cache_key[0])
+        if keys is not None:
+            keys.pop(cache_key, None)
+            if not keys:
+                del self._by_key[cache_key[0]]
+
+    def _cached_keys(self, key_from: Optional[bytes], key_to: Optional[bytes],
+                     accept: Callable[[tuple], bool]) -> list[tuple]:
+        """The cached keys with key bytes in ``[key_from, key_to]`` (None = open) that ``accept`` takes."""
+        if key_from is not None and key_from == key_to:
+            return [k for k in self._by_key.get(key_from, ()) if accept(k)]
+        return [k for k in self._entries
+                if (key_from is None or k[0] >= key_from) and (key_to is None or k[0] <= key_to) and accept(k)]
+
+    def clear_cache(self) -> None:
+        super().clear_cache()
+        self._by_key.clear()
+
+
+_BY_START = itemgetter(1)   # one key's windows, (key bytes, window start), by start
+
+
+class CachingWindowBytesStore(_CompositeKeyCache):
+    """A write-back cache over an ``InMemoryWindowBytesStore`` (same interface; Kafka's ``CachingWindowStore``).
+    Reads come in the wrapped store's order (``window_order`` of a ``(key bytes, start)`` row). Not for stores
+    retaining duplicates (builders switch caching off for them, as Kafka does)."""
+
+    def __init__(self, wrapped: Any) -> None:
+        super().__init__(wrapped, lambda k: wrapped.fetch(k[0], k[1]), lambda k, value: wrapped.put(k[0], value, k[1]))
+
+    retention_period_ms = _wrapped_attribute("retention_period_ms")
+    window_size_ms = _wrapped_attribute("window_size_ms")
+    retain_duplicates = _wrapped_attribute("retain_duplicates")
+    observed_stream_time = _wrapped_attribute("observed_stream_time")
+
+    def put(self, key: bytes, value: Optional[bytes], window_start_timestamp: int, typed: Any = None) -> None:
+        """Cache a write of the window starting at ``window_start_timestamp``; None deletes."""
+        if self._cache is None:
+            self.wrapped.put(key, value, window_start_timestamp)
+        else:
+            self._cache_composite((key, window_start_timestamp), value, typed)
+
+    def fetch(self, key: bytes, window_start_timestamp: int) -> Optional[bytes]:
+        entry = self._cached_entry((key, window_start_timestamp))
+        return self.wrapped.fetch(key, window_start_timestamp) if entry is None else entry.value
+
+    def fetch_key(self, key: bytes, time_from: int, time_to: int, forward: bool = True) -> list[tuple[int, bytes]]:
+        rows = self.wrapped.fetch_key(key, time_from, time_to, forward)
+        cached = self._cached_keys(key, key, lambda k: time_from <= k[1] <= time_to) if self._entries else None
+        if not cached:
+            return rows
+        merged = self._merged({(key, start): value for start, value in rows}, cached, _BY_START, not forward)
+        return [(start, value) for (_, start), value in merged]
+
+    def fetch_keys(self, key_from: Optional[bytes], key_to: Optional[bytes], time_from: int, time_to: int,
+                   forward: bool = True) -> list[tuple[bytes, int, bytes]]:
+        rows = self.wrapped.fetch_keys(key_from, key_to, time_from, time_to, forward)
+        if key_from is not None and key_to is not None and key_from > key_to:
+            return rows   # the store warned and returned nothing, as Kafka's caching store does
+        return self._merged_rows(rows, self._cached_keys(key_from, key_to, lambda k: time_from <= k[1] <= time_to),
+                                 forward)
+
+    def fetch_all(self, time_from: int, time_to: int, forward: bool = True) -> list[tuple[bytes, int, bytes]]:
+        return self._merged_rows(self.wrapped.fetch_all(time_from, time_to, forward),
+                                 self._cached_keys(None, None, lambda k: time_from <= k[1] <= time_to), forward)
+
+    def all(self, forward: bool = True) -> list[tuple[bytes, int, bytes]]:
+        return self._merged_rows(self.wrapped.all(forward), list(self._entries), forward)
+
+    def _merged_rows(self, rows: list[tuple[bytes, int, bytes]], cached: list[tuple],
+                     forward: bool) -> list[tuple[bytes, int, bytes]]:
+        if not cached:
+            return rows
+        merged = self._merged({(k, start): value for k, start, value in rows}, cached, self.wrapped.window_order,
+                              not forward)
+        return [(k, start, value) for (k, start), value in merged]
+
+
+class CachingSessionBytesStore(_CompositeKeyCache):
+    """A write-back cache over an ``InMemorySessionBytesStore`` or ``TimeOrderedSessionBytesStore`` (same
+    interface; Kafka's ``CachingSessionStore``). Reads come in the wrapped store's orders (``session_order``,
+    ``end_time_order`` of a ``(key bytes, start, end)`` row)."""
+
+    def __init__(self, wrapped: Any) -> None:
+        super().__init__(wrapped, lambda k: wrapped.fetch_session(*k), lambda k, value: wrapped.put(*k, value))
+
+    retention_period_ms = _wrapped_attribute("retention_period_ms")
+    observed_stream_time = _wrapped_attribute("observed_stream_time")
+
+    def put(self, key: bytes, start: int, end: int, aggregate: Optional[bytes], typed: Any = None) -> None:
+        """Cache the session ``[start, end]`` of ``key``; None removes it."""
+        if self._cache is None:
+            self.wrapped.put(key, start, end, aggregate)
+        else:
+            self._cache_composite((key, start, end), aggregate, typed)
+
+    def remove(self, key: bytes, start: int, end: int, typed: Any = None) -> None:
+        """Kafka's ``CachingSessionStore.remove``: a cached delete."""
+        if self._cache is None:
+            self.wrapped.remove(key, start, end)
+        else:
+            self._cache_composite((key, start, end), None, typed)
+
+    def fetch_session(self, key: bytes, start: int, end: int) -> Optional[bytes]:
+        entry = self._cached_entry((key, start, end))
+        return self.wrapped.fetch_session(key, start, end) if entry is None else entry.value
+
+    def find_sessions(self, key_from: Optional[bytes], key_to: Optional[bytes], earliest_session_end_time: int,
+                      latest_session_start_time: int, forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
+        rows = self.wrapped.find_sessions(key_from, key_to, earliest_session_end_time, latest_session_start_time,
+                                          forward)
+        if not self._entries or (key_from is not None and key_to is not None and key_from > key_to):
+            return rows
+        cached = self._cached_keys(key_from, key_to, lambda k: k[2] >= earliest_session_end_time
+                                   and k[1] <= latest_session_start_time)
+        return self._merged_rows(rows, cached, self.wrapped.session_order, forward)
+
+    def find_sessions_by_end_time(self, earliest_session_end_time: int, latest_session_end_time: int,
+                                  forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
+        rows = self.wrapped.find_sessions_by_end_time(earliest_session_end_time, latest_session_end_time, forward)
+        cached = self._cached_keys(None, None, lambda k: earliest_session_end_time <= k[2] <= latest_session_end_time)
+        return self._merged_rows(rows, cached, self.wrapped.end_time_order, forward)
+
+    def fetch_keys(self, key_from: Optional[bytes], key_to: Optional[bytes],
+                   forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
+        rows = self.wrapped.fetch_keys(key_from, key_to, forward)
+        return self._merged_rows(rows, self._cached_keys(key_from, key_to, lambda k: True) if self._entries else [],
+                                 self.wrapped.session_order, forward)
+
+    def _merged_rows(self, rows: list[tuple[bytes, int, int, bytes]], cached: list[tuple],
+                     order: Callable[[tuple], Any], forward: bool) -> list[tuple[bytes, int, int, bytes]]:
+        if not cached:
+            return rows
+        merged = self._merged({(k, s, e): value for k, s, e, value in rows}, cached, order, not forward)
+        return [(k, s, e, value) for (k, s, e), value in merged]
+

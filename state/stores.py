@@ -14,7 +14,7 @@ from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
 
 from streams_on_spark.errors import IllegalStateError, StreamsException
 from streams_on_spark.keyvalue import KeyValue
-from streams_on_spark.state.caching import CachingKeyValueBytesStore
+from streams_on_spark.state.caching import CachingBytesStore, CachingKeyValueBytesStore, FlushListener
 
 log = logging.getLogger(__name__)
 
@@ -111,14 +111,17 @@ class SerdeStore(StateStore):
         self._topic: Optional[str] = None
         self._last_key: Any = None        # aggregations serialize the same key several times per record
         self._last_key_bytes = b""
+        self._cached = False              # a record cache is in front of the bytes store (known once initialized)
 
     def init(self, context: Any) -> None:
         """Resolve default serdes from the task config, name the changelog topic, hook dropped-record counts."""
         inner_init = getattr(self.inner, "init", None)
         if inner_init is not None:
             inner_init(context)
-        if isinstance(self.inner, CachingKeyValueBytesStore) and not self.inner.enabled:
-            self.inner = self.inner.wrapped   # no cache here (size 0, or a global store): skip the layer
+        if isinstance(self.inner, CachingBytesStore):
+            self._cached = self.inner.enabled
+            if not self._cached:
+                self.inner = self.inner.wrapped   # no cache here (size 0, or a global store): skip the layer
         if self.key_serde is None:
             self.key_serde = getattr(context, "default_key_serde", None)
         if self.value_serde is None:
@@ -164,6 +167,16 @@ class SerdeStore(StateStore):
 
     def approximate_num_entries(self) -> int:
         return self.inner.approximate_num_entries()
+
+    def set_flush_listener(self, listener: Callable[[Any, Any, Optional[int], Any, int, Any], None],
+                           send_old_values: bool) -> bool:
+        """Let the record cache forward what it flushes, as ``listener(key, new_value, new_timestamp, old_value,
+        record_timestamp, headers)``; False when the store has no active cache (the processor forwards itself)."""
+        return self._cached and self.inner.set_flush_listener(self._flush_adapter(listener), send_old_values)
+
+    def _flush_adapter(self, listener: Callable[..., None]) -> FlushListener:
+        """The cache's flush listener for ``listener``: typed keys and values from the flushed bytes."""
+        raise StreamsException(f"store {self.name} ({type(self).__name__}) cannot forward cache flushes")
 
     def close(self) -> None:
         self.inner.close()
@@ -254,17 +267,13 @@ class ValueAndTimestampSerde:
         return ValueAndTimestamp(self.inner.deserialize(topic, data[8:]), _TS.unpack_from(data)[0])
 
 
-class TimestampedKeyValueStore(KeyValueStore[K, ValueAndTimestamp]):
-    """Values are :class:`ValueAndTimestamp`; what DSL aggregations and tables use."""
+class TimestampedValues(SerdeStore):
+    """Values kept as Kafka's ``ValueAndTimestamp`` bytes (8-byte timestamp, then the value): what DSL key-value and
+    window stores hold; a cache flush hands on the value and its timestamp."""
 
-    def __init__(self, inner: InMemoryKeyValueBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
-        super().__init__(inner, key_serde, None)
-        self.plain_value_serde = value_serde
-        self._cached = False   # a record cache is in front of the bytes store (known once initialized)
+    plain_value_serde: Any
 
-    def init(self, context: Any) -> None:
-        super().init(context)
-        self._cached = isinstance(self.inner, CachingKeyValueBytesStore) and self.inner.enabled
+    def _init_value_serde(self, context: Any) -> None:
         if self.plain_value_serde is None:
             self.plain_value_serde = getattr(context, "default_value_serde", None)
         if self.plain_value_serde is not None:
@@ -274,6 +283,40 @@ class TimestampedKeyValueStore(KeyValueStore[K, ValueAndTimestamp]):
         if value is not None and not isinstance(value, ValueAndTimestamp):
             raise ValueError(f"store {self.name} holds ValueAndTimestamp values, got {type(value).__name__}")
         return super()._vser(value)
+
+    @abstractmethod
+    def _flushed_key(self, cache_key: Any, key: Any) -> Any:
+        """The key downstream sees for a flushed cache key; ``key`` is the writer's key object, or None."""
+
+    def _flush_adapter(self, listener: Callable[..., None]) -> FlushListener:
+        topic, key_of = self._topic, self._flushed_key
+
+        def flushed(cache_key: Any, new: Optional[bytes], old: Optional[bytes], timestamp: int, headers: Any,
+                    typed: Any) -> None:
+            value_serde = self.plain_value_serde
+            if typed is not None:
+                key, new_value, new_ts = typed
+                key = key_of(cache_key, key)
+            elif new is None:
+                key, new_value, new_ts = key_of(cache_key, None), None, None
+            else:
+                key = key_of(cache_key, None)
+                new_value, new_ts = value_serde.deserialize(topic, new[8:]), _TS.unpack_from(new)[0]
+            old_value = None if old is None else value_serde.deserialize(topic, old[8:])
+            listener(key, new_value, new_ts, old_value, timestamp, headers)
+        return flushed
+
+
+class TimestampedKeyValueStore(TimestampedValues, KeyValueStore[K, ValueAndTimestamp]):
+    """Values are :class:`ValueAndTimestamp`; what DSL aggregations and tables use."""
+
+    def __init__(self, inner: InMemoryKeyValueBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
+        super().__init__(inner, key_serde, None)
+        self.plain_value_serde = value_serde
+
+    def init(self, context: Any) -> None:
+        super().init(context)
+        self._init_value_serde(context)
 
     # read-modify-write path of DSL aggregations: same bytes as get/put, without ValueAndTimestamp objects
     def get_with_timestamp(self, key: Any) -> Optional[tuple[Any, int]]:
@@ -298,27 +341,8 @@ class TimestampedKeyValueStore(KeyValueStore[K, ValueAndTimestamp]):
             return
         self.inner.put(self._kser(key), self._vser(value), (key, value.value, value.timestamp))
 
-
-    def set_flush_listener(self, listener: Callable[[Any, Any, Optional[int], Any, int, Any], None],
-                           send_old_values: bool) -> bool:
-        """Let the record cache forward what it flushes, as ``listener(key, new_value, new_timestamp, old_value,
-        record_timestamp, headers)``; False when the store has no active cache (the processor forwards itself)."""
-        if not self._cached:
-            return False
-        kde, topic = self._kde, self._topic
-
-        def flushed(key: bytes, new: Optional[bytes], old: Optional[bytes], timestamp: int, headers: Any,
-                    typed: Any) -> None:
-            value_serde = self.plain_value_serde
-            if typed is not None:
-                key_obj, new_value, new_ts = typed
-            elif new is None:
-                key_obj, new_value, new_ts = kde(key), None, None
-            else:
-                key_obj, new_value, new_ts = kde(key), value_serde.deserialize(topic, new[8:]), _TS.unpack_from(new)[0]
-            old_value = None if old is None else value_serde.deserialize(topic, old[8:])
-            listener(key_obj, new_value, new_ts, old_value, timestamp, headers)
-        return self.inner.set_flush_listener(flushed, send_old_values)
+    def _flushed_key(self, cache_key: bytes, key: Any) -> Any:
+        return self._kde(cache_key) if key is None else key
 
 
 class KeyValueStoreFacade:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 import logging
 import struct
+from operator import itemgetter
 from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
 
 from streams_on_spark.dsl.windows import (
@@ -30,10 +31,12 @@ from streams_on_spark.dsl.windows import (
 )
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.keyvalue import KeyValue
+from streams_on_spark.state.caching import CachingSessionBytesStore, CachingWindowBytesStore, FlushListener
 from streams_on_spark.state.stores import (
     SerdeStore,
     StateStore,
     StoreBuilder,
+    TimestampedValues,
     ValueAndTimestamp,
     ValueAndTimestampSerde,
 )
@@ -101,6 +104,9 @@ class _Expiring:
 
 class InMemoryWindowBytesStore(_Expiring, StateStore):
     """``(key bytes, window start) -> value bytes``, segmented by window start (Kafka's ``InMemoryWindowStore``)."""
+
+    #: the order of multi-key reads, as a sort key of a ``(key bytes, window start, ...)`` row: start, then key
+    window_order = staticmethod(itemgetter(1, 0))
 
     def __init__(self, name: str, retention_period_ms: int, window_size_ms: int, retain_duplicates: bool = False) -> None:
         self.name = name
@@ -366,7 +372,7 @@ class WindowStore(SerdeStore, Generic[K, V]):
         return self._windowed(self.inner.all(False))
 
 
-class TimestampedWindowStore(WindowStore[K, ValueAndTimestamp]):
+class TimestampedWindowStore(TimestampedValues, WindowStore[K, ValueAndTimestamp]):
     """Values are :class:`ValueAndTimestamp` (8-byte timestamp + value bytes); what windowed DSL aggregations use."""
 
     def __init__(self, inner: InMemoryWindowBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
@@ -377,15 +383,22 @@ class TimestampedWindowStore(WindowStore[K, ValueAndTimestamp]):
 
     def init(self, context: Any) -> None:
         super().init(context)
-        if self.plain_value_serde is None:
-            self.plain_value_serde = getattr(context, "default_value_serde", None)
-        if self.plain_value_serde is not None:
-            self.value_serde = ValueAndTimestampSerde(self.plain_value_serde)
+        self._init_value_serde(context)
 
-    def _vser(self, value: Any) -> Optional[bytes]:
-        if value is not None and not isinstance(value, ValueAndTimestamp):
-            raise ValueError(f"store {self.name} holds ValueAndTimestamp values, got {type(value).__name__}")
-        return super()._vser(value)
+    def put(self, key: K, value: Optional[ValueAndTimestamp], window_start_timestamp: int) -> None:
+        kb, data = self._kser(key), self._vser(value)
+        if not self._cached:
+            self.inner.put(kb, data, window_start_timestamp)
+        elif value is None:
+            self.inner.put(kb, None, window_start_timestamp, (key, None, None))
+        else:   # the cache hands the objects back on flush
+            self.inner.put(kb, data, window_start_timestamp, (key, value.value, value.timestamp))
+
+    def _flushed_key(self, cache_key: tuple[bytes, int], key: Any) -> Windowed:
+        """Kafka's ``WindowKeySchema.fromStoreKey``: the key with the window of the store's window size."""
+        kb, start = cache_key
+        return Windowed(self._kde(kb) if key is None else key,
+                        TimeWindow(start, _window_end(start, self.inner.window_size_ms)))
 
 
 class WindowStoreFacade:
@@ -435,8 +448,18 @@ def _strip(rows: Iterator[KeyValue]) -> Iterator[KeyValue]:
 # Session store
 
 
+def _session_order(row: tuple) -> tuple[int, bytes, int]:
+    """Kafka's forward order of the in-memory session store, as a sort key of a ``(key bytes, start, end, ...)`` row:
+    end, then key bytes, then start descending."""
+    return row[2], row[0], -row[1]
+
+
 class InMemorySessionBytesStore(_Expiring, StateStore):
     """Sessions ``end -> key bytes -> start -> aggregate bytes`` (Kafka's ``InMemorySessionStore``)."""
+
+    #: the orders of ``find_sessions``/``fetch_keys`` and of ``find_sessions_by_end_time`` (as sort keys of a row)
+    session_order = staticmethod(_session_order)
+    end_time_order = staticmethod(_session_order)
 
     def __init__(self, name: str, retention_period_ms: int) -> None:
         self.name = name
@@ -596,12 +619,31 @@ class SessionStore(SerdeStore, Generic[K, V]):
         """Store ``aggregate`` for the session; None removes it."""
         self._check(session_key)
         w = session_key.window
-        self.inner.put(self._kser(session_key.key), w.start, w.end, self._vser(aggregate))
+        kb, data = self._kser(session_key.key), self._vser(aggregate)
+        if self._cached:   # the cache hands the objects back on flush
+            self.inner.put(kb, w.start, w.end, data, (session_key, aggregate))
+        else:
+            self.inner.put(kb, w.start, w.end, data)
 
     def remove(self, session_key: Windowed[K]) -> None:
         self._check(session_key)
         w = session_key.window
-        self.inner.remove(self._kser(session_key.key), w.start, w.end)
+        if self._cached:
+            self.inner.remove(self._kser(session_key.key), w.start, w.end, (session_key, None))
+        else:
+            self.inner.remove(self._kser(session_key.key), w.start, w.end)
+
+    def _flush_adapter(self, listener: Callable[..., None]) -> FlushListener:
+        """Kafka's ``SessionCacheFlushListener`` input: the session key, its aggregates and its end as timestamp."""
+        def flushed(cache_key: tuple[bytes, int, int], new: Optional[bytes], old: Optional[bytes], timestamp: int,
+                    headers: Any, typed: Any) -> None:
+            if typed is None:
+                kb, start, end = cache_key
+                session_key, new_value = Windowed(self._kde(kb), SessionWindow(start, end)), self._vde(new)
+            else:
+                session_key, new_value = typed
+            listener(session_key, new_value, session_key.window.end, self._vde(old), timestamp, headers)
+        return flushed
 
     def fetch_session(self, key: K, session_start_time: int, session_end_time: int) -> Optional[V]:
         """The aggregate of exactly the session ``[start, end]`` of ``key``, or None."""
@@ -733,12 +775,14 @@ class TimeOrderedSessionBytesStore(InMemorySessionBytesStore):
     def fetch_keys(self, *args: Any, **kwargs: Any) -> list[tuple[bytes, int, int, bytes]]:
         return self._unexpired(super().fetch_keys(*args, **kwargs))
 
+    end_time_order = staticmethod(itemgetter(2, 1, 0))   # time first: end, start, key bytes
+
     def find_sessions_by_end_time(self, earliest_session_end_time: int, latest_session_end_time: int,
                                   forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
         """In the time-first key order (end, start, key bytes); the in-memory store gives end, key bytes, start
-        descending, and a stable sort on (end, start) keeps key order among equals."""
+        descending."""
         rows = super().find_sessions_by_end_time(earliest_session_end_time, latest_session_end_time, forward)
-        return sorted(rows, key=lambda row: (row[2], row[1]), reverse=not forward)
+        return sorted(rows, key=self.end_time_order, reverse=not forward)
 
 
 class TimeOrderedSessionBytesStoreSupplier(SessionBytesStoreSupplier):
@@ -774,7 +818,9 @@ class WindowStoreBuilder(StoreBuilder):
         return super().with_caching_enabled()
 
     def build(self) -> WindowStore:
-        return self.store_type(self.supplier.get(), self.key_serde, self.value_serde)
+        inner = self.supplier.get()
+        return self.store_type(CachingWindowBytesStore(inner) if self.caching_enabled else inner, self.key_serde,
+                               self.value_serde)
 
 
 class TimestampedWindowStoreBuilder(WindowStoreBuilder):
@@ -797,7 +843,9 @@ class SessionStoreBuilder(StoreBuilder):
         return self.supplier.retention_period_ms
 
     def build(self) -> SessionStore:
-        return SessionStore(self.supplier.get(), self.key_serde, self.value_serde)
+        inner = self.supplier.get()
+        return SessionStore(CachingSessionBytesStore(inner) if self.caching_enabled else inner, self.key_serde,
+                            self.value_serde)
 
 
 class WindowStores:

@@ -44,10 +44,16 @@ _ON_UPDATE = EmitStrategy.on_window_update()
 
 
 def _materialize(m: Materialized, default_supplier: Callable[[], Any], builder_factory: Callable[..., Any],
-                 key_serde: Any, value_serde: Any) -> Any:
-    """The store builder of a windowed aggregation: ``m``'s supplier (else the default one), logging as ``m`` says."""
+                 key_serde: Any, value_serde: Any, emit_strategy: EmitStrategy) -> Any:
+    """The store builder of a windowed aggregation: ``m``'s supplier (else the default one), logging as ``m`` says,
+    and the record cache when ``m`` enables it (the default) unless results are emitted on window close (Kafka's
+    Sliding/SessionStoreMaterializer; an emit-final processor registers no flush listener anyway)."""
     builder = builder_factory(m.store_supplier or default_supplier(), key_serde, value_serde)
-    return builder if m.logging_enabled else builder.with_logging_disabled()
+    if not m.logging_enabled:
+        builder.with_logging_disabled()
+    if m.caching_enabled and emit_strategy.type() is StrategyType.ON_WINDOW_UPDATE:
+        builder.with_caching_enabled()
+    return builder
 
 
 def _window_retention(retention_ms: int, emit_strategy: EmitStrategy) -> int:
@@ -63,7 +69,7 @@ def window_store_builder(m: Materialized, name: str, windows: Any, key_serde: An
     from streams_on_spark.state.window_stores import WindowStores
     return _materialize(m, lambda: WindowStores.in_memory_window_store(
         name, _window_retention(windows.size_ms + windows.grace_ms, emit_strategy), windows.size_ms, False),
-        WindowStores.timestamped_window_store_builder, key_serde, value_serde)
+        WindowStores.timestamped_window_store_builder, key_serde, value_serde, emit_strategy)
 
 
 def sliding_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any,
@@ -73,7 +79,7 @@ def sliding_store_builder(m: Materialized, name: str, windows: Any, key_serde: A
     diff = windows.time_difference_ms
     return _materialize(m, lambda: WindowStores.in_memory_window_store(
         name, _window_retention(2 * diff + windows.grace_ms, emit_strategy), diff, False),
-        WindowStores.timestamped_window_store_builder, key_serde, value_serde)
+        WindowStores.timestamped_window_store_builder, key_serde, value_serde, emit_strategy)
 
 
 def session_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any,
@@ -85,7 +91,7 @@ def session_store_builder(m: Materialized, name: str, windows: Any, key_serde: A
     time_ordered = emit_strategy.type() is StrategyType.ON_WINDOW_CLOSE
     return _materialize(m, lambda: WindowStores.time_ordered_session_store(name, retention) if time_ordered
                         else WindowStores.in_memory_session_store(name, retention),
-                        WindowStores.session_store_builder, key_serde, value_serde)
+                        WindowStores.session_store_builder, key_serde, value_serde, emit_strategy)
 
 
 class _WindowedAggregations(ABC):

@@ -156,8 +156,9 @@ class KStreamBranch(_Stateless):
 
 def forward_on_flush(processor: Any, store: Any) -> bool:
     """Kafka's ``TimestampedTupleForwarder``: when a record cache sits in front of ``store``, the processor's
-    updates go downstream when the cache flushes (``Change(new, old as of the last flush)``, stamped with the new
-    value's timestamp, else the writing record's), and the processor must not forward them itself: returns True."""
+    updates go downstream when the cache flushes (``Change(new, old as of the last flush)`` with the writing record's
+    headers, stamped with the new value's timestamp, else the writing record's — a session store gives the session
+    end), and the processor must not forward them itself: returns True. Key-value, window and session stores."""
     forward = processor.forward
 
     def flushed(key: Any, new_value: Any, new_timestamp: Optional[int], old_value: Any, timestamp: int,

@@ -21,7 +21,7 @@ from streams_on_spark.config import (
 from streams_on_spark.dsl.emit import EmitStrategy, StrategyType
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record
-from streams_on_spark.processor.dsl import Change, drop_record
+from streams_on_spark.processor.dsl import Change, drop_record, forward_on_flush
 from streams_on_spark.state.stores import InMemoryKeyValueBytesStore, StateStore, StoreBuilder, ValueAndTimestamp
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,9 @@ def _skip_expired(context: ProcessorContext, timestamp: int, window: str, close_
 class _WindowedAggregate(Processor):
     """Windows, store, initializer and aggregator, the observed stream time, and the emit strategy.
 
+    ``ON_WINDOW_UPDATE``: every update goes downstream; when the store has a record cache (the default) the cache
+    forwards them on commit (``forward_on_flush``) and the processor forwards nothing itself.
+
     ``ON_WINDOW_CLOSE`` (Kafka's ``AbstractKStreamTimeWindowAggregateProcessor``): updates are not forwarded; after a
     record, when the wall-clock throttle allows and the window close time passed the last emitted one, the windows
     closed since then (each kind's emit range) are forwarded as ``Change(value, None)`` with the record's headers.
@@ -93,6 +96,10 @@ class _WindowedAggregate(Processor):
     def init(self, context: ProcessorContext) -> None:
         self.context, self.forward = context, context.forward
         self.store = context.get_state_store(self.store_name)
+        # Kafka's TimestampedTupleForwarder: a cached store forwards the updates when it flushes, with
+        # TimestampedCacheFlushListener's (time windows) or SessionCacheFlushListener's (sessions) timestamp
+        self.cached = not self.emit_final and forward_on_flush(self, self.store)
+        self.forward_updates = not self.emit_final and not self.cached
         self.stream_time = _ObservedStreamTime(context, self.store_name)
         if self.emit_final:
             self.last_emit_close_time = _MetadataTime(context, self.store_name)
@@ -101,9 +108,10 @@ class _WindowedAggregate(Processor):
             self.emit_interval_ms = _emit_interval_ms(context)
 
     def _maybe_forward_update(self, record: Record, window: Any, old_agg: Any, new_agg: Any, new_ts: int) -> None:
-        """Kafka's ``maybeForwardUpdate``: a window update with the input's headers, unless emitting final results."""
+        """Kafka's ``maybeForwardUpdate``: a window update with the input's headers, unless emitting final results
+        or the store's cache forwards it."""
         from streams_on_spark.dsl.windows import Windowed
-        if not self.emit_final:
+        if self.forward_updates:
             self.forward(Record(Windowed(record.key, window),
                                 Change(new_agg, old_agg if self.send_old_values else None), new_ts, record.headers))
 
@@ -203,8 +211,9 @@ class KStreamSessionWindowAggregate(_WindowedAggregate):
 
     def _emit(self, windowed: Any, old: Any, new: Any) -> None:
         """A session update: a new record stamped with the session end, without the input's headers (Kafka
-        forwards ``new Record<>(windowedKey, change, end)`` here, where time windows keep the headers)."""
-        if not self.emit_final:
+        forwards ``new Record<>(windowedKey, change, end)`` here, where time windows keep the headers). With a
+        cached store the flush forwards it instead, with the headers of the record that wrote it."""
+        if self.forward_updates:
             self.forward(Record(windowed, Change(new, old if self.send_old_values else None), windowed.window.end))
 
     def process(self, record: Record) -> None:

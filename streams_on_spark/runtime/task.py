@@ -28,7 +28,7 @@ from streams_on_spark.processor.api import (
     TaskId,
 )
 from streams_on_spark.processor.dsl import ChangedSerde
-from streams_on_spark.state.caching import CachingKeyValueBytesStore, TaskCache
+from streams_on_spark.state.caching import CachingBytesStore, TaskCache
 from streams_on_spark.topology.builder import (
     InternalTopologyBuilder,
     ProcessorNodeSpec,
@@ -332,7 +332,7 @@ class StreamTask:
             store.init(self.context)
             self.stores[name] = store
         self._caches = [store.inner for store in self.stores.values()
-                        if isinstance(getattr(store, "inner", None), CachingKeyValueBytesStore) and store.inner.enabled]
+                        if isinstance(getattr(store, "inner", None), CachingBytesStore) and store.inner.enabled]
         self.nodes: dict[str, _Node] = {}
         self._queues: dict[tuple[str, int], _PartitionQueue] = {}
         for node_spec in spec.nodes:

@@ -9,6 +9,8 @@ Rules checked (Kafka's ``KStreamWindowAggregate`` / ``KStreamSessionWindowAggreg
   (``end + gap + grace`` for sessions: Kafka's ``GraphGraceSearchUtil``).
 - emit_strategy(on_window_close()) (KIP-825, ``AbstractKStreamTimeWindowAggregateProcessor``): no updates; each
   window once, when the close time passes its end, kept across batches in processor metadata.
+- record cache (``CachingWindowStore``/``CachingSessionStore``, on by default): the driver commits after every
+  record, so the updates one record makes to a window leave as one.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from streams_on_spark import (
 from streams_on_spark.connectors.partitioner import partition_for_key
 from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
 from streams_on_spark.dsl.windows import SessionWindows, SlidingWindows, TimeWindows
+from streams_on_spark.processor.api import Processor, ProcessorContext, Record
 from streams_on_spark.serde.windowed import WindowedSerdes
 
 S, L = Serdes.String(), Serdes.Long()
@@ -52,7 +55,7 @@ def results(driver, serde=TIME_KEYS):
             for r in driver.create_output_topic("counts", serde, L).read_records_to_list()]
 
 
-def test_tumbling_windows_accept_within_grace_and_drop_after(make_driver, partitions):
+def test_tumbling_windows_accept_within_grace_and_drop_after(make_driver, partitions, engine):
     driver = make_driver(windowed_count(), "events", "counts")
     events = driver.create_input_topic("events", S, S)
     events.pipe_record_list([TestRecord("a", "x", ts) for ts in (1, 5, 12, 3, 20, 8, 18)])
@@ -68,8 +71,11 @@ def test_tumbling_windows_accept_within_grace_and_drop_after(make_driver, partit
     ]
     assert driver.metrics()["dropped-records-total"] == 1
     store = driver.get_window_store("per-window", home)
-    # retention = size + grace = 15: at stream time 20 windows starting before 20 - 15 + 1 = 6 are gone
-    assert list(store.fetch("a", 0, 20)) == [(10, 2), (20, 1)]
+    # retention = size + grace = 15: at stream time 20 windows starting before 20 - 15 + 1 = 6 are gone from the
+    # store; Kafka's caching store merges its (clean) cache entries into reads without that check
+    # (TimeWindowedKStreamImplTest: "with cache returns all records (expired from underneath as well)"), and a
+    # Spark task's cache lives one batch
+    assert list(store.fetch("a", 0, 20)) == ([(0, 3)] if engine == "local" else []) + [(10, 2), (20, 1)]
 
 
 def test_hopping_windows_update_every_window_containing_the_record(make_driver, partitions):
@@ -143,7 +149,7 @@ def test_suppress_until_time_limit_rate_limits_each_key(make_driver, partitions)
     assert [(r.key, r.value, r.timestamp) for r in records] == [("a", 4, 12)]
 
 
-def test_session_windows_merge_and_expire(make_driver, partitions):
+def test_session_windows_merge_and_expire(make_driver, partitions, engine):
     """Gap 10, grace 30, so the store keeps sessions ending at or after stream time - 40 + 1 (Kafka's default
     retention gap + grace); a record too late for every session it could join is dropped."""
     builder = StreamsBuilder()
@@ -168,8 +174,10 @@ def test_session_windows_merge_and_expire(make_driver, partitions):
     ]
     assert driver.metrics()["dropped-records-total"] == 1
     sessions = driver.get_session_store("sessions", home)
-    assert [(kv.key.window.start, kv.key.window.end, kv.value) for kv in sessions.fetch("a")] == [
-        (50, 50, 1), (70, 70, 1)]
+    # [0,12] and [30,30] expired from the store; the in-process task's cache still holds them (see the
+    # tumbling-window test)
+    assert [(kv.key.window.start, kv.key.window.end, kv.value) for kv in sessions.fetch("a")] == (
+        [(0, 12, 3), (30, 30, 1)] if engine == "local" else []) + [(50, 50, 1), (70, 70, 1)]
 
 
 def test_sliding_windows_with_out_of_order_and_late_records(make_driver, partitions):
@@ -216,12 +224,17 @@ def test_suppress_on_session_windows_waits_for_grace_plus_gap(make_driver, parti
     (SlidingWindows.of_time_difference_with_no_grace(5), ["+1", "+1-0+1"]),
     (SessionWindows.of_inactivity_gap_with_no_grace(5), ["+1", "+1+1"]),
 ], ids=["time", "sliding", "session"])
-def test_new_window_sends_the_initializer_as_old_value(make_driver, partitions, windows, expected):
-    """KStreamWindowAggregate/KStreamSlidingWindowAggregate send initializer() as a new window's old value;
-    KStreamSessionWindowAggregate sends null for a new session."""
+@pytest.mark.parametrize("cached", [False, True], ids=["uncached", "cached"])
+def test_new_window_sends_the_initializer_as_old_value(make_driver, partitions, windows, expected, cached):
+    """Uncached, KStreamWindowAggregate/KStreamSlidingWindowAggregate send initializer() as a new window's old
+    value and KStreamSessionWindowAggregate sends null for a new session; cached (the default), the old value is
+    what the store held at the last flush (CachingWindowStore.putAndMaybeForward): null for every new window."""
+    if cached:
+        expected = ["+1", "+1+1"]
+    materialized = Materialized.with_(S, L) if cached else Materialized.with_(S, L).with_caching_disabled()
     builder = StreamsBuilder()
     (builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
-     .windowed_by(windows).count()
+     .windowed_by(windows).count(materialized)
      .group_by(lambda windowed, n: KeyValue(windowed.key, str(n)), Grouped.with_(S, S))
      .aggregate(lambda: "", lambda k, v, agg: f"{agg}+{v}", lambda k, v, agg: f"{agg}-{v}", Materialized.with_(S, S))
      .to_stream().to("trace", Produced.with_(S, S)))
@@ -249,3 +262,79 @@ def test_emit_on_window_close_forwards_each_window_once(make_driver, partitions)
     events.pipe_record_list([TestRecord("a", "x", ts) for ts in (26, 36)])
     assert results(driver) == [(("a", 10, 20), 3, 15, home), (("a", 20, 30), 1, 26, home)]
     assert driver.metrics()["dropped-records-total"] == 1   # ts 8, after [0,10) closed
+
+
+CACHING = {"default": ({}, True), "disabled": ({}, False), "zero-bytes": ({"statestore.cache.max.bytes": 0}, True)}
+
+
+def _materialized(caching: str) -> Materialized:
+    return Materialized.with_(S, L) if CACHING[caching][1] else Materialized.with_(S, L).with_caching_disabled()
+
+
+def _updates(driver, serde) -> list[tuple]:
+    return [((r.key.window.start, r.key.window.end), r.value, r.timestamp, r.headers)
+            for r in driver.create_output_topic("counts", serde, L).read_records_to_list()]
+
+
+T = (("trace", b"t"),)
+
+
+@pytest.mark.parametrize("caching", list(CACHING))
+@pytest.mark.parametrize("windows, serde, cached, uncached", [
+    (TimeWindows.of_size_with_no_grace(10), TIME_KEYS,
+     [((20, 30), 3, 20, T), ((20, 30), 4, 21, ())],
+     [((20, 30), 1, 20, T), ((20, 30), 2, 20, T), ((20, 30), 3, 20, T), ((20, 30), 4, 21, ())]),
+    (SlidingWindows.of_time_difference_with_no_grace(10), TIME_KEYS,
+     [((10, 20), 3, 20, T), ((21, 31), 1, 21, ()), ((11, 21), 4, 21, ())],
+     [((10, 20), 1, 20, T), ((10, 20), 2, 20, T), ((10, 20), 3, 20, T), ((21, 31), 1, 21, ()),
+      ((11, 21), 4, 21, ())]),
+    (SessionWindows.of_inactivity_gap_with_no_grace(10), SESSION_KEYS,
+     [((20, 20), 3, 20, T), ((20, 20), None, 20, ()), ((20, 21), 4, 21, ())],
+     [((20, 20), 1, 20, ()), ((20, 20), 2, 20, ()), ((20, 20), 3, 20, ()), ((20, 20), None, 20, ()),
+      ((20, 21), 4, 21, ())]),
+], ids=["time", "sliding", "session"])
+def test_one_record_updating_a_window_several_times_leaves_as_one_update_when_cached(
+        make_driver, partitions, caching, windows, serde, cached, uncached):
+    """Kafka's driver commits after every record, so a cached window or session store (the default) forwards the
+    last of the updates one input record makes to a window, stamped and with headers as its flush listener says
+    (TimestampedCacheFlushListener, SessionCacheFlushListener); with_caching_disabled() or
+    statestore.cache.max.bytes=0 forward every update (uncached sessions without headers)."""
+    builder = StreamsBuilder()
+    (builder.stream("events", Consumed.with_(S, S)).flat_map_values(str.split).group_by_key(Grouped.with_(S, S))
+     .windowed_by(windows).count(_materialized(caching)).to_stream().to("counts", Produced.with_(serde, L)))
+    driver = make_driver(builder.build(), "events", "counts", config=CACHING[caching][0])
+    events = driver.create_input_topic("events", S, S)
+    events.pipe_input(TestRecord("a", "x y z", 20, headers={"trace": b"t"}))   # no repartition: one task, one commit
+    events.pipe_input(TestRecord("a", "w", 21))
+    expected = cached if caching == "default" else uncached
+    assert _updates(driver, serde) == expected
+
+
+class SpreadTimestamps(Processor):
+    """Forwards one record per word of the value, stamped with the word (a number), keeping the headers."""
+
+    def init(self, context: ProcessorContext) -> None:
+        self.context = context
+
+    def process(self, record: Record) -> None:
+        for word in record.value.split():
+            self.context.forward(Record(record.key, word, int(word), record.headers))
+
+
+@pytest.mark.parametrize("caching", list(CACHING))
+def test_sessions_merged_within_one_record_leave_as_the_merged_session_when_cached(make_driver, partitions, caching):
+    """CachingSessionStore: the sessions one record creates and merges away never reach the store (new and old
+    null: not forwarded), so one record bridging [10,10] and [14,14] forwards only [10,14]; uncached, every session
+    and tombstone (KStreamSessionWindowAggregate's maybeForwardUpdate)."""
+    builder = StreamsBuilder()
+    (builder.stream("events", Consumed.with_(S, S)).process(SpreadTimestamps).mark_as_partitioned()
+     .group_by_key(Grouped.with_(S, S)).windowed_by(SessionWindows.of_inactivity_gap_with_no_grace(5))
+     .count(_materialized(caching)).to_stream().to("counts", Produced.with_(SESSION_KEYS, L)))
+    driver = make_driver(builder.build(), "events", "counts", config=CACHING[caching][0])
+    driver.create_input_topic("events", S, S).pipe_input(TestRecord("a", "10 14 12", 14, headers={"trace": b"t"}))
+    if caching == "default":
+        assert _updates(driver, SESSION_KEYS) == [((10, 14), 3, 14, T)]
+    else:
+        assert _updates(driver, SESSION_KEYS) == [((10, 10), 1, 10, ()), ((10, 10), None, 10, ()),
+                                                  ((10, 14), 2, 14, ()), ((10, 14), None, 14, ()),
+                                                  ((10, 14), 3, 14, ())]

@@ -1,6 +1,10 @@
 """The suppression buffer behind ``KTable.suppress`` (Kafka's ``InMemoryTimeOrderedKeyValueChangeBuffer``)."""
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from streams_on_spark import Serdes
 from streams_on_spark.processor.api import Record
 from streams_on_spark.processor.dsl import Change
@@ -39,16 +43,20 @@ def test_prior_value_for_buffered_is_the_old_value_at_first_buffering():
     assert buffer.prior_value_for_buffered("absent") == (False, None)
 
 
-def test_time_windows_keep_the_input_headers_session_windows_do_not():
-    """Kafka: time/sliding window updates are ``record.withKey(...)`` (headers kept), session updates are
-    ``new Record<>(windowedKey, change, end)`` (no headers)."""
-    from streams_on_spark import (Consumed, KeyValue, Produced, SessionWindows, SlidingWindows, StreamsBuilder,
-                                  TestRecord, TimeWindows, TopologyTestDriver)
+@pytest.mark.parametrize("cached", [False, True], ids=["uncached", "cached"])
+def test_time_windows_keep_the_input_headers_session_windows_only_when_cached(cached):
+    """Kafka: time/sliding window updates are ``record.withKey(...)`` (headers kept), uncached session updates are
+    ``new Record<>(windowedKey, change, end)`` (no headers); a caching store's flush forwards every update with the
+    headers of the record that wrote it (``CachingSessionStore.putAndMaybeForward``)."""
+    from streams_on_spark import (Consumed, KeyValue, Materialized, Produced, SessionWindows, SlidingWindows,
+                                  StreamsBuilder, TestRecord, TimeWindows, TopologyTestDriver)
+    materialized = Materialized.with_(S, Serdes.Long())
     for windows, keeps in ((TimeWindows.of_size_with_no_grace(10), True),
                            (SlidingWindows.of_time_difference_with_no_grace(10), True),
-                           (SessionWindows.of_inactivity_gap_with_no_grace(10), False)):
+                           (SessionWindows.of_inactivity_gap_with_no_grace(10), cached)):
         builder = StreamsBuilder()
-        (builder.stream("in", Consumed.with_(S, S)).group_by_key().windowed_by(windows).count()
+        (builder.stream("in", Consumed.with_(S, S)).group_by_key().windowed_by(windows)
+         .count(materialized if cached else materialized.with_caching_disabled())
          .to_stream().map(lambda windowed, count: KeyValue(windowed.key, count))
          .to("out", Produced.with_(S, Serdes.Long())))
         with TopologyTestDriver(builder.build(), {"application.id": "headers"}) as driver:
@@ -61,37 +69,49 @@ def test_time_windows_keep_the_input_headers_session_windows_do_not():
 # Time kept in processor metadata: a task rebuilt from its snapshot (each Spark batch) continues where it stopped
 
 
+def _task_runner(builder, app_configs: dict | None = None):
+    """A way to build a task of ``builder``'s one subtopology, and a function feeding it ``(key, timestamp[,
+    headers])`` records: it processes them, commits as an engine does (unless told not to) and returns the output."""
+    from streams_on_spark.config import TaskConfig
+    from streams_on_spark.connectors.records import ConsumerRecord
+    from streams_on_spark.processor.api import TaskId
+    from streams_on_spark.runtime.task import StreamTask
+    internal = builder.build().internal_builder
+    internal.application_id = "restore"
+    config = TaskConfig("restore", app_configs=app_configs or {})
+    offsets = iter(range(1000))
+
+    def new_task() -> StreamTask:
+        return StreamTask(TaskId(0, 0), internal.subtopologies()[0], internal, config, lambda topic: 1, lambda: 0)
+
+    def feed(task: StreamTask, *records: tuple, commit: bool = True) -> list:
+        task.add_records("in", 0, [ConsumerRecord("in", 0, next(offsets), ts, k.encode(), b"v", tuple(headers))
+                                   for k, ts, *headers in records])
+        while task.process_one():
+            pass
+        if commit:
+            task.commit()   # a cached store forwards its updates on commit
+        return task.collector.drain()
+    return new_task, feed
+
+
 def _emit_final_task(emit_strategy, interval_ms: int = 0):
     """A task of ``count`` over hopping windows 10/5 with grace 5 into Kafka's test store (1 day retention), and a
     function feeding it records."""
     from streams_on_spark import Consumed, Materialized, Produced, StreamsBuilder, TimeWindows, WindowedSerdes
     from streams_on_spark.state.window_stores import WindowStores
-    from streams_on_spark.config import TaskConfig
-    from streams_on_spark.connectors.records import ConsumerRecord
-    from streams_on_spark.processor.api import TaskId
-    from streams_on_spark.runtime.task import StreamTask
     keys = WindowedSerdes.time_windowed(S, 10)
     builder = StreamsBuilder()
     (builder.stream("in", Consumed.with_(S, S)).group_by_key()
      .windowed_by(TimeWindows.of_size_and_grace(10, 5).advance_by(5)).emit_strategy(emit_strategy)
      .count(Materialized.as_(WindowStores.in_memory_window_store("counts", 86_400_000, 10)))
      .to_stream().to("out", Produced.with_(keys, Serdes.Long())))
-    internal = builder.build().internal_builder
-    internal.application_id = "restore"
-    config = TaskConfig("restore", app_configs={"__emit.interval.ms.kstreams.windowed.aggregation__": interval_ms})
-    offsets = iter(range(1000))
+    new_task, feed_task = _task_runner(builder, {"__emit.interval.ms.kstreams.windowed.aggregation__": interval_ms})
 
-    def new_task() -> StreamTask:
-        return StreamTask(TaskId(0, 0), internal.subtopologies()[0], internal, config, lambda topic: 1, lambda: 0)
-
-    def feed(task: StreamTask, *records: tuple[str, int]) -> list[tuple[str, int, int]]:
-        task.add_records("in", 0, [ConsumerRecord("in", 0, next(offsets), ts, k.encode(), b"v", ())
-                                   for k, ts in records])
-        while task.process_one():
-            pass
+    def feed(task: Any, *records: tuple[str, int]) -> list[tuple[str, int, int]]:
         return [(w.key, w.window.start, n) for w, n in
                 ((keys.deserialize("out", r.key), Serdes.Long().deserialize("out", r.value))
-                 for r in task.collector.drain())]
+                 for r in feed_task(task, *records))]
     return new_task, feed
 
 
@@ -129,3 +149,41 @@ def test_a_restored_task_still_drops_late_records():
     restored.restore(first.snapshot())
     assert feed(restored, ("A", 5)) == []
     assert restored.metrics.dropped == 2                 # once per expired window, as Kafka counts
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# The record cache with a commit per batch (Spark's micro-batch): the last update per window, as Kafka flushes it
+
+
+@pytest.mark.parametrize("kind", ["time", "session"])
+def test_a_batch_commit_forwards_the_last_update_per_window_with_its_writers_headers(kind):
+    """CachingWindowStore/CachingSessionStore flush: stamped with the new value's timestamp (time windows,
+    TimestampedCacheFlushListener) or the session end (SessionCacheFlushListener), with the headers of the record
+    that last wrote the entry; a session merged away before the commit is not forwarded. Until the commit the task
+    cannot be snapshotted, and after it a restored task goes on from the flushed store."""
+    from streams_on_spark import (Consumed, Materialized, Produced, SessionWindows, StreamsBuilder, TimeWindows,
+                                  WindowedSerdes)
+    from streams_on_spark.errors import IllegalStateError
+    if kind == "time":
+        windows, keys = TimeWindows.of_size_with_no_grace(10), WindowedSerdes.time_windowed(S, 10)
+    else:
+        windows, keys = SessionWindows.of_inactivity_gap_with_no_grace(5), WindowedSerdes.session_windowed(S)
+    builder = StreamsBuilder()
+    (builder.stream("in", Consumed.with_(S, S)).group_by_key().windowed_by(windows)
+     .count(Materialized.as_("counts")).to_stream().to("out", Produced.with_(keys, Serdes.Long())))
+    new_task, feed = _task_runner(builder)
+    task = new_task()
+    first, last = ("h", b"first"), ("h", b"last")
+    assert feed(task, ("k", 3, first), ("k", 1 if kind == "time" else 7, last), commit=False) == []
+    with pytest.raises(IllegalStateError, match="unflushed cached writes"):
+        task.snapshot()
+    task.commit()
+    out = [(keys.deserialize("out", r.key), Serdes.Long().deserialize("out", r.value), r.timestamp, r.headers)
+           for r in task.collector.drain()]
+    if kind == "time":   # the window's timestamp is its newest record's (3), not the last writer's (1)
+        assert [(w.window.start, n, ts, h) for w, n, ts, h in out] == [(0, 2, 3, (last,))]
+    else:                # [3,3] was created and merged away within the batch: only [3,7] leaves
+        assert [(w.window.start, w.window.end, n, ts, h) for w, n, ts, h in out] == [(3, 7, 2, 7, (last,))]
+    restored = new_task()
+    restored.restore(task.snapshot())
+    assert [Serdes.Long().deserialize("out", r.value) for r in feed(restored, ("k", 5))][-1] == 3

@@ -1,13 +1,19 @@
-"""The record cache: Kafka's ``CachingKeyValueStore`` over a ``ThreadCache``, flushed on commit."""
+"""The record cache: Kafka's ``CachingKeyValueStore``, ``CachingWindowStore`` and ``CachingSessionStore`` over a
+``ThreadCache``, flushed on commit."""
 from __future__ import annotations
 
 import pytest
 
 from streams_on_spark import (Consumed, Grouped, KeyValue, Materialized, Produced, Serdes, StreamsBuilder, TestRecord,
                               TopologyTestDriver)
+from streams_on_spark.dsl.windows import SessionWindow, TimeWindow, Windowed
 from streams_on_spark.processor.api import Record
-from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore, TaskCache
-from streams_on_spark.state.stores import InMemoryKeyValueBytesStore
+from streams_on_spark.processor.dsl import Change, forward_on_flush
+from streams_on_spark.state.caching import (ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore, CachingSessionBytesStore,
+                                            CachingWindowBytesStore, TaskCache)
+from streams_on_spark.state.stores import InMemoryKeyValueBytesStore, ValueAndTimestamp
+from streams_on_spark.state.window_stores import (InMemorySessionBytesStore, InMemoryWindowBytesStore,
+                                                  TimeOrderedSessionBytesStore, WindowStores)
 
 S, L = Serdes.String(), Serdes.Long()
 
@@ -27,7 +33,8 @@ def _store(max_bytes: int = 10_000, send_old_values: bool = True):
     return store, context, flushed
 
 
-def test_writes_wait_for_the_flush_which_forwards_each_key_once_in_first_dirtied_order():
+def test_writes_wait_for_the_flush_which_forwards_each_key_once_in_last_write_order():
+    """NamedCache.put: a re-dirtied key is removed and re-added to dirtyKeys (the arrival order of the records)."""
     store, _, flushed = _store()
     store.put(b"b", b"1")
     store.put(b"a", b"1")
@@ -36,8 +43,8 @@ def test_writes_wait_for_the_flush_which_forwards_each_key_once_in_first_dirtied
     typed: list = []
     store.set_flush_listener(lambda *entry: (flushed.append(entry[:5]), typed.append(entry[5])), True)
     store.flush()
-    assert typed == ["b=2", None]   # what the writer attached comes back with the flush
-    assert flushed == [(b"b", b"2", None, 7, (("h", b"1"),)), (b"a", b"1", None, 7, (("h", b"1"),))]
+    assert typed == [None, "b=2"]   # what the writer attached comes back with the flush
+    assert flushed == [(b"a", b"1", None, 7, (("h", b"1"),)), (b"b", b"2", None, 7, (("h", b"1"),))]
     assert store.wrapped.entries() == {b"a": b"1", b"b": b"2"}
 
 
@@ -132,3 +139,196 @@ def test_a_cached_table_sends_old_values_as_of_the_last_commit_to_a_subtractor()
 def test_a_bad_cache_size_is_a_value_error():
     with pytest.raises(ValueError, match="'statestore.cache.max.bytes': expected an int >= 0"):
         TopologyTestDriver(StreamsBuilder().build(), {"application.id": "x", "statestore.cache.max.bytes": -5})
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Window and session stores: Kafka's CachingWindowStore / CachingSessionStore over the same task cache
+
+MAX = 2**63 - 1
+
+
+def _cached(layer, context=None, send_old_values: bool = True):
+    context = context or _Context(10_000)
+    layer.init(context)
+    flushed: list = []
+    assert layer.set_flush_listener(lambda *entry: flushed.append(entry[:3]), send_old_values)
+    return layer, context, flushed
+
+
+def _window_cache(context=None, send_old_values: bool = True):
+    return _cached(CachingWindowBytesStore(InMemoryWindowBytesStore("w", 100, 10)), context, send_old_values)
+
+
+def _session_cache(wrapped=None, context=None):
+    return _cached(CachingSessionBytesStore(wrapped or InMemorySessionBytesStore("s", 100)), context)
+
+
+def test_a_window_cache_forwards_each_window_once_in_last_write_order_with_the_old_value_of_the_last_flush():
+    """CachingWindowStore.putAndMaybeForward: Change(new, old fetched from the store beneath), in dirty-key order."""
+    store, _, flushed = _window_cache()
+    store.put(b"a", b"1", 0)
+    store.flush()
+    store.put(b"b", b"1", 10)
+    store.put(b"a", b"2", 0)
+    store.put(b"b", b"2", 10)
+    assert (store.fetch(b"a", 0), store.wrapped.fetch(b"a", 0)) == (b"2", b"1")   # reads see the cache
+    store.flush()
+    assert flushed == [((b"a", 0), b"1", None), ((b"a", 0), b"2", b"1"), ((b"b", 10), b"2", None)]
+    assert store.wrapped.fetch(b"b", 10) == b"2"
+
+
+def test_without_old_values_a_window_cache_forwards_none_as_old():
+    """CachingWindowStore: sendOldValues ? rawOldValue : null."""
+    store, _, flushed = _window_cache(send_old_values=False)
+    store.put(b"a", b"1", 0)
+    store.flush()
+    store.put(b"a", b"2", 0)
+    store.flush()
+    assert flushed == [((b"a", 0), b"1", None), ((b"a", 0), b"2", None)]
+
+
+def test_window_reads_merge_cache_and_store_in_the_stores_order():
+    """MergedSortedCacheWindowStore(KeyValue)Iterator: cached values win, cached deletes hide stored windows."""
+    store, _, _ = _window_cache()
+    for key, start in ((b"a", 0), (b"c", 0), (b"b", 10)):
+        store.put(key, b"1", start)
+    store.flush()
+    store.put(b"a", b"3", 10)      # new window
+    store.put(b"b", b"2", 0)       # new key in a stored window start
+    store.put(b"c", None, 0)       # delete of a stored window
+    every = [(b"a", 0, b"1"), (b"b", 0, b"2"), (b"a", 10, b"3"), (b"b", 10, b"1")]   # by start, then key bytes
+    assert store.fetch_keys(None, None, 0, 10) == every == store.all()
+    assert store.fetch_keys(None, None, 0, 10, forward=False) == every[::-1] == store.all(forward=False)
+    assert store.fetch_keys(b"b", b"c", 0, 10) == [(b"b", 0, b"2"), (b"b", 10, b"1")]
+    assert store.fetch_keys(b"c", b"b", 0, 10) == []          # invalid range: empty, as the store says
+    assert store.fetch_all(0, 5) == every[:2]
+    assert store.fetch_key(b"a", 0, 10) == [(0, b"1"), (10, b"3")]
+    assert store.fetch_key(b"a", 0, 10, forward=False) == [(10, b"3"), (0, b"1")]
+    assert store.fetch_key(b"c", 0, 10) == [] and store.fetch(b"c", 0) is None
+
+
+def test_window_eviction_flushes_only_the_store_written_and_shares_the_task_budget():
+    """ThreadCache.maybeEvict evicts from the namespace being written; NamedCache.flush puts the evicted entry first."""
+    window_entry, kv_entry = 1 + 8 + 1 + ENTRY_OVERHEAD_BYTES, 1 + 1 + ENTRY_OVERHEAD_BYTES
+    context = _Context(2 * window_entry + kv_entry)
+    windows, _, flushed = _window_cache(context)
+    kv = CachingKeyValueBytesStore(InMemoryKeyValueBytesStore("kv"))
+    kv.init(context)
+    windows.put(b"a", b"1", 0)
+    kv.put(b"x", b"1")
+    windows.put(b"b", b"1", 0)
+    assert flushed == [] and context.cache.size == 2 * window_entry + kv_entry
+    windows.fetch(b"a", 0)                         # "b" is now the window cache's least recently used
+    windows.put(b"c", b"1", 0)                     # over budget: "b" is evicted, so the window store flushes
+    assert [k for k, *_ in flushed] == [(b"b", 0), (b"a", 0), (b"c", 0)]
+    assert kv.dirty and kv.wrapped.get(b"x") is None   # the key-value cache was not touched
+    assert context.cache.size == 2 * window_entry + kv_entry
+
+
+def test_flushed_deletes_leave_the_cache_and_deletes_of_never_flushed_windows_vanish():
+    """NamedCache.flush deletes flushed null entries; CachingWindowStore skips entries with no new and no old value."""
+    store, context, flushed = _window_cache()
+    store.put(b"a", b"1", 0)
+    store.flush()
+    store.put(b"a", None, 0)
+    store.put(b"n", b"1", 0)
+    store.put(b"n", None, 0)
+    store.flush()
+    assert flushed == [((b"a", 0), b"1", None), ((b"a", 0), None, b"1")]
+    assert context.cache.size == 0 and store.all() == []
+
+
+def test_a_session_cache_forwards_the_merge_and_drops_tombstones_of_never_flushed_sessions():
+    """CachingSessionStore: remove() is put(null); a session created and merged away before a flush never existed
+    downstream (new and old null), so it is neither written nor forwarded."""
+    store, _, flushed = _session_cache()
+    store.put(b"a", 0, 5, b"1")
+    store.flush()
+    store.remove(b"a", 0, 5)
+    store.put(b"a", 0, 12, b"2")
+    store.put(b"b", 20, 20, b"1")
+    store.remove(b"b", 20, 20)
+    store.put(b"b", 20, 25, b"2")
+    store.flush()
+    assert flushed == [((b"a", 0, 5), b"1", None), ((b"a", 0, 5), None, b"1"), ((b"a", 0, 12), b"2", None),
+                       ((b"b", 20, 25), b"2", None)]
+    assert store.wrapped.fetch_keys(None, None) == [(b"a", 0, 12, b"2"), (b"b", 20, 25, b"2")]
+
+
+def test_session_reads_merge_cache_and_store_in_the_stores_order():
+    """MergedSortedCacheSessionStoreIterator: findSessions/fetch see cached sessions, by end, key, start descending."""
+    store, _, _ = _session_cache()
+    store.put(b"a", 0, 12, b"2")
+    store.put(b"b", 20, 25, b"2")
+    store.flush()
+    store.put(b"a", 30, 30, b"3")
+    store.put(b"c", 1, 12, b"1")
+    store.remove(b"b", 20, 25)
+    every = [(b"a", 0, 12, b"2"), (b"c", 1, 12, b"1"), (b"a", 30, 30, b"3")]
+    assert store.find_sessions(None, None, 0, MAX) == every == store.fetch_keys(None, None)
+    assert store.find_sessions(None, None, 0, MAX, forward=False) == every[::-1]
+    assert store.find_sessions(b"a", b"a", 10, 40) == [(b"a", 0, 12, b"2"), (b"a", 30, 30, b"3")]
+    assert store.find_sessions(b"a", b"a", 13, 40) == [(b"a", 30, 30, b"3")]
+    assert store.find_sessions_by_end_time(12, 12) == every[:2]
+    assert (store.fetch_session(b"a", 30, 30), store.fetch_session(b"b", 20, 25)) == (b"3", None)
+
+
+def test_session_reads_by_end_time_follow_a_time_ordered_store():
+    """The ON_WINDOW_CLOSE session store orders by end, start, key; a cache over it merges in that order."""
+    store, _, _ = _session_cache(TimeOrderedSessionBytesStore("s", 100))
+    store.put(b"a", 5, 12, b"1")
+    store.flush()
+    store.put(b"b", 1, 12, b"2")
+    assert store.find_sessions_by_end_time(0, 20) == [(b"b", 1, 12, b"2"), (b"a", 5, 12, b"1")]
+    assert store.find_sessions_by_end_time(0, 20, forward=False) == [(b"a", 5, 12, b"1"), (b"b", 1, 12, b"2")]
+
+
+class _Forwarding:
+    """What forward_on_flush needs of a processor: its forward and whether it sends old values."""
+
+    def __init__(self) -> None:
+        self.send_old_values = True
+        self.records: list = []
+        self.forward = self.records.append
+
+
+def _typed(builder, context):
+    store = builder.with_caching_enabled().build()
+    store.init(context)
+    processor = _Forwarding()
+    assert forward_on_flush(processor, store)
+    return store, processor.records
+
+
+def test_typed_window_and_session_flushes_forward_windowed_changes_with_the_writers_headers():
+    """TimestampedCacheFlushListener: Windowed key of the store's window size, timestamp of the new value (else the
+    record's); SessionCacheFlushListener: timestamp = session end; both with the writing record's headers."""
+    context = _Context(10_000)
+    context.application_id, context.default_key_serde, context.default_value_serde = "app", S, L
+    windows, out = _typed(WindowStores.timestamped_window_store_builder(
+        WindowStores.in_memory_window_store("w", 100, 10, False), S, L), context)
+    windows.put("k", ValueAndTimestamp(3, 4), 0)   # the record in process has timestamp 7
+    windows.inner.flush()
+    windows.put("k", None, 0)
+    windows.inner.flush()
+    headers = (("h", b"1"),)
+    assert [(r.key, r.value, r.timestamp, r.headers) for r in out] == [
+        (Windowed("k", TimeWindow(0, 10)), Change(3, None), 4, headers),
+        (Windowed("k", TimeWindow(0, 10)), Change(None, 3), 7, headers)]
+    sessions, out = _typed(WindowStores.session_store_builder(WindowStores.in_memory_session_store("s", 100), S, L),
+                           context)
+    sessions.put(Windowed("k", SessionWindow(2, 5)), 1)
+    sessions.inner.flush()
+    assert [(r.key, r.value, r.timestamp, r.headers) for r in out] == [
+        (Windowed("k", SessionWindow(2, 5)), Change(1, None), 5, headers)]
+
+
+def test_window_caches_follow_the_task_budget_and_global_stores_stay_uncached():
+    """A cache size of 0 (or no task cache) writes straight through and the processor forwards itself."""
+    for context in (_Context(0), object()):
+        store = WindowStores.timestamped_window_store_builder(
+            WindowStores.in_memory_window_store("w", 100, 10, False), S, L).with_caching_enabled().build()
+        store.init(context)
+        assert isinstance(store.inner, InMemoryWindowBytesStore) and not forward_on_flush(_Forwarding(), store)
+    dups = WindowStores.window_store_builder(WindowStores.in_memory_window_store("j", 100, 10, True), S, L)
+    assert not dups.with_caching_enabled().caching_enabled   # duplicates cannot be cached (Kafka disables it)

@@ -39,7 +39,7 @@ $(SPARK_ENV_TARGETS): export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
 $(SPARK_ENV_TARGETS): export SPARK_LOCAL_IP := 127.0.0.1
 
 .PHONY: help setup deps deps-kafka-broker deps-spark-kafka kafka-up kafka-down test test-unit run bench bench-kafka \
-	bench-spark clean clean-deps
+	bench-spark clean clean-deps kafka-reference
 
 help: ## List the targets
 	@echo "streams-on-spark — make targets:"
@@ -129,6 +129,23 @@ bench-kafka: $(SETUP_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) $(JAVA_BENCH_JA
 	@trap '$(MAKE) --no-print-directory kafka-down' EXIT; \
 	export STREAMS_ON_SPARK_KAFKA="$$(cat $(KAFKA_RUN)/bootstrap)"; \
 	$(PY) bench/kafka_end_to_end.py $(BENCH_ARGS)
+
+# Kafka Streams reference goldens (deps/kafka-reference): the scenarios run with Kafka's own TopologyTestDriver
+# (kafka-streams-test-utils 4.3.1, Maven Central) write tests/data/kafka-reference/*.json, which
+# tests/conformance/test_kafka_reference.py compares our outputs with. The goldens are committed; `make test` only
+# reads them and never rebuilds them. SCENARIOS="wordcount- reduce-" regenerates only files with those prefixes.
+KAFKA_REF     := deps/kafka-reference
+KAFKA_REF_JAR := $(KAFKA_REF)/target/kafka-reference.jar
+KAFKA_REF_SOURCES := $(shell find $(KAFKA_REF)/src -name '*.java' 2>/dev/null)
+
+$(KAFKA_REF_JAR): $(KAFKA_REF)/pom.xml $(KAFKA_REF_SOURCES) deps/settings.xml
+	@command -v $(MVN) >/dev/null || { echo "$(MVN) not found: install Maven 3.8+ (apt-get install maven)" >&2; exit 1; }
+	rm -rf $(KAFKA_REF)/target
+	$(MVN_CMD) -f $(KAFKA_REF)/pom.xml package
+
+kafka-reference: $(KAFKA_REF_JAR) ## Regenerate the Kafka Streams 4.3.1 goldens tests/data/kafka-reference/*.json (Java, mvn)
+	$(if $(SCENARIOS),,rm -f tests/data/kafka-reference/*.json)
+	java -cp '$(KAFKA_REF_JAR):$(KAFKA_REF)/target/lib/*' streamsonspark.reference.ReferenceMain tests/data/kafka-reference $(SCENARIOS)
 
 clean: ## Remove .venv, stamps, build artifacts and caches (not the resolved jars: see clean-deps)
 	rm -rf $(VENV) $(STAMPS) build dist *.egg-info .pytest_cache spark-warehouse metastore_db derby.log $(JAVA_BENCH)/target

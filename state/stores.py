@@ -467,6 +467,18 @@ class Stores:
         return WindowStores.in_memory_window_store(name, retention_period, window_size, retain_duplicates)
 
     @staticmethod
+    def persistent_window_store(name: str, retention_period: Any, window_size: Any, retain_duplicates: bool) -> Any:
+        from streams_on_spark.state.window_stores import WindowStores
+        return WindowStores.persistent_window_store(name, retention_period, window_size, retain_duplicates)
+
+    @staticmethod
+    def persistent_timestamped_window_store(name: str, retention_period: Any, window_size: Any,
+                                            retain_duplicates: bool) -> Any:
+        from streams_on_spark.state.window_stores import WindowStores
+        return WindowStores.persistent_timestamped_window_store(name, retention_period, window_size,
+                                                                retain_duplicates)
+
+    @staticmethod
     def window_store_builder(supplier: Any, key_serde: Any = None, value_serde: Any = None) -> Any:
         from streams_on_spark.state.window_stores import WindowStores
         return WindowStores.window_store_builder(supplier, key_serde, value_serde)
@@ -480,6 +492,11 @@ class Stores:
     def in_memory_session_store(name: str, retention_period: Any) -> Any:
         from streams_on_spark.state.window_stores import WindowStores
         return WindowStores.in_memory_session_store(name, retention_period)
+
+    @staticmethod
+    def persistent_session_store(name: str, retention_period: Any) -> Any:
+        from streams_on_spark.state.window_stores import WindowStores
+        return WindowStores.persistent_session_store(name, retention_period)
 
     @staticmethod
     def session_store_builder(supplier: Any, key_serde: Any = None, value_serde: Any = None) -> Any:

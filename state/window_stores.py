@@ -92,6 +92,10 @@ class _Expiring:
     def _min_live_time(self) -> int:
         return max(0, self.observed_stream_time - self.retention_period_ms + 1)
 
+    def _expired(self, timestamp: int) -> bool:
+        """Whether a put at ``timestamp`` (window start, session end) comes too late to be stored."""
+        return timestamp <= self.observed_stream_time - self.retention_period_ms
+
     def _times_between(self, time_from: int, time_to: int, forward: bool) -> list[int]:
         times = self._times
         selected = times[bisect.bisect_left(times, time_from):bisect.bisect_right(times, time_to)]
@@ -100,6 +104,30 @@ class _Expiring:
 
 # ----------------------------------------------------------------------------------------------------------
 # Window store
+
+
+class _Segmented(_Expiring):
+    """Kafka's RocksDB stores' expiry (``AbstractSegments``), kept in memory: time falls in segments of
+    ``max(retention / 2, 60 s)``; data leaves a whole segment at a time, and a put is dropped (and counted) only when
+    its segment has expired. Reads still see only what is within retention (``getActualFrom``)."""
+
+    segment_interval_ms: int
+
+    def _init_segments(self) -> None:
+        self.segment_interval_ms = max(self.retention_period_ms // 2, 60_000)
+
+    def _segment_id(self, timestamp: int) -> int:
+        """Java's ``timestamp / segmentInterval`` (rounds toward zero)."""
+        interval = self.segment_interval_ms
+        return timestamp // interval if timestamp >= 0 else -(-timestamp // interval)
+
+    def _min_live_time(self) -> int:
+        """The start of the oldest live segment."""
+        return max(0, self._segment_id(self.observed_stream_time - self.retention_period_ms)
+                   * self.segment_interval_ms)
+
+    def _expired(self, timestamp: int) -> bool:
+        return self._segment_id(timestamp) < self._segment_id(self.observed_stream_time - self.retention_period_ms)
 
 
 class InMemoryWindowBytesStore(_Expiring, StateStore):
@@ -145,7 +173,7 @@ class InMemoryWindowBytesStore(_Expiring, StateStore):
         """
         self._remove_expired_segments()
         self.observed_stream_time = max(self.observed_stream_time, window_start_timestamp)
-        if window_start_timestamp <= self.observed_stream_time - self.retention_period_ms:
+        if self._expired(window_start_timestamp):
             self._record_expired()
             return
         if value is not None:
@@ -176,14 +204,18 @@ class InMemoryWindowBytesStore(_Expiring, StateStore):
     def fetch(self, key: bytes, window_start_timestamp: int) -> Optional[bytes]:
         """The value of ``key`` in exactly the window starting at ``window_start_timestamp``."""
         self._remove_expired_segments()
-        if window_start_timestamp <= self.observed_stream_time - self.retention_period_ms:
+        if window_start_timestamp <= self._retention_cut():
             return None
         segment = self._segments.get(window_start_timestamp)
         return None if segment is None else segment.get(key)
 
+    def _retention_cut(self) -> int:
+        """Reads see windows starting after this time (records expire exactly retentionPeriod ms after they were
+        created)."""
+        return self.observed_stream_time - self.retention_period_ms
+
     def _min_time(self, time_from: int) -> int:
-        # add one because records expire exactly retentionPeriod ms after they were created
-        return max(time_from, self.observed_stream_time - self.retention_period_ms + 1)
+        return max(time_from, self._retention_cut() + 1)
 
     def fetch_key(self, key: bytes, time_from: int, time_to: int, forward: bool = True) -> list[tuple[int, bytes]]:
         """``(window start, value)`` of ``key`` for windows starting in ``[time_from, time_to]``."""
@@ -233,7 +265,7 @@ class InMemoryWindowBytesStore(_Expiring, StateStore):
         """Every live entry (window start ``> observedStreamTime - retention``)."""
         self._remove_expired_segments()
         times = self._times
-        selected = times[bisect.bisect_right(times, self.observed_stream_time - self.retention_period_ms):]
+        selected = times[bisect.bisect_right(times, self._retention_cut()):]
         return self._scan(None, None, selected if forward else selected[::-1], forward)
 
     def _scan(self, key_from: Optional[bytes], key_to: Optional[bytes], times: list[int],
@@ -281,6 +313,41 @@ class InMemoryWindowBytesStore(_Expiring, StateStore):
 
     def __repr__(self) -> str:
         return f"InMemoryWindowBytesStore({self.name!r})"
+
+
+class PersistentWindowBytesStore(_Segmented, InMemoryWindowBytesStore):
+    """Kafka's RocksDB window store as its readers see it (the DSL default, ``Stores.persistentWindowStore``), held
+    in memory: segmented expiry, and multi-key reads segment by segment in ``WindowKeySchema`` order (key bytes,
+    then window start). ``time_first`` gives the order of Kafka's time-ordered store (window start, then key), the
+    default of emit-final aggregations."""
+
+    def __init__(self, name: str, retention_period_ms: int, window_size_ms: int, retain_duplicates: bool = False,
+                 time_first: bool = False) -> None:
+        super().__init__(name, retention_period_ms, window_size_ms, retain_duplicates)
+        self._init_segments()
+        self.time_first = time_first
+
+    def _retention_cut(self) -> int:
+        """The time-ordered store also returns windows starting exactly at stream time - retention (its
+        ``getActualFrom`` has no +1): the windows an emit-final aggregation closes at that very time."""
+        cut = self.observed_stream_time - self.retention_period_ms
+        return cut - 1 if self.time_first else cut
+
+    def window_order(self, row: tuple) -> tuple:
+        """Multi-key read order as a sort key of a ``(key bytes, window start, ...)`` row."""
+        if self.time_first:
+            return row[1], row[0]
+        return self._segment_id(row[1]), row[0], row[1]
+
+    def _scan(self, key_from: Optional[bytes], key_to: Optional[bytes], times: list[int],
+              forward: bool) -> list[tuple[bytes, int, bytes]]:
+        rows = super()._scan(key_from, key_to, times, forward)
+        if not self.time_first and len(rows) > 1:   # stable: duplicates keep their sequence order
+            rows.sort(key=self.window_order, reverse=not forward)
+        return rows
+
+    def __repr__(self) -> str:
+        return f"PersistentWindowBytesStore({self.name!r})"
 
 
 class WindowStore(SerdeStore, Generic[K, V]):
@@ -487,7 +554,7 @@ class InMemorySessionBytesStore(_Expiring, StateStore):
         """Store the session ``[start, end]`` of ``key``; None removes it. Skipped when its end has expired."""
         self._remove_expired_segments()
         self.observed_stream_time = max(self.observed_stream_time, end)
-        if end <= self.observed_stream_time - self.retention_period_ms:
+        if self._expired(end):
             self._record_expired()
             return
         if aggregate is None:
@@ -732,6 +799,26 @@ class WindowBytesStoreSupplier:
                 f"windowSize={self.window_size_ms}, retainDuplicates={str(self.retain_duplicates).lower()}}}")
 
 
+class PersistentWindowBytesStoreSupplier(WindowBytesStoreSupplier):
+    """Makes :class:`PersistentWindowBytesStore` s (``WindowStores.persistent_window_store``)."""
+
+    def __init__(self, name: str, retention_period_ms: int, window_size_ms: int, retain_duplicates: bool,
+                 time_first: bool = False) -> None:
+        super().__init__(name, retention_period_ms, window_size_ms, retain_duplicates)
+        self.time_first = time_first
+
+    def get(self) -> PersistentWindowBytesStore:
+        return PersistentWindowBytesStore(self.name, self.retention_period_ms, self.window_size_ms,
+                                          self.retain_duplicates, self.time_first)
+
+    def metrics_scope(self) -> str:
+        return "rocksdb-window"
+
+    def __repr__(self) -> str:
+        return (f"PersistentWindowBytesStoreSupplier{{name='{self.name}', retentionPeriod={self.retention_period_ms}, "
+                f"windowSize={self.window_size_ms}, retainDuplicates={str(self.retain_duplicates).lower()}}}")
+
+
 class SessionBytesStoreSupplier:
     """Makes the bytes store a session-store builder wraps (``WindowStores.in_memory_session_store``)."""
 
@@ -749,40 +836,67 @@ class SessionBytesStoreSupplier:
         return f"InMemorySessionBytesStoreSupplier({self.name!r}, retentionPeriod={self.retention_period_ms})"
 
 
-class TimeOrderedSessionBytesStore(InMemorySessionBytesStore):
-    """The session store of an ON_WINDOW_CLOSE aggregation, read as Kafka's default one for it (the time-ordered
-    ``RocksDbTimeOrderedSessionBytesStoreSupplier``): sessions expire by whole segments of ``max(retention / 2,
-    60 s)`` (``cleanupExpiredSegments``), so a closed session is still there when emitted by end time, in
-    time-first key order, while lookups by key see only sessions ending after stream time - retention
-    (``getActualFrom``), as any session store's do."""
+class PersistentSessionBytesStore(_Segmented, InMemorySessionBytesStore):
+    """Kafka's RocksDB session store as its readers see it (the DSL default, ``Stores.persistentSessionStore``),
+    held in memory: segmented by session end, lookups see only sessions ending after stream time - retention
+    (``getActualFrom``), multi-key reads go segment by segment in ``SessionKeySchema`` order (key bytes, end,
+    start)."""
 
     def __init__(self, name: str, retention_period_ms: int) -> None:
         super().__init__(name, retention_period_ms)
-        self.segment_interval_ms = max(retention_period_ms // 2, 60_000)
+        self._init_segments()
 
-    def _min_live_time(self) -> int:
-        """The start of the oldest live segment."""
-        interval = self.segment_interval_ms
-        return max(0, self.observed_stream_time - self.retention_period_ms) // interval * interval
+    def session_order(self, row: tuple) -> tuple:
+        """Multi-key read order as a sort key of a ``(key bytes, start, end, ...)`` row."""
+        return self._segment_id(row[2]), row[0], row[2], row[1]
 
-    def _unexpired(self, rows: list[tuple[bytes, int, int, bytes]]) -> list[tuple[bytes, int, int, bytes]]:
+    def _unexpired(self, rows: list[tuple[bytes, int, int, bytes]], order: Callable[[tuple], Any],
+                   forward: bool) -> list[tuple[bytes, int, int, bytes]]:
         expired = self.observed_stream_time - self.retention_period_ms
-        return [row for row in rows if row[2] > expired]
+        return sorted((row for row in rows if row[2] > expired), key=order, reverse=not forward)
 
-    def find_sessions(self, *args: Any, **kwargs: Any) -> list[tuple[bytes, int, int, bytes]]:
-        return self._unexpired(super().find_sessions(*args, **kwargs))
+    def find_sessions(self, key_from: Optional[bytes], key_to: Optional[bytes], earliest_session_end_time: int,
+                      latest_session_start_time: int, forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
+        return self._unexpired(super().find_sessions(key_from, key_to, earliest_session_end_time,
+                                                     latest_session_start_time, forward), self.session_order, forward)
 
-    def fetch_keys(self, *args: Any, **kwargs: Any) -> list[tuple[bytes, int, int, bytes]]:
-        return self._unexpired(super().fetch_keys(*args, **kwargs))
+    def fetch_keys(self, key_from: Optional[bytes], key_to: Optional[bytes],
+                   forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
+        return self._unexpired(super().fetch_keys(key_from, key_to, forward), self.session_order, forward)
 
-    end_time_order = staticmethod(itemgetter(2, 1, 0))   # time first: end, start, key bytes
+    def end_time_order(self, row: tuple) -> tuple:
+        """``find_sessions_by_end_time`` order as a sort key of a row."""
+        return self.session_order(row)
 
     def find_sessions_by_end_time(self, earliest_session_end_time: int, latest_session_end_time: int,
                                   forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
-        """In the time-first key order (end, start, key bytes); the in-memory store gives end, key bytes, start
-        descending."""
         rows = super().find_sessions_by_end_time(earliest_session_end_time, latest_session_end_time, forward)
         return sorted(rows, key=self.end_time_order, reverse=not forward)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class TimeOrderedSessionBytesStore(PersistentSessionBytesStore):
+    """The session store of an ON_WINDOW_CLOSE aggregation, read as Kafka's default one for it (the time-ordered
+    ``RocksDbTimeOrderedSessionBytesStoreSupplier``): as the persistent store, but emission by end time reads
+    every session of the live segments in time-first key order (end, start, key bytes), without the retention
+    check lookups make."""
+
+    end_time_order = staticmethod(itemgetter(2, 1, 0))   # type: ignore[assignment]
+
+
+class PersistentSessionBytesStoreSupplier(SessionBytesStoreSupplier):
+    """Makes :class:`PersistentSessionBytesStore` s (``WindowStores.persistent_session_store``)."""
+
+    def get(self) -> PersistentSessionBytesStore:
+        return PersistentSessionBytesStore(self.name, self.retention_period_ms)
+
+    def metrics_scope(self) -> str:
+        return "rocksdb-session"
+
+    def __repr__(self) -> str:
+        return f"PersistentSessionBytesStoreSupplier({self.name!r}, retentionPeriod={self.retention_period_ms})"
 
 
 class TimeOrderedSessionBytesStoreSupplier(SessionBytesStoreSupplier):
@@ -855,6 +969,22 @@ class WindowStores:
     def in_memory_window_store(name: str, retention_period: Any, window_size: Any,
                                retain_duplicates: bool = False) -> WindowBytesStoreSupplier:
         """An in-memory window store keeping windows for ``retention_period`` (``>= window_size``)."""
+        retention_ms, size_ms = WindowStores._window_params(name, retention_period, window_size)
+        return WindowBytesStoreSupplier(name, retention_ms, size_ms, retain_duplicates)
+
+    @staticmethod
+    def persistent_window_store(name: str, retention_period: Any, window_size: Any,
+                                retain_duplicates: bool = False) -> PersistentWindowBytesStoreSupplier:
+        """A window store that reads, orders and expires as Kafka's RocksDB one (the DSL default), held in memory
+        (Spark checkpoints the task state). Also what ``persistent_timestamped_window_store`` gives."""
+        retention_ms, size_ms = WindowStores._window_params(name, retention_period, window_size)
+        return PersistentWindowBytesStoreSupplier(name, retention_ms, size_ms, retain_duplicates)
+
+    persistent_timestamped_window_store = persistent_window_store
+
+    @staticmethod
+    def _window_params(name: str, retention_period: Any, window_size: Any) -> tuple[int, int]:
+        """Kafka's checks of a window store's name, retention and size; the two in milliseconds."""
         if name is None:
             raise ValueError("name cannot be null")
         retention_ms = validate_millis(retention_period, "retentionPeriod")
@@ -867,17 +997,26 @@ class WindowStores:
             raise ValueError(f"The retention period of the window store {name} must be no smaller than its window "
                              f"size. Got size=[{java_duration_string(size_ms)}], "
                              f"retention=[{java_duration_string(retention_ms)}]")
-        return WindowBytesStoreSupplier(name, retention_ms, size_ms, retain_duplicates)
+        return retention_ms, size_ms
 
     @staticmethod
     def in_memory_session_store(name: str, retention_period: Any) -> SessionBytesStoreSupplier:
         """An in-memory session store keeping sessions whose end is within ``retention_period`` of stream time."""
+        return SessionBytesStoreSupplier(name, WindowStores._session_retention(name, retention_period))
+
+    @staticmethod
+    def persistent_session_store(name: str, retention_period: Any) -> PersistentSessionBytesStoreSupplier:
+        """A session store that reads, orders and expires as Kafka's RocksDB one (the DSL default), in memory."""
+        return PersistentSessionBytesStoreSupplier(name, WindowStores._session_retention(name, retention_period))
+
+    @staticmethod
+    def _session_retention(name: str, retention_period: Any) -> int:
         if name is None:
             raise ValueError("name cannot be null")
         retention_ms = validate_millis(retention_period, "retentionPeriod")
         if retention_ms < 0:
             raise ValueError("retentionPeriod cannot be negative")
-        return SessionBytesStoreSupplier(name, retention_ms)
+        return retention_ms
 
     @staticmethod
     def time_ordered_session_store(name: str, retention_ms: int) -> TimeOrderedSessionBytesStoreSupplier:

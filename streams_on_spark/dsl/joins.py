@@ -148,8 +148,8 @@ class StreamStreamJoinNode(GraphNode):
 
 def _join_store(name: str, windows: Any, key_serde: Any, value_serde: Any, logging: bool) -> Any:
     from streams_on_spark.state.window_stores import WindowStores
-    supplier = WindowStores.in_memory_window_store(name, windows.before_ms + windows.after_ms + windows.grace_ms,
-                                                   windows.before_ms + windows.after_ms, True)
+    supplier = WindowStores.persistent_window_store(name, windows.before_ms + windows.after_ms + windows.grace_ms,
+                                                    windows.before_ms + windows.after_ms, True)
     builder = WindowStores.window_store_builder(supplier, key_serde, value_serde)
     return builder if logging else builder.with_logging_disabled()
 
@@ -253,8 +253,8 @@ def stream_global_join(stream: "KStream", table: Any, key_mapper: Callable[[Any,
                        joiner: Callable[..., Any], named: Optional[Named], left: bool) -> "KStream":
     from streams_on_spark.dsl.kstream import KStream
     builder = stream._builder
-    name = builder.name_or_generate(None if named is None else named.name,
-                                    "KSTREAM-LEFTJOIN-" if left else "KSTREAM-JOIN-")
+    # Kafka's globalTableJoin names inner and left joins alike
+    name = builder.name_or_generate(None if named is None else named.name, "KSTREAM-LEFTJOIN-")
     getter = StoreGetter(table.queryable_store_name)
     node = ProcessorGraphNode(name, DslSupplier(j.KStreamKTableJoin, getter, joiner, left, key_mapper))
     builder.add_graph_node(stream._node, node)

@@ -85,13 +85,22 @@ class KTable:
     def filter(self, predicate: Callable[[Any, Any], bool], named: Any = None, materialized: Any = None) -> "KTable":
         """Keep entries where ``predicate(key, value)``; others become deletes downstream."""
         require_callable(predicate, "predicate")
-        return self._table_op("KTABLE-FILTER-", named, materialized, p.KTableFilter, (predicate, False), True)
+        return self._filter(named, materialized, predicate, False)
 
     def filter_not(self, predicate: Callable[[Any, Any], bool], named: Any = None,
                    materialized: Any = None) -> "KTable":
         """Drop entries where ``predicate(key, value)``; they become deletes downstream."""
         require_callable(predicate, "predicate")
-        return self._table_op("KTABLE-FILTER-", named, materialized, p.KTableFilter, (predicate, True), True)
+        return self._filter(named, materialized, predicate, True)
+
+    def _filter(self, named: Any, materialized: Any, predicate: Callable[[Any, Any], bool],
+                filter_not: bool) -> "KTable":
+        table = self._table_op("KTABLE-FILTER-", named, materialized, p.KTableFilter, (predicate, filter_not), True)
+        # Kafka's KTableFilter: when the parent can send old values without being materialized for it, ask for
+        # them, so that a key filtered out before and after sends no tombstone
+        if self.enable_sending_old_values(False):
+            table._supplier.settings["send_old_values"] = True
+        return table
 
     def map_values(self, mapper: Callable[..., Any], named: Any = None, materialized: Any = None, *,
                    with_key: bool = False) -> "KTable":

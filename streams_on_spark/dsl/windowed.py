@@ -44,42 +44,45 @@ _ON_UPDATE = EmitStrategy.on_window_update()
 
 
 def _materialize(m: Materialized, default_supplier: Callable[[], Any], builder_factory: Callable[..., Any],
-                 key_serde: Any, value_serde: Any, emit_strategy: EmitStrategy) -> Any:
+                 key_serde: Any, value_serde: Any, emit_strategy: EmitStrategy, emit_final_cached: bool = False) -> Any:
     """The store builder of a windowed aggregation: ``m``'s supplier (else the default one), logging as ``m`` says,
-    and the record cache when ``m`` enables it (the default) unless results are emitted on window close (Kafka's
-    Sliding/SessionStoreMaterializer; an emit-final processor registers no flush listener anyway)."""
+    and the record cache when ``m`` enables it (the default). Kafka's Sliding/SessionStoreMaterializer leave the
+    cache off when results are emitted on window close; its WindowStoreMaterializer (``emit_final_cached``) keeps
+    it, and the emit-final processor then reads through it (registering no flush listener)."""
     builder = builder_factory(m.store_supplier or default_supplier(), key_serde, value_serde)
     if not m.logging_enabled:
         builder.with_logging_disabled()
-    if m.caching_enabled and emit_strategy.type() is StrategyType.ON_WINDOW_UPDATE:
+    if m.caching_enabled and (emit_final_cached or emit_strategy.type() is StrategyType.ON_WINDOW_UPDATE):
         builder.with_caching_enabled()
     return builder
-
-
-def _window_retention(retention_ms: int, emit_strategy: EmitStrategy) -> int:
-    """Kafka's default ON_WINDOW_CLOSE window store (the time-ordered one) still returns windows starting exactly at
-    stream time - retention (``getActualFrom`` without the usual +1), the windows closing at that very time; the
-    in-memory store reads the same with one more ms of retention."""
-    return retention_ms + 1 if emit_strategy.type() is StrategyType.ON_WINDOW_CLOSE else retention_ms
 
 
 def window_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any,
                          emit_strategy: EmitStrategy = _ON_UPDATE) -> Any:
     """The timestamped window store of a time-windowed aggregation; retention = size + grace (Kafka's default)."""
-    from streams_on_spark.state.window_stores import WindowStores
-    return _materialize(m, lambda: WindowStores.in_memory_window_store(
-        name, _window_retention(windows.size_ms + windows.grace_ms, emit_strategy), windows.size_ms, False),
-        WindowStores.timestamped_window_store_builder, key_serde, value_serde, emit_strategy)
+    return _materialize(m, _default_window_store(name, windows.size_ms + windows.grace_ms, windows.size_ms,
+                                                 emit_strategy), _timestamped_builder(), key_serde, value_serde,
+                        emit_strategy, emit_final_cached=True)
 
 
 def sliding_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any,
                           emit_strategy: EmitStrategy = _ON_UPDATE) -> Any:
     """The window store of a sliding-window aggregation; retention = 2 x difference + grace (Kafka's default)."""
-    from streams_on_spark.state.window_stores import WindowStores
     diff = windows.time_difference_ms
-    return _materialize(m, lambda: WindowStores.in_memory_window_store(
-        name, _window_retention(2 * diff + windows.grace_ms, emit_strategy), diff, False),
-        WindowStores.timestamped_window_store_builder, key_serde, value_serde, emit_strategy)
+    return _materialize(m, _default_window_store(name, 2 * diff + windows.grace_ms, diff, emit_strategy),
+                        _timestamped_builder(), key_serde, value_serde, emit_strategy)
+
+
+def _default_window_store(name: str, retention_ms: int, size_ms: int, emit_strategy: EmitStrategy) -> Callable[[], Any]:
+    """Kafka's default DSL window store (RocksDB): the time-ordered one when emitting on window close."""
+    from streams_on_spark.state.window_stores import PersistentWindowBytesStoreSupplier
+    time_first = emit_strategy.type() is StrategyType.ON_WINDOW_CLOSE
+    return lambda: PersistentWindowBytesStoreSupplier(name, retention_ms, size_ms, False, time_first)
+
+
+def _timestamped_builder() -> Callable[..., Any]:
+    from streams_on_spark.state.window_stores import WindowStores
+    return WindowStores.timestamped_window_store_builder
 
 
 def session_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any,
@@ -90,7 +93,7 @@ def session_store_builder(m: Materialized, name: str, windows: Any, key_serde: A
     retention = windows.inactivity_gap_ms + windows.grace_ms
     time_ordered = emit_strategy.type() is StrategyType.ON_WINDOW_CLOSE
     return _materialize(m, lambda: WindowStores.time_ordered_session_store(name, retention) if time_ordered
-                        else WindowStores.in_memory_session_store(name, retention),
+                        else WindowStores.persistent_session_store(name, retention),
                         WindowStores.session_store_builder, key_serde, value_serde, emit_strategy)
 
 

@@ -293,19 +293,20 @@ class _KTableValueProcessor(Processor):
     def process(self, record: Record) -> None:
         change: Change = record.value
         new_value = self._compute(record.key, change.new_value)
-        if self.store is not None:
-            old = self.store.get(record.key)
-            old_value = None if old is None else old.value
-            if self._skip_noop_deletes() and new_value is None and old_value is None:
+        old_value = None
+        if self.send_old_values:   # Kafka's computeOldValue: from the store when materialized, else computed
+            if self.store is not None:
+                old = self.store.get(record.key)
+                old_value = None if old is None else old.value
+            else:
+                old_value = self._compute(record.key, change.old_value)
+            if new_value is None and old_value is None and self._skip_noop_deletes():
                 return  # nothing to delete downstream
+        if self.store is not None:
             self.store.put(record.key, ValueAndTimestamp.make(new_value, record.timestamp))
             if self.cached:
                 return
-        else:
-            old_value = self._compute(record.key, change.old_value) if self.send_old_values else None
-            if self.send_old_values and self._skip_noop_deletes() and new_value is None and old_value is None:
-                return
-        self.forward(record.with_value(Change(new_value, old_value if self.send_old_values else None)))
+        self.forward(record.with_value(Change(new_value, old_value)))
 
 
 class KTableFilter(_KTableValueProcessor):

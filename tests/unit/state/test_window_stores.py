@@ -372,3 +372,83 @@ def test_time_ordered_session_store_returns_sessions_by_end_start_and_key():
                                                                              (b"a", 7)]
     assert [(r[0], r[1]) for r in store.find_sessions_by_end_time(0, 9, False)] == [(b"a", 7), (b"a", 5), (b"c", 0),
                                                                                     (b"b", 0)]
+
+
+# ---------------------------------------------------------------- persistent stores (Kafka's RocksDB semantics)
+
+
+def persistent_window_store(retention=100, size=10, dups=False, ctx=None, builder=WindowStores.window_store_builder):
+    supplier = WindowStores.persistent_window_store("w", retention, size, dups)
+    store = builder(supplier, Serdes.String(), Serdes.Long()).build()
+    store.init(ctx or Ctx())
+    return store
+
+
+def test_persistent_window_store_reads_key_first_within_a_segment():
+    """WindowKeySchema ([key][start]) inside each segment of max(retention / 2, 60 s); segments in time order."""
+    store = persistent_window_store()
+    for key, value, start in (("b", 1, 10), ("a", 2, 10), ("c", 3, 0), ("ab", 4, 10), ("a", 5, 60_000)):
+        store.put(key, value, start)
+    store.put("z", 9, 60_050)                     # stream time 60_050: starts 0 and 10 left retention
+    expected = [("[a@60000/60010]", 5), ("[z@60050/60060]", 9)]
+    assert pairs(store.all()) == expected
+    store = persistent_window_store(retention=1_000_000)
+    for key, value, start in (("b", 1, 10), ("a", 2, 10), ("c", 3, 0), ("ab", 4, 10), ("a", 5, 600_000)):
+        store.put(key, value, start)              # segments of 500 s: [0, 500 s) and [500 s, 1000 s)
+    expected = [("[a@10/20]", 2), ("[ab@10/20]", 4), ("[b@10/20]", 1), ("[c@0/10]", 3), ("[a@600000/600010]", 5)]
+    assert pairs(store.all()) == expected
+    assert pairs(store.fetch_all(0, 10)) == expected[:4]
+    assert pairs(store.backward_all()) == expected[::-1]
+    assert pairs(store.fetch_range("a", "ab", 0, 1_000_000)) == [expected[0], expected[1], expected[4]]
+    assert list(store.fetch("a", 0, 1_000_000)) == [(10, 2), (600_000, 5)]
+
+
+def test_persistent_window_store_drops_and_counts_only_puts_into_expired_segments():
+    """AbstractRocksDBSegmentedBytesStore.put: a put past retention in a live segment is neither counted nor
+    readable; one into a segment older than segmentId(stream time - retention) is dropped and counted."""
+    ctx = Ctx()
+    store = persistent_window_store(retention=20, ctx=ctx)   # segments of 60 s
+    store.put("a", 1, 200)
+    store.put("a", 2, 96)                                    # 96 <= 200 - 20, but segment 0 is live
+    assert ctx.metrics.dropped == 0
+    assert list(store.fetch("a", 0, 1000)) == [(200, 1)] and store.fetch("a", 96) is None
+    store.put("a", 3, 60_100)                                # stream time 60_100: segment 0 has expired
+    store.put("a", 4, 59_999)
+    assert ctx.metrics.dropped == 1
+    assert list(store.fetch("a", 0, 100_000)) == [(60_100, 3)]
+
+
+def test_persistent_time_first_window_store_reads_windows_starting_at_stream_time_minus_retention():
+    """The time-ordered store of emit-final aggregations: getActualFrom without the +1, time-first order."""
+    from streams_on_spark.state.window_stores import PersistentWindowBytesStore
+    store = PersistentWindowBytesStore("w", 10, 10, time_first=True)
+    for key, start in ((b"b", 0), (b"a", 0), (b"a", 10)):
+        store.put(key, key, start)
+    assert [(k, s) for k, s, _ in store.fetch_all(0, 10)] == [(b"a", 0), (b"b", 0), (b"a", 10)]
+    store.put(b"c", b"c", 11)                               # stream time 11: start 1 is the oldest readable
+    assert [(k, s) for k, s, _ in store.all()] == [(b"a", 10), (b"c", 11)]
+    plain_store = PersistentWindowBytesStore("w", 10, 10)
+    plain_store.put(b"a", b"a", 0)
+    plain_store.put(b"a", b"a", 10)
+    assert [s for _, s, _ in plain_store.all()] == [10]     # key-first store: start 0 <= 10 - 10 is gone
+    store.put(b"d", b"d", 20)
+    assert [s for _, s, _ in store.fetch_all(0, 100)] == [10, 11, 20]
+
+
+def test_persistent_session_store_orders_by_segment_key_end_start_and_expires_by_segment():
+    """SessionKeySchema ([key][end][start]) per segment of session end; lookups see ends > stream time - retention."""
+    ctx = Ctx()
+    store = WindowStores.session_store_builder(WindowStores.persistent_session_store("s", 100), Serdes.String(),
+                                               Serdes.Long()).build()
+    store.init(ctx)
+    for key, start, end in (("b", 0, 5), ("a", 7, 9), ("a", 5, 5), ("c", 0, 5)):
+        store.put(Windowed(key, SessionWindow(start, end)), end)
+    rows = [(kv.key.key, kv.key.window.start, kv.key.window.end) for kv in store.fetch_range(None, None)]
+    assert rows == [("a", 5, 5), ("a", 7, 9), ("b", 0, 5), ("c", 0, 5)]
+    store.put(Windowed("a", SessionWindow(200, 200)), 1)    # stream time 200: ends <= 100 are past retention
+    assert [kv.key.window.end for kv in store.fetch("a")] == [200]
+    store.put(Windowed("b", SessionWindow(50, 50)), 1)      # past retention, live segment: not counted
+    assert ctx.metrics.dropped == 0
+    store.put(Windowed("b", SessionWindow(60_300, 60_300)), 1)
+    store.put(Windowed("b", SessionWindow(1, 1)), 1)        # segment 0 expired: dropped and counted
+    assert ctx.metrics.dropped == 1

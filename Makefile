@@ -148,6 +148,7 @@ kafka-reference: $(KAFKA_REF_JAR) ## Regenerate the Kafka Streams 4.3.1 goldens 
 	java -cp '$(KAFKA_REF_JAR):$(KAFKA_REF)/target/lib/*' streamsonspark.reference.ReferenceMain tests/data/kafka-reference $(SCENARIOS)
 
 clean: ## Remove .venv, stamps, build artifacts and caches (not the resolved jars: see clean-deps)
-	rm -rf $(VENV) $(STAMPS) build dist *.egg-info .pytest_cache spark-warehouse metastore_db derby.log $(JAVA_BENCH)/target
+	rm -rf $(VENV) $(STAMPS) build dist *.egg-info .pytest_cache spark-warehouse metastore_db derby.log $(JAVA_BENCH)/target \
+		$(KAFKA_REF)/target
 	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
 	find . -path ./.git -prune -o -type d -name '*.egg-info' -prune -exec rm -rf {} +

@@ -217,11 +217,8 @@ class CachingKeyValueBytesStore(CachingBytesStore):
         super().__init__(wrapped, wrapped.get, wrapped.put)
 
     def get(self, key: bytes) -> Optional[bytes]:
-        entry = self._entries.get(key)
-        if entry is None:
-            return self.wrapped.get(key)
-        self._entries.move_to_end(key)
-        return entry.value
+        entry = self._cached_entry(key)
+        return self.wrapped.get(key) if entry is None else entry.value
 
     def range(self, key_from: Optional[bytes], key_to: Optional[bytes], reverse: bool = False) -> list[tuple[bytes, bytes]]:
         """The store's entries in the range as the processors see them: cached values over stored ones."""
@@ -283,6 +280,15 @@ class _CompositeKeyCache(CachingBytesStore):
         return [k for k in self._entries
                 if (key_from is None or k[0] >= key_from) and (key_to is None or k[0] <= key_to) and accept(k)]
 
+    def _merged_rows(self, rows: list[tuple], cached: list[tuple], order: Callable[[tuple], Any],
+                     forward: bool) -> list[tuple]:
+        """Rows of the store beneath (a cache key's fields, then the value) with the ``cached`` entries over them,
+        in ``order``."""
+        if not cached:
+            return rows
+        merged = self._merged({row[:-1]: row[-1] for row in rows}, cached, order, not forward)
+        return [(*cache_key, value) for cache_key, value in merged]
+
     def clear_cache(self) -> None:
         super().clear_cache()
         self._by_key.clear()
@@ -329,22 +335,15 @@ class CachingWindowBytesStore(_CompositeKeyCache):
         if key_from is not None and key_to is not None and key_from > key_to:
             return rows   # the store warned and returned nothing, as Kafka's caching store does
         return self._merged_rows(rows, self._cached_keys(key_from, key_to, lambda k: time_from <= k[1] <= time_to),
-                                 forward)
+                                 self.wrapped.window_order, forward)
 
     def fetch_all(self, time_from: int, time_to: int, forward: bool = True) -> list[tuple[bytes, int, bytes]]:
         return self._merged_rows(self.wrapped.fetch_all(time_from, time_to, forward),
-                                 self._cached_keys(None, None, lambda k: time_from <= k[1] <= time_to), forward)
+                                 self._cached_keys(None, None, lambda k: time_from <= k[1] <= time_to),
+                                 self.wrapped.window_order, forward)
 
     def all(self, forward: bool = True) -> list[tuple[bytes, int, bytes]]:
-        return self._merged_rows(self.wrapped.all(forward), list(self._entries), forward)
-
-    def _merged_rows(self, rows: list[tuple[bytes, int, bytes]], cached: list[tuple],
-                     forward: bool) -> list[tuple[bytes, int, bytes]]:
-        if not cached:
-            return rows
-        merged = self._merged({(k, start): value for k, start, value in rows}, cached, self.wrapped.window_order,
-                              not forward)
-        return [(k, start, value) for (k, start), value in merged]
+        return self._merged_rows(self.wrapped.all(forward), list(self._entries), self.wrapped.window_order, forward)
 
 
 class CachingSessionBytesStore(_CompositeKeyCache):
@@ -397,11 +396,4 @@ class CachingSessionBytesStore(_CompositeKeyCache):
         rows = self.wrapped.fetch_keys(key_from, key_to, forward)
         return self._merged_rows(rows, self._cached_keys(key_from, key_to, lambda k: True) if self._entries else [],
                                  self.wrapped.session_order, forward)
-
-    def _merged_rows(self, rows: list[tuple[bytes, int, int, bytes]], cached: list[tuple],
-                     order: Callable[[tuple], Any], forward: bool) -> list[tuple[bytes, int, int, bytes]]:
-        if not cached:
-            return rows
-        merged = self._merged({(k, s, e): value for k, s, e, value in rows}, cached, order, not forward)
-        return [(k, s, e, value) for (k, s, e), value in merged]
 

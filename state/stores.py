@@ -271,9 +271,14 @@ class TimestampedValues(SerdeStore):
     """Values kept as Kafka's ``ValueAndTimestamp`` bytes (8-byte timestamp, then the value): what DSL key-value and
     window stores hold; a cache flush hands on the value and its timestamp."""
 
-    plain_value_serde: Any
+    def __init__(self, inner: Any, key_serde: Any = None, value_serde: Any = None) -> None:
+        super().__init__(inner, key_serde, None)
+        self.plain_value_serde = value_serde
+        if value_serde is not None:
+            self.value_serde = ValueAndTimestampSerde(value_serde)
 
-    def _init_value_serde(self, context: Any) -> None:
+    def init(self, context: Any) -> None:
+        super().init(context)
         if self.plain_value_serde is None:
             self.plain_value_serde = getattr(context, "default_value_serde", None)
         if self.plain_value_serde is not None:
@@ -309,14 +314,6 @@ class TimestampedValues(SerdeStore):
 
 class TimestampedKeyValueStore(TimestampedValues, KeyValueStore[K, ValueAndTimestamp]):
     """Values are :class:`ValueAndTimestamp`; what DSL aggregations and tables use."""
-
-    def __init__(self, inner: InMemoryKeyValueBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
-        super().__init__(inner, key_serde, None)
-        self.plain_value_serde = value_serde
-
-    def init(self, context: Any) -> None:
-        super().init(context)
-        self._init_value_serde(context)
 
     # read-modify-write path of DSL aggregations: same bytes as get/put, without ValueAndTimestamp objects
     def get_with_timestamp(self, key: Any) -> Optional[tuple[Any, int]]:

@@ -38,7 +38,6 @@ from streams_on_spark.state.stores import (
     StoreBuilder,
     TimestampedValues,
     ValueAndTimestamp,
-    ValueAndTimestampSerde,
 )
 
 log = logging.getLogger(__name__)
@@ -441,16 +440,6 @@ class WindowStore(SerdeStore, Generic[K, V]):
 
 class TimestampedWindowStore(TimestampedValues, WindowStore[K, ValueAndTimestamp]):
     """Values are :class:`ValueAndTimestamp` (8-byte timestamp + value bytes); what windowed DSL aggregations use."""
-
-    def __init__(self, inner: InMemoryWindowBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
-        super().__init__(inner, key_serde, None)
-        self.plain_value_serde = value_serde
-        if value_serde is not None:
-            self.value_serde = ValueAndTimestampSerde(value_serde)
-
-    def init(self, context: Any) -> None:
-        super().init(context)
-        self._init_value_serde(context)
 
     def put(self, key: K, value: Optional[ValueAndTimestamp], window_start_timestamp: int) -> None:
         kb, data = self._kser(key), self._vser(value)

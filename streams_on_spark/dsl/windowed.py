@@ -60,29 +60,26 @@ def _materialize(m: Materialized, default_supplier: Callable[[], Any], builder_f
 def window_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any,
                          emit_strategy: EmitStrategy = _ON_UPDATE) -> Any:
     """The timestamped window store of a time-windowed aggregation; retention = size + grace (Kafka's default)."""
-    return _materialize(m, _default_window_store(name, windows.size_ms + windows.grace_ms, windows.size_ms,
-                                                 emit_strategy), _timestamped_builder(), key_serde, value_serde,
-                        emit_strategy, emit_final_cached=True)
+    return _window_store(m, name, windows.size_ms + windows.grace_ms, windows.size_ms, key_serde, value_serde,
+                         emit_strategy, emit_final_cached=True)
 
 
 def sliding_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any,
                           emit_strategy: EmitStrategy = _ON_UPDATE) -> Any:
     """The window store of a sliding-window aggregation; retention = 2 x difference + grace (Kafka's default)."""
     diff = windows.time_difference_ms
-    return _materialize(m, _default_window_store(name, 2 * diff + windows.grace_ms, diff, emit_strategy),
-                        _timestamped_builder(), key_serde, value_serde, emit_strategy)
+    return _window_store(m, name, 2 * diff + windows.grace_ms, diff, key_serde, value_serde, emit_strategy)
 
 
-def _default_window_store(name: str, retention_ms: int, size_ms: int, emit_strategy: EmitStrategy) -> Callable[[], Any]:
-    """Kafka's default DSL window store (RocksDB): the time-ordered one when emitting on window close."""
-    from streams_on_spark.state.window_stores import PersistentWindowBytesStoreSupplier
+def _window_store(m: Materialized, name: str, retention_ms: int, size_ms: int, key_serde: Any, value_serde: Any,
+                  emit_strategy: EmitStrategy, emit_final_cached: bool = False) -> Any:
+    """A timestamped window store over ``m``'s supplier, else Kafka's default DSL one (RocksDB semantics; the
+    time-ordered store when emitting on window close)."""
+    from streams_on_spark.state.window_stores import PersistentWindowBytesStoreSupplier, WindowStores
     time_first = emit_strategy.type() is StrategyType.ON_WINDOW_CLOSE
-    return lambda: PersistentWindowBytesStoreSupplier(name, retention_ms, size_ms, False, time_first)
-
-
-def _timestamped_builder() -> Callable[..., Any]:
-    from streams_on_spark.state.window_stores import WindowStores
-    return WindowStores.timestamped_window_store_builder
+    return _materialize(m, lambda: PersistentWindowBytesStoreSupplier(name, retention_ms, size_ms, False, time_first),
+                        WindowStores.timestamped_window_store_builder, key_serde, value_serde, emit_strategy,
+                        emit_final_cached)
 
 
 def session_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any,

@@ -98,8 +98,7 @@ class _WindowedAggregate(Processor):
         self.store = context.get_state_store(self.store_name)
         # Kafka's TimestampedTupleForwarder: a cached store forwards the updates when it flushes, with
         # TimestampedCacheFlushListener's (time windows) or SessionCacheFlushListener's (sessions) timestamp
-        self.cached = not self.emit_final and forward_on_flush(self, self.store)
-        self.forward_updates = not self.emit_final and not self.cached
+        self.forward_updates = not self.emit_final and not forward_on_flush(self, self.store)
         self.stream_time = _ObservedStreamTime(context, self.store_name)
         if self.emit_final:
             self.last_emit_close_time = _MetadataTime(context, self.store_name)

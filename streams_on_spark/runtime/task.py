@@ -506,8 +506,7 @@ class StreamTask:
     def commit(self) -> None:
         """Flush the record caches: every cached store forwards its dirty entries downstream (Kafka's commit)."""
         for cache in self._caches:
-            if cache._dirty:
-                cache.flush()
+            cache.flush()
 
     def _handle_processing_error(self, e: Exception, topic: Optional[str], partition: Optional[int],
                                  offset: Optional[int]) -> None:

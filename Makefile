@@ -31,20 +31,35 @@ SPARK_KAFKA_STAMP := $(DEPS)/spark-kafka.stamp
 # The integration-test broker: KRaft, single node, loopback, free ports picked at start (deps/kafka_ctl.py).
 KAFKA_RUN   := $(DEPS)/kafka-run
 KAFKA_CTL   = $(if $(wildcard $(PY)),$(PY),$(PYTHON)) deps/kafka_ctl.py --jars $(BROKER_JARS) --run-dir $(KAFKA_RUN)
+# The integration-test Spark standalone cluster: one master + one worker on 127.0.0.1, run from the installed pyspark
+# (SPARK_HOME = the pyspark package), free ports picked at start, logs/pids/work dirs in the run dir
+# (deps/spark_cluster_ctl.py). tests/integration/cluster submits to it with the library shipped as $(WHEEL).
+SPARK_CLUSTER_RUN    := $(DEPS)/spark-cluster-run
+SPARK_CLUSTER_CORES  ?= 2
+SPARK_CLUSTER_MEMORY ?= 2g
+SPARK_CLUSTER_CTL     = $(if $(wildcard $(PY)),$(PY),$(PYTHON)) deps/spark_cluster_ctl.py --run-dir $(SPARK_CLUSTER_RUN) \
+	--cores $(SPARK_CLUSTER_CORES) --memory $(SPARK_CLUSTER_MEMORY)
+
+# The library as a user installs or ships it: a pure-Python wheel built from the working tree (pyproject.toml's
+# pinned setuptools, fetched by pip's isolated build). Built from a copy of the sources in a temp dir, so no build/
+# or *.egg-info lands in the checkout (a stale build/lib would also leak deleted modules into the next wheel).
+VERSION       := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' pyproject.toml)
+WHEEL         := dist/streams_on_spark-$(VERSION)-py3-none-any.whl
+WHEEL_SOURCES := pyproject.toml setup.py $(shell find streams_on_spark connectors state -name __pycache__ -prune -o \( -type d -o -name '*.py' \) -print 2>/dev/null)
 
 # Spark workers must use the venv interpreter, and Spark binds to loopback only.
-SPARK_ENV_TARGETS := test test-unit run bench bench-spark bench-kafka
+SPARK_ENV_TARGETS := test test-unit run bench bench-spark bench-kafka stress-submit
 $(SPARK_ENV_TARGETS): export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 $(SPARK_ENV_TARGETS): export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
 $(SPARK_ENV_TARGETS): export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help setup deps deps-kafka-broker deps-spark-kafka kafka-up kafka-down test test-unit run bench bench-kafka \
-	bench-spark clean clean-deps kafka-reference
+.PHONY: help setup deps deps-kafka-broker deps-spark-kafka kafka-up kafka-down spark-cluster-up spark-cluster-down \
+	wheel test stress-submit test-unit run bench bench-kafka bench-spark clean clean-deps kafka-reference
 
 help: ## List the targets
 	@echo "streams-on-spark — make targets:"
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
-		awk 'BEGIN {FS = ":.*## "}; {printf "  %-18s %s\n", $$1, $$2}'
+		awk 'BEGIN {FS = ":.*## "}; {printf "  %-20s %s\n", $$1, $$2}'
 
 setup: $(SETUP_STAMP) ## Create .venv and install the project (editable) with the test extra
 
@@ -64,7 +79,7 @@ deps: deps-kafka-broker deps-spark-kafka ## Resolve the Kafka broker and Spark K
 
 deps-kafka-broker: $(BROKER_STAMP) ## Resolve the Kafka broker jars (deps/kafka-broker/pom.xml) into .deps/kafka-broker
 
-deps-spark-kafka: $(SPARK_KAFKA_STAMP) ## Resolve the Spark Kafka connector jars and build ours (deps/spark-kafka) into .deps/spark-kafka
+deps-spark-kafka: $(SPARK_KAFKA_STAMP) ## Resolve the Spark Kafka connector jars (deps/spark-kafka/pom.xml) into .deps/spark-kafka
 
 # A stamp per jar folder: re-resolved only when its pom or the Maven settings change. The folder is emptied
 # first, so a version change leaves no stale jar behind.
@@ -74,30 +89,53 @@ $(DEPS)/%.stamp: deps/%/pom.xml deps/settings.xml
 	$(MVN_CMD) -f deps/$*/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(DEPS)/$*
 	@touch $@
 
-# The Spark Kafka connector's jars, plus the project's own streams-on-spark-kafka.jar built from
-# deps/spark-kafka/src (the connector's record batch writer), so one folder holds everything spark.jars needs.
-SPARK_KAFKA_SOURCES := $(shell find deps/spark-kafka/src -name '*.java' 2>/dev/null)
-$(SPARK_KAFKA_STAMP): deps/spark-kafka/pom.xml deps/settings.xml $(SPARK_KAFKA_SOURCES)
-	@command -v $(MVN) >/dev/null || { echo "$(MVN) not found: install Maven 3.8+ (apt-get install maven)" >&2; exit 1; }
-	rm -rf $(SPARK_KAFKA_JARS) $(DEPS)/build/spark-kafka && mkdir -p $(SPARK_KAFKA_JARS)
-	$(MVN_CMD) -f deps/spark-kafka/pom.xml package dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(SPARK_KAFKA_JARS)
-	cp $(DEPS)/build/spark-kafka/streams-on-spark-kafka.jar $(SPARK_KAFKA_JARS)/
-	@touch $@
-
 kafka-up: $(SETUP_STAMP) $(BROKER_STAMP) ## Start the test broker (KRaft, 127.0.0.1) in the background; prints its bootstrap address
 	@$(KAFKA_CTL) up
 
 kafka-down: ## Stop the test broker started by kafka-up and remove its data
 	@$(KAFKA_CTL) down
 
-# The broker is up for the whole suite and stopped afterwards whatever pytest's outcome (EXIT trap); the
-# kafka-marked tests find it through STREAMS_ON_SPARK_KAFKA and fail (never skip) if it does not answer.
-test: $(SETUP_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) ## Run the whole pytest suite (tests/), with a Kafka broker for tests/integration/kafka
+spark-cluster-up: $(SETUP_STAMP) ## Start the test Spark standalone cluster (master + 1 worker, 127.0.0.1); prints its master URL
+	@$(SPARK_CLUSTER_CTL) up
+
+spark-cluster-down: ## Stop the test Spark cluster and any executor it left behind (logs stay in .deps/spark-cluster-run)
+	@$(SPARK_CLUSTER_CTL) down
+
+wheel: $(WHEEL) ## Build the library's wheel into dist/ (what tests/integration/cluster ships to executors)
+
+$(WHEEL): $(WHEEL_SOURCES) | $(SETUP_STAMP)
+	@rm -f dist/streams_on_spark-*.whl
+	@mkdir -p dist
+	@src="$$(mktemp -d)" && trap 'rm -rf "$$src"' EXIT && \
+	tar -cf - --exclude=__pycache__ --exclude='*.py[cod]' pyproject.toml setup.py $(wildcard README.md LICENSE*) \
+		streams_on_spark connectors state | tar -xf - -C "$$src" && \
+	$(PY) -m pip wheel --no-deps --progress-bar off -q -w dist "$$src"
+	@test -f $@ || { echo "the build did not produce $@: $$(ls dist)" >&2; exit 1; }
+	@echo "built $@"
+
+# The broker and the Spark cluster are up for the whole suite and stopped afterwards whatever pytest's outcome (EXIT
+# trap, also on Ctrl-C/TERM); the kafka- and cluster-marked tests find them through STREAMS_ON_SPARK_KAFKA and
+# STREAMS_ON_SPARK_SPARK_MASTER (+ STREAMS_ON_SPARK_WHEEL, the library they ship) and fail (never skip) if they do
+# not answer.
+test: $(SETUP_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) $(WHEEL) ## Run the whole pytest suite (tests/), with a Kafka broker and a Spark cluster for tests/integration
+	@$(MAKE) --no-print-directory kafka-up
+	@trap '$(MAKE) --no-print-directory spark-cluster-down; $(MAKE) --no-print-directory kafka-down' EXIT; \
+	trap 'exit 130' INT; trap 'exit 143' TERM; \
+	$(MAKE) --no-print-directory spark-cluster-up || exit $$?; \
+	export STREAMS_ON_SPARK_KAFKA="$$(cat $(KAFKA_RUN)/bootstrap)"; \
+	export STREAMS_ON_SPARK_SPARK_MASTER="$$(cat $(SPARK_CLUSTER_RUN)/master)"; \
+	export STREAMS_ON_SPARK_SPARK_CLUSTER_DIR="$(abspath $(SPARK_CLUSTER_RUN))"; \
+	export STREAMS_ON_SPARK_WHEEL="$(abspath $(WHEEL))"; \
+	echo "$(PYTEST) $(PYTEST_ARGS)  (STREAMS_ON_SPARK_KAFKA=$$STREAMS_ON_SPARK_KAFKA" \
+		"STREAMS_ON_SPARK_SPARK_MASTER=$$STREAMS_ON_SPARK_SPARK_MASTER STREAMS_ON_SPARK_WHEEL=$(WHEEL))"; \
+	$(PYTEST) $(PYTEST_ARGS)
+
+# The spark-submit test 20 times in a row with two busy loops loading the machine (not part of `make test`).
+stress-submit: $(SETUP_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) ## Run the spark-submit test 20x under CPU load (deps/stress_submit.py)
 	@$(MAKE) --no-print-directory kafka-up
 	@trap '$(MAKE) --no-print-directory kafka-down' EXIT; \
 	export STREAMS_ON_SPARK_KAFKA="$$(cat $(KAFKA_RUN)/bootstrap)"; \
-	echo "$(PYTEST) $(PYTEST_ARGS)  (STREAMS_ON_SPARK_KAFKA=$$STREAMS_ON_SPARK_KAFKA)"; \
-	$(PYTEST) $(PYTEST_ARGS)
+	$(PY) deps/stress_submit.py $(STRESS_ARGS)
 
 test-unit: $(SETUP_STAMP) ## Run the fast unit tests only (tests/unit)
 	$(PYTEST) tests/unit $(PYTEST_ARGS)
@@ -111,7 +149,7 @@ bench: $(SETUP_STAMP) ## Driver throughput: 1M words through the word count, 4 p
 bench-spark: $(SETUP_STAMP) ## Spark engine vs hand-written PySpark, and state-size cost (bench/spark_engine.py)
 	$(PY) bench/spark_engine.py
 
-clean-deps: kafka-down ## Remove the resolved jars (.deps/); the next `make test` resolves them again
+clean-deps: kafka-down spark-cluster-down ## Remove the resolved jars (.deps/) and run dirs; the next `make test` resolves them again
 	rm -rf $(DEPS)
 
 JAVA_BENCH     := bench/baselines/kafka-streams-wordcount
@@ -147,7 +185,7 @@ kafka-reference: $(KAFKA_REF_JAR) ## Regenerate the Kafka Streams 4.3.1 goldens 
 	$(if $(SCENARIOS),,rm -f tests/data/kafka-reference/*.json)
 	java -cp '$(KAFKA_REF_JAR):$(KAFKA_REF)/target/lib/*' streamsonspark.reference.ReferenceMain tests/data/kafka-reference $(SCENARIOS)
 
-clean: ## Remove .venv, stamps, build artifacts and caches (not the resolved jars: see clean-deps)
+clean: spark-cluster-down ## Stop the Spark cluster; remove .venv, stamps, dist/, build artifacts, caches (jars stay: clean-deps)
 	rm -rf $(VENV) $(STAMPS) build dist *.egg-info .pytest_cache spark-warehouse metastore_db derby.log $(JAVA_BENCH)/target \
 		$(KAFKA_REF)/target
 	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +

@@ -16,9 +16,11 @@ On-disk format (version 1; all integers little-endian)::
     <root>/topics/<topic>/<p>.log         partition p's records, back to back (append-only)
     <root>/topics/<topic>/<p>.index       one int64 per record: the END position of record i in
                                           <p>.log; record i spans [index[i-1] (0 for i=0), index[i])
-    <root>/topics/<topic>/end-offsets     one int64 per partition: the published end offsets, replaced
-                                          (by rename) after each append, so an append that spans
-                                          several partitions becomes visible at once
+    <root>/topics/<topic>/end-offsets     one int64 per partition: the published end offsets, then
+                                          (optionally) the producer table as UTF-8 JSON; replaced (by
+                                          rename) after each append, so an append that spans several
+                                          partitions becomes visible at once, together with the producer
+                                          table that records it
 
     <p>.log holds partition p's records in the layout of
     :class:`~streams_on_spark.connectors.record_batch.RecordBatch` (timestamp, key, value, headers per
@@ -28,9 +30,13 @@ Consistency: writers hold the topic's flock, write a partition's records to ``.l
 its index entries to ``.index`` second (one ``pwrite`` each per partition per call), then publish
 the topic's new end offsets. Readers take no lock and read only up to the published end offsets and
 the positions the index names, so a reader never sees a torn or half-written record, nor part of an
-append.
-A writer that died between the two writes leaves unreferenced bytes after the last indexed
-record (or a partial index entry); the next writer truncates them away under the lock.
+append. Publishing is the commit: a writer that died before it leaves records after the published
+end (data, index entries, or part of either); the next writer truncates them away under the lock.
+
+Idempotent producers: an append may name its ``producer`` and a ``sequence`` (the Spark runtime's tasks use
+their query id and task, and the micro-batch id). The published producer table keeps each producer's last
+sequence per topic, so a replayed append (a retried Spark task, a batch replayed after a crash) is recognised
+under the lock and skipped, as Kafka's idempotent producer drops a retried batch.
 """
 from __future__ import annotations
 
@@ -91,6 +97,7 @@ _MAX_TOPIC_NAME_LENGTH = 249
 _META = "meta.json"
 _LOCK = ".lock"
 _END_OFFSETS = "end-offsets"
+_MAX_PRODUCERS = 4096  # producer table entries kept per topic (a query's tasks are one producer each)
 
 
 def validate_topic_name(name: str) -> None:
@@ -316,13 +323,18 @@ class EmbeddedTopics:
                 offsets[idx] = base + i
         return offsets
 
-    def append_batches(self, batches: Iterable[RecordBatch]) -> list[int]:
+    def append_batches(self, batches: Iterable[RecordBatch], producer: Optional[str] = None,
+                       sequence: Optional[int] = None) -> list[int]:
         """Append encoded batches, each to its topic-partition; returns each batch's first offset.
 
-        Each partition gets one data write and one index write under its topic's lock, so a reader sees a batch
-        whole or not at all (per partition).
+        Each topic's batches become visible at once (one publish under the topic's lock). With ``producer`` and
+        ``sequence`` the append is idempotent per topic: if this producer already published ``sequence`` (or a
+        later one) to a topic, its batches for that topic are not written again, and the offsets returned for
+        them are those of the first write where it wrote that partition, else -1.
         """
         batches = list(batches)
+        if (producer is None) != (sequence is None):
+            raise ValueError("append_batches needs both producer and sequence, or neither")
         for batch in batches:
             self._check_partition(batch.topic, batch.partition)
         bases = [0] * len(batches)
@@ -334,41 +346,65 @@ class EmbeddedTopics:
                 lock_fd = self._lock_fd(topic)
                 fcntl.flock(lock_fd, fcntl.LOCK_EX)
                 try:
+                    ends, producers = self._read_published(topic)
+                    if producer is not None:
+                        last = producers.get(producer)
+                        if last is not None and last["sequence"] >= sequence:
+                            log.info("%s: producer %s already wrote sequence %d (asked %d): skipping its replay",
+                                     topic, producer, last["sequence"], sequence)
+                            for i in by_topic[topic]:
+                                bases[i] = last["bases"].get(str(batches[i].partition), -1)
+                            continue
+                    written: dict[str, int] = {}
                     for i in by_topic[topic]:
-                        bases[i] = self._write(topic, batches[i].partition, batches[i])
-                    self._publish_end_offsets(topic)
+                        partition = batches[i].partition
+                        bases[i] = self._write(topic, partition, batches[i], ends[partition])
+                        ends[partition] += len(batches[i])
+                        written.setdefault(str(partition), bases[i])
+                    if producer is not None:
+                        producers.pop(producer, None)  # re-inserted last: the table is ordered by last write
+                        producers[producer] = {"sequence": sequence, "bases": written}
+                        while len(producers) > _MAX_PRODUCERS:
+                            del producers[next(iter(producers))]
+                    _write_end_offsets(self._topic_dir(topic), ends, producers)
                 finally:
                     fcntl.flock(lock_fd, fcntl.LOCK_UN)
         return bases
 
-    def _publish_end_offsets(self, topic: str) -> None:
-        """Make what was written to ``topic`` visible, all partitions at once (under the topic's lock)."""
+    def _read_published(self, topic: str) -> tuple[list[int], dict[str, Any]]:
+        """The topic's published end offsets and producer table (read under its lock by a writer)."""
         count = self.partitions(topic)
-        _write_end_offsets(self._topic_dir(topic),
-                           [os.fstat(self._fd(topic, p, "index")).st_size // 8 for p in range(count)])
+        try:
+            with open(os.path.join(self._topic_dir(topic), _END_OFFSETS), "rb") as f:
+                data = f.read()
+        except FileNotFoundError:  # written by a version without the file: the indexes are the truth
+            return [os.fstat(self._fd(topic, p, "index")).st_size // 8 for p in range(count)], {}
+        ends = _decode_end_offsets(data, count, topic, self._root)
+        tail = data[count * 8:]
+        return ends, (json.loads(tail) if tail else {})
 
-    def _write(self, topic: str, partition: int, batch: RecordBatch) -> int:
-        """Write one encoded batch (data first, then index) under the topic lock; returns its first offset."""
+    def _write(self, topic: str, partition: int, batch: RecordBatch, published: int) -> int:
+        """Write one encoded batch after the ``published`` records (data first, then index) under the topic lock;
+        returns its first offset. What lies after the published end was left by a writer that died: dropped."""
         data_fd = self._fd(topic, partition, "log")
         index_fd = self._fd(topic, partition, "index")
         index_size = os.fstat(index_fd).st_size
-        count, torn = divmod(index_size, 8)
-        if torn:  # a writer died mid index write: drop the partial entry
-            log.warning("%s-%d: dropping a partial index entry (%d bytes)", topic, partition, torn)
-            os.ftruncate(index_fd, count * 8)
-        data_end = _I64.unpack(os.pread(index_fd, 8, (count - 1) * 8))[0] if count else 0
-        if os.fstat(data_fd).st_size != data_end:  # a writer died before indexing its data
-            log.warning("%s-%d: truncating unindexed data after position %d", topic, partition, data_end)
+        if index_size != published * 8:
+            log.warning("%s-%d: dropping %d unpublished index bytes", topic, partition, index_size - published * 8)
+            os.ftruncate(index_fd, published * 8)
+        data_end = _I64.unpack(os.pread(index_fd, 8, (published - 1) * 8))[0] if published else 0
+        if os.fstat(data_fd).st_size != data_end:
+            log.warning("%s-%d: truncating unpublished data after position %d", topic, partition, data_end)
             os.ftruncate(data_fd, data_end)
         _pwrite_all(data_fd, batch.data, data_end)
         if not batch.ends:
-            return count
+            return published
         ends = batch.ends if data_end == 0 else array("q", [data_end + e for e in batch.ends])
         if BIG_ENDIAN:  # pragma: no cover - no big-endian machine here
             ends = array("q", ends)
             ends.byteswap()
-        _pwrite_all(index_fd, ends.tobytes(), count * 8)
-        return count
+        _pwrite_all(index_fd, ends.tobytes(), published * 8)
+        return published
 
     # ------------------------------------------------------------------ read
 
@@ -384,12 +420,7 @@ class EmbeddedTopics:
                 data = f.read()
         except FileNotFoundError:  # written by a version without the file: the indexes are the truth
             return [os.fstat(self._fd(name, p, "index")).st_size // 8 for p in range(count)]
-        ends = array("q", data)
-        if BIG_ENDIAN:  # pragma: no cover - no big-endian machine here
-            ends.byteswap()
-        if len(ends) != count:
-            raise RuntimeError(f"topic {name} in {self._root}: end offsets for {len(ends)} partitions, expected {count}")
-        return ends.tolist()
+        return _decode_end_offsets(data, count, name, self._root)
 
     def end_offset(self, name: str, partition: int) -> int:
         """The end offset of one partition of ``name``."""
@@ -477,14 +508,27 @@ class EmbeddedTopics:
                 gc.enable()
 
 
-def _write_end_offsets(topic_dir: str, ends: list[int]) -> None:
-    """Replace a topic's published end offsets (little-endian int64 per partition) atomically, by rename."""
+def _decode_end_offsets(data: bytes, count: int, topic: str, root: str) -> list[int]:
+    """The ``count`` end offsets an end-offsets file starts with (its producer table follows them)."""
+    if len(data) < count * 8 or (len(data) > count * 8 and data[count * 8:count * 8 + 1] != b"{"):
+        raise RuntimeError(f"topic {topic} in {root}: an end offsets file of {len(data)} bytes does not fit "
+                           f"{count} partitions")
+    ends = array("q", data[:count * 8])
+    if BIG_ENDIAN:  # pragma: no cover - no big-endian machine here
+        ends.byteswap()
+    return ends.tolist()
+
+
+def _write_end_offsets(topic_dir: str, ends: list[int], producers: Optional[Mapping[str, Any]] = None) -> None:
+    """Replace a topic's published end offsets (little-endian int64 per partition) and producer table, by rename."""
     data = array("q", ends)
     if BIG_ENDIAN:  # pragma: no cover
         data.byteswap()
     tmp = os.path.join(topic_dir, f".{_END_OFFSETS}.tmp")
     with open(tmp, "wb") as f:
         f.write(data.tobytes())
+        if producers:
+            f.write(json.dumps(producers, separators=(",", ":")).encode())
     os.replace(tmp, os.path.join(topic_dir, _END_OFFSETS))
 
 

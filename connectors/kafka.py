@@ -1,27 +1,25 @@
-"""The Kafka connector: Spark's ``kafka`` source for reading, a JVM producer for writing, kafka-python for admin.
+"""The Kafka connector: Spark's ``kafka`` source for reading, librdkafka producers for writing, kafka-python for admin.
 
-:class:`KafkaConnector` has the interface of the Spark runtime's ``EmbeddedTopicsConnector``
-(``reader_options``, ``topics``, ``partitions``, ``create_topic``, ``end_offsets``, ``append``,
-``append_batches``) plus
-:meth:`KafkaConnector.prepare`, which turns the Kafka source's rows into the runtime's columns
-(``topic, partition, offset, timestamp`` as epoch millis, ``key, value, headers``), and ``close``.
+:class:`KafkaConnector` implements :class:`~streams_on_spark.connectors.base.Connector`. Its :meth:`prepare` turns the
+Kafka source's rows into the runtime's columns (``topic, partition, offset, timestamp`` as epoch millis, ``key,
+value, headers``).
 
 Reading goes through Spark's ``spark-sql-kafka-0-10`` connector, whose jars must be on ``spark.jars`` before
-the JVM starts: :func:`kafka_jars` lists the ones ``make deps-spark-kafka`` resolved from Maven Central.
+the JVM starts (``spark-submit --jars``): :func:`kafka_jars` lists the ones ``make deps-spark-kafka`` resolved from
+Maven Central.
 
-Writing (``append_batches``, what the runtime's sink calls) goes through a Java ``KafkaProducer`` in the Spark
-driver's JVM, one py4j call per record batch (``RecordBatchWriter`` of the project's streams-on-spark-kafka.jar,
-built from ``deps/spark-kafka/src``), with each record's explicit partition, timestamp and headers. Not Spark's
-batch Kafka sink: it (spark-sql-kafka 4.2.0, ``KafkaRowWriter``) builds ``ProducerRecord(topic, partition, key,
-value, headers)`` with no timestamp, so every record would get the producer's wall-clock time — and record
-timestamps are part of Kafka Streams' semantics (stream time, windows, the timestamps of output records). Not
-kafka-python either: at about 40k records/s it held the whole runtime back (22k/s inside a running query). Without
-a Spark session, ``append`` falls back to kafka-python.
+Writing happens where the records are: every Spark task writes its own output from its executor through a
+:class:`KafkaTopicWriter`, whose ``confluent-kafka`` (librdkafka) producer is made once per Python worker process
+(:mod:`streams_on_spark.connectors.kafka_producer`), with each record's explicit partition, timestamp and headers.
+Not Spark's Kafka sink: it (spark-sql-kafka 4.2.0, ``KafkaRowWriter``) builds ``ProducerRecord(topic, partition,
+key, value, headers)`` with no timestamp, so every record would get the producer's wall-clock time — and record
+timestamps are part of Kafka Streams' semantics (stream time, windows, the timestamps of output records). Nothing
+of the data path goes through the driver or py4j.
 
 Client settings use Kafka's own names (``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config``,
-``ssl.truststore.location``, ...). Every one reaches Spark as ``kafka.<name>``; the admin client and producer get
-the kafka-python equivalent where one exists. Values of secret settings (any name containing password, secret,
-jaas, token or key) never appear in logs, reprs or error messages.
+``ssl.truststore.location``, ...). Every one reaches Spark as ``kafka.<name>``; the admin client and producers get
+their equivalent where one exists. Values of secret settings (any name containing password, secret, jaas, token or
+key) never appear in logs, reprs or error messages.
 """
 from __future__ import annotations
 
@@ -36,7 +34,7 @@ from streams_on_spark.connectors.record_batch import RecordBatch, encode_by_part
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
 from streams_on_spark.errors import StreamsException
 
-__all__ = ["KafkaConnector", "kafka_jars", "mask_config", "is_secret", "JARS_ENV", "MASK"]
+__all__ = ["KafkaConnector", "KafkaTopicWriter", "kafka_jars", "mask_config", "is_secret", "JARS_ENV", "MASK"]
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +43,8 @@ JARS_ENV = "STREAMS_ON_SPARK_KAFKA_JARS"
 MASK = "******"
 _SECRET_MARKERS = ("password", "secret", "jaas", "token", "key")
 _DEFAULT_JARS_DIR = Path(__file__).resolve().parents[1] / ".deps" / "spark-kafka"
-# The jars of the connector (one of each); kafka-clients and commons-pool2 are its runtime dependencies, and
-# streams-on-spark-kafka.jar (built from deps/spark-kafka/src) is the record batch writer append_batches uses.
-_REQUIRED_JARS = ("spark-sql-kafka-0-10_", "spark-token-provider-kafka-0-10_", "kafka-clients-", "commons-pool2-",
-                  "streams-on-spark-kafka")
+# The jars of the connector (one of each); kafka-clients and commons-pool2 are its runtime dependencies.
+_REQUIRED_JARS = ("spark-sql-kafka-0-10_", "spark-token-provider-kafka-0-10_", "kafka-clients-", "commons-pool2-")
 JARS_HINT = "kafka_jars() (the jars `make deps-spark-kafka` puts in .deps/spark-kafka)"
 
 
@@ -57,8 +53,7 @@ def kafka_jars(where: Optional[str] = None) -> list[str]:
 
     Looks in ``where``, else ``$STREAMS_ON_SPARK_KAFKA_JARS`` (a directory or a comma-separated list of jars),
     else ``.deps/spark-kafka/`` of the source checkout (filled by ``make deps-spark-kafka``). A directory counts
-    only when it holds all five jars (connector, token provider, kafka-clients, commons-pool2 and the project's
-    streams-on-spark-kafka.jar).
+    only when it holds all four jars (connector, token provider, kafka-clients, commons-pool2).
     """
     spec = where if where is not None else os.environ.get(JARS_ENV)
     if spec and ("," in spec or spec.endswith(".jar")):
@@ -210,8 +205,8 @@ class KafkaConnector:
 
     ``bootstrap_servers``: ``host:port[,host:port...]``. ``client_config``: Kafka client settings with their Java
     names (security, SASL, SSL, timeouts...), passed to Spark's source as ``kafka.<name>`` and to the admin client
-    and producer as their kafka-python equivalents. ``spark``: the session the runtime reads with (kept for
-    callers; reading needs the Kafka connector jars on ``spark.jars``, see :func:`kafka_jars`).
+    and producers as their kafka-python and librdkafka equivalents (reading needs the Kafka connector jars on
+    ``spark.jars``, see :func:`kafka_jars`).
 
     ``timeout_ms`` bounds every admin and producer call (an unreachable cluster fails with a
     :class:`StreamsException` after about that long). ``fail_on_data_loss`` is Spark's ``failOnDataLoss``; the
@@ -219,7 +214,7 @@ class KafkaConnector:
     skipping records; pass ``False`` to skip offsets deleted by retention as ``auto.offset.reset=earliest`` does. ``replication_factor`` is used for the topics :meth:`create_topic` creates.
     """
 
-    def __init__(self, bootstrap_servers: str, client_config: Optional[Mapping[str, Any]] = None, spark: Any = None,
+    def __init__(self, bootstrap_servers: str, client_config: Optional[Mapping[str, Any]] = None,
                  *, timeout_ms: int = 10000, fail_on_data_loss: bool = True,
                  replication_factor: int = 1) -> None:
         if not isinstance(bootstrap_servers, str) or not bootstrap_servers.strip():
@@ -233,15 +228,12 @@ class KafkaConnector:
                 raise ValueError("pass bootstrap.servers as bootstrap_servers, not in client_config")
         self.bootstrap_servers = bootstrap_servers.strip()
         self.client_config = {(k[len("kafka."):] if k.startswith("kafka.") else k): v for k, v in config.items()}
-        self.spark = spark
         self.timeout_ms = timeout_ms
         self.fail_on_data_loss = fail_on_data_loss
         self.replication_factor = replication_factor
         self._python_config = _python_client_config(self.client_config)
         self._admin_client: Any = None
-        self._producer_client: Any = None
-        self._jvm_producer_client: Any = None
-        self._batch_writer_client: Any = None
+        self._writer: Optional[KafkaTopicWriter] = None
 
     def __repr__(self) -> str:
         return (f"KafkaConnector(bootstrap_servers={self.bootstrap_servers!r}, "
@@ -284,30 +276,14 @@ class KafkaConnector:
                 raise self._error("cannot connect to Kafka", e) from None
         return self._admin_client
 
-    def _producer(self) -> Any:
-        if self._producer_client is None:
-            from kafka import KafkaProducer
-            _guard_kafka_python_logs(self._secret_values())
-            settings = {"client_id": "streams-on-spark-producer", "acks": "all", "linger_ms": 5,
-                        "max_block_ms": self.timeout_ms, "delivery_timeout_ms": max(self.timeout_ms, 30000),
-                        **self._common()}
-            try:
-                self._producer_client = KafkaProducer(**settings)
-            except Exception as e:
-                raise self._error("cannot create a Kafka producer", e) from None
-        return self._producer_client
-
     def close(self) -> None:
-        """Close the admin client and the producer (flushing what it holds)."""
-        clients = [(self._producer_client, {"timeout": self.timeout_ms / 1000}), (self._admin_client, {}),
-                   (self._jvm_producer_client, {})]
-        self._producer_client = self._admin_client = self._jvm_producer_client = self._batch_writer_client = None
-        for client, kwargs in clients:
-            if client is not None:
-                try:
-                    client.close(**kwargs)
-                except Exception:
-                    log.debug("closing a Kafka client failed", exc_info=True)
+        """Close the admin client; this process's producers are closed at exit (they are shared per config)."""
+        admin, self._admin_client = self._admin_client, None
+        if admin is not None:
+            try:
+                admin.close()
+            except Exception:
+                log.debug("closing the Kafka admin client failed", exc_info=True)
 
     def __enter__(self) -> "KafkaConnector":
         return self
@@ -422,86 +398,37 @@ class KafkaConnector:
 
     # -- writing ---------------------------------------------------------------------------------------------------
 
+    def writer(self) -> "KafkaTopicWriter":
+        """The picklable writer Spark tasks write their output with, from their executors (a task's write may wait
+        up to ``delivery.timeout.ms``, at least 30 s, for the cluster's acknowledgements)."""
+        delivery = int(self.client_config.get("delivery.timeout.ms", 30_000))
+        return KafkaTopicWriter(self._writer_spec(max(self.timeout_ms, delivery)))
+
+    def _writer_spec(self, timeout_ms: int) -> Any:
+        from streams_on_spark.connectors.kafka_producer import KafkaWriterSpec  # it imports this module's helpers
+        return KafkaWriterSpec.of(self.bootstrap_servers, self.client_config, timeout_ms)
+
     def append(self, records: Iterable[ProducerRecord]) -> None:
         """Write ``records`` to their topic partitions with their timestamps and headers, in order per partition;
-        returns once the cluster acknowledged all of them (``acks=all``), raises ``StreamsException`` otherwise.
+        returns once the cluster acknowledged all of them (``acks=all``) within ``timeout_ms``, raises
+        ``StreamsException`` otherwise."""
+        batches = encode_by_partition(records)
+        if batches:
+            if self._writer is None:
+                self._writer = KafkaTopicWriter(self._writer_spec(self.timeout_ms))
+            self._writer.write(batches)
 
-        With a Spark session they go as record batches through the JVM producer (:meth:`append_batches`);
-        without one, kafka-python writes them (it cannot encode a record with a null key and a null value, nor a
-        header with a null value: those need the session)."""
-        records = list(records)
-        if not records:
-            return
-        if self.spark is not None:
-            self.append_batches(encode_by_partition(records))
-            return
-        if any((r.key is None and r.value is None) or any(v is None for _, v in r.headers) for r in records):
-            raise StreamsException("writing records with a null key and a null value, or headers with null values, "
-                                   "needs the Spark session (its JVM Kafka producer); pass spark to KafkaConnector")
-        self._append_python(records)
 
-    def append_batches(self, batches: Iterable[RecordBatch]) -> None:
-        """Write encoded record batches (what the Spark runtime's sink gets from its tasks): one py4j call per
-        batch to the JVM ``KafkaProducer`` (``RecordBatchWriter`` of streams-on-spark-kafka.jar), every record with
-        its partition, timestamp and headers; returns once all are acknowledged."""
-        batches = [b for b in batches if len(b)]
-        if not batches:
-            return
-        if self.spark is None:
-            self.append([r for b in batches for r in b.records()])
-            return
-        writer = self._batch_writer()
-        count = sum(len(b) for b in batches)
-        try:
-            for batch in batches:
-                writer.send(batch.topic, batch.partition, bytes(batch.data), batch.ends_bytes())
-            writer.flush(self.timeout_ms)
-        except Exception as e:
-            raise self._error(f"writing {count} records to {sorted({b.topic for b in batches})} failed", e) from None
+class KafkaTopicWriter:
+    """Writes record batches to Kafka from whichever process holds it (a Spark executor's Python worker), through
+    that process's librdkafka producer for the spec. At least once: a replayed micro-batch is written again."""
 
-    def _append_python(self, records: list[ProducerRecord]) -> None:
-        producer = self._producer()
-        futures = []
-        for record in records:
-            topic, partition, timestamp, key, value, headers = record
-            try:
-                futures.append((record, producer.send(topic, value=value, key=key, partition=partition,
-                                                      timestamp_ms=timestamp,
-                                                      headers=list(headers) if headers else None)))
-            except Exception as e:
-                raise self._error(f"cannot send a record to {topic}-{partition} (timestamp {timestamp})", e) from None
-        try:
-            producer.flush(timeout=self.timeout_ms / 1000)
-        except Exception as e:
-            raise self._error(f"cannot flush {len(futures)} records", e) from None
-        for record, future in futures:
-            try:
-                future.get(timeout=self.timeout_ms / 1000)
-            except Exception as e:
-                raise self._error(f"writing a record to {record.topic}-{record.partition} "
-                                  f"(timestamp {record.timestamp}) failed", e) from None
+    def __init__(self, spec: Any) -> None:  # a kafka_producer.KafkaWriterSpec
+        self.spec = spec
 
-    def _batch_writer(self) -> Any:
-        """The JVM ``RecordBatchWriter`` around a ``KafkaProducer``, made once in the Spark driver's JVM."""
-        if self._batch_writer_client is None:
-            jvm = self.spark.sparkContext._jvm
-            props = jvm.java.util.Properties()
-            serializer = "org.apache.kafka.common.serialization.ByteArraySerializer"
-            settings = {"client.id": "streams-on-spark-jvm-producer", "acks": "all", "linger.ms": "5",
-                        "max.block.ms": str(self.timeout_ms), "request.timeout.ms": str(self.timeout_ms),
-                        "delivery.timeout.ms": str(max(self.timeout_ms, 30000)),
-                        **{k: str(v) for k, v in self.client_config.items() if v is not None},
-                        "bootstrap.servers": self.bootstrap_servers,
-                        "key.serializer": serializer, "value.serializer": serializer}
-            for k, v in settings.items():
-                props.setProperty(k, v)
-            writer_class = jvm.streamsonspark.kafka.RecordBatchWriter
-            if type(writer_class).__name__ == "JavaPackage":  # py4j's answer for a class it cannot find
-                raise StreamsException(f"the Spark session has no streamsonspark.kafka.RecordBatchWriter: start it "
-                                       f"with spark.jars={JARS_HINT}")
-            try:
-                self._jvm_producer_client = jvm.org.apache.kafka.clients.producer.KafkaProducer(props)
-            except Exception as e:
-                raise self._error("cannot create the JVM Kafka producer", e) from None
-            self._batch_writer_client = writer_class(self._jvm_producer_client)
-        return self._batch_writer_client
+    def __repr__(self) -> str:
+        return f"KafkaTopicWriter({self.spec!r})"
+
+    def write(self, batches: list[RecordBatch], producer: Optional[str] = None,
+              sequence: Optional[int] = None) -> list[int]:
+        return self.spec.producer().send(batches)

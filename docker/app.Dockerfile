@@ -1,6 +1,5 @@
-# The streams-on-spark image for docker compose: Python 3.11, Java 17, Maven, the project and its pinned deps,
-# the Spark Kafka connector jars resolved from Maven Central and the project's own Kafka writer jar built with
-# Maven (a JDK, not just a JRE) at image build time: nothing downloads at run time.
+# The streams-on-spark image for docker compose: Python 3.11, Java 17, Maven, the project and its pinned deps, and
+# the Spark Kafka connector jars resolved from Maven Central at image build time: nothing downloads at run time.
 FROM python:3.11-slim-bookworm
 RUN apt-get update \
  && apt-get install -y --no-install-recommends openjdk-17-jdk-headless maven make procps \

@@ -1,9 +1,13 @@
 """Word count, the README topology, on Spark Structured Streaming over embedded topics (4 partitions).
 
 Prints the topology description, logs progress (batches, records, lag) while Spark runs, then each partition's
-counts and the top words. ``--engine local`` runs the same topology on the in-process driver instead.
-``--bootstrap-servers`` runs it against a Kafka cluster: the bundled text is produced to ``--input-topic``
-(created with ``--partitions`` partitions if missing) and the counts are read back from ``--output-topic``.
+counts and the top words, as read back from the output topic (it fails rather than print counts it did not read).
+``--engine local`` runs the same topology on the in-process driver instead. ``--bootstrap-servers`` runs it against
+a Kafka cluster: the bundled text is produced to ``--input-topic`` (created with ``--partitions`` partitions if
+missing) and the counts are read back from ``--output-topic``.
+
+Spark is whatever launched the script: ``spark-submit``'s ``--master``/``--conf``/``--jars`` are used as given; a
+plain ``python wordcount.py`` starts a local session.
 
     make run          # or: .venv/bin/python examples/wordcount.py [--partitions N] [--repeat N] [--engine local]
     spark-submit --master 'local[2]' --jars "$(python -c 'from streams_on_spark.connectors.kafka import kafka_jars;
@@ -18,7 +22,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from streams_on_spark import (
     Consumed,
@@ -67,35 +71,51 @@ def report(final: dict[int, dict[str, int]], seconds: float, engine: str, n_sent
     print("\ntop 10 words:", ", ".join(f"{w}={c}" for w, c in totals.most_common(10)))
 
 
-def run_on_spark(topology: Topology, lines: list[tuple[str, str]], partitions: int) -> dict[int, dict[str, int]]:
-    with EmbeddedTopics() as topics, tempfile.TemporaryDirectory(prefix="wordcount-checkpoints-") as checkpoints:
+HEADERS = (("source", b"streams.txt"),)  # every input record's headers; each count update carries them on
+
+
+def spark_config(app_id: str, checkpoints: str, cache_bytes: Optional[int]) -> dict[str, Any]:
+    config: dict[str, Any] = {"application.id": app_id, "checkpoint.location": checkpoints}
+    if cache_bytes is not None:
+        config["statestore.cache.max.bytes"] = cache_bytes
+    return config
+
+
+def say_where(streams: KafkaStreams) -> None:
+    context = streams.spark.sparkContext
+    print(f"spark: master {context.master}, app {context.appName}", flush=True)
+
+
+def run_on_spark(topology: Topology, lines: list[tuple[str, str]], partitions: int, topics_dir: Optional[str] = None,
+                 checkpoint_dir: Optional[str] = None, cache_bytes: Optional[int] = None) -> dict[int, dict[str, int]]:
+    with EmbeddedTopics(topics_dir) as topics, tempfile.TemporaryDirectory(prefix="wordcount-checkpoints-") as tmp:
         topics.create_topic("sentences", partitions)
         topics.create_topic("word-counts-out", partitions)
-        config = {"application.id": "wordcount", "embedded.topics.dir": topics.root,
-                  "checkpoint.location": checkpoints}
+        config = {**spark_config("wordcount", checkpoint_dir or tmp, cache_bytes), "embedded.topics.dir": topics.root}
         with KafkaStreams(topology, config) as streams:
             log.info("starting Spark (a local session takes a few seconds)")
             streams.start()
+            say_where(streams)
             half = len(lines) // 2
             for chunk in (lines[:half], lines[half:]):   # input arrives in two waves while the app runs
-                topics.append([ProducerRecord("sentences", i % partitions, 1_000 + i, k.encode(), v.encode(), ())
+                topics.append([ProducerRecord("sentences", i % partitions, 1_000 + i, k.encode(), v.encode(), HEADERS)
                                for i, (k, v) in enumerate(chunk)])
                 log.info("appended %d sentences to 'sentences'", len(chunk))
                 streams.process_all_available()
-            final: dict[int, dict[str, int]] = {}
-            for p in range(partitions):
-                end = topics.end_offset("word-counts-out", p)
-                latest = {S.deserialize("o", r.key): L.deserialize("o", r.value)
-                          for r in topics.read("word-counts-out", p, 0, end)}
-                final[p] = latest
-                log.info("partition %d of word-counts-out: %d count updates", p, end)
-            return final
+        final: dict[int, dict[str, int]] = {}
+        for p in range(partitions):
+            end = topics.end_offset("word-counts-out", p)
+            final[p] = {S.deserialize("o", r.key): L.deserialize("o", r.value)
+                        for r in topics.read("word-counts-out", p, 0, end)}
+            log.info("partition %d of word-counts-out: %d count updates", p, end)
+        return final
 
 
 def run_on_kafka(topology_for: Any, lines: list[tuple[str, str]], partitions: int, bootstrap: str,
-                 input_topic: str, output_topic: str) -> dict[int, dict[str, int]]:
+                 input_topic: str, output_topic: str, checkpoint_dir: Optional[str] = None,
+                 cache_bytes: Optional[int] = None) -> dict[int, dict[str, int]]:
     """Produce the text to Kafka, run the topology with KafkaStreams on Spark, read the counts back."""
-    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+    from kafka import KafkaProducer
     from kafka.admin import KafkaAdminClient, NewTopic
     from kafka.errors import TopicAlreadyExistsError
 
@@ -108,34 +128,46 @@ def run_on_kafka(topology_for: Any, lines: list[tuple[str, str]], partitions: in
                 log.info("topic %s already exists", topic)
     finally:
         admin.close()
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=20)
     for i, (key, line) in enumerate(lines):
-        producer.send(input_topic, key=key.encode(), value=line.encode(), timestamp_ms=1_000 + i)
+        producer.send(input_topic, key=key.encode(), value=line.encode(), timestamp_ms=1_000 + i,
+                      headers=list(HEADERS))
     producer.flush()
     producer.close()
     log.info("produced %d sentences to %s", len(lines), input_topic)
-    with tempfile.TemporaryDirectory(prefix="wordcount-checkpoints-") as checkpoints:
-        config = {"application.id": f"wordcount-{input_topic}", "bootstrap.servers": bootstrap,
-                  "checkpoint.location": checkpoints}
+    with tempfile.TemporaryDirectory(prefix="wordcount-checkpoints-") as tmp:
+        config = {**spark_config(f"wordcount-{input_topic}", checkpoint_dir or tmp, cache_bytes),
+                  "bootstrap.servers": bootstrap}
         with KafkaStreams(topology_for(input_topic, output_topic), config) as streams:
             streams.start()
+            say_where(streams)
             streams.process_all_available()
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest",
-                             consumer_timeout_ms=2_000)
     final: dict[int, dict[str, int]] = {p: {} for p in range(partitions)}
+    for r in read_topic(bootstrap, output_topic, partitions):
+        final[r.partition][S.deserialize(output_topic, r.key)] = L.deserialize(output_topic, r.value)
+    return final
+
+
+def read_topic(bootstrap: str, topic: str, partitions: int, timeout_s: float = 120) -> list[Any]:
+    """Every record of ``topic`` up to its end offsets now; fails (never returns less) if they cannot be read."""
+    from kafka import KafkaConsumer, TopicPartition
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest")
     try:
-        tps = [TopicPartition(output_topic, p) for p in range(partitions)]
+        tps = [TopicPartition(topic, p) for p in range(partitions)]
         consumer.assign(tps)              # all partitions at once: a later assign() would drop earlier seeks
         consumer.seek_to_beginning(*tps)
         ends = consumer.end_offsets(tps)
-        deadline = time.monotonic() + 60
-        while any(consumer.position(tp) < ends[tp] for tp in tps) and time.monotonic() < deadline:
-            for tp, records in consumer.poll(timeout_ms=1_000).items():
-                for r in records:
-                    final[tp.partition][S.deserialize(output_topic, r.key)] = L.deserialize(output_topic, r.value)
+        records: list[Any] = []
+        deadline = time.monotonic() + timeout_s
+        while any(consumer.position(tp) < ends[tp] for tp in tps):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"could not read {topic} to its end offsets {ends} within {timeout_s:.0f}s")
+            for tp, batch in consumer.poll(timeout_ms=1_000).items():
+                records.extend(r for r in batch if r.offset < ends[tp])
+        log.info("read %d records of %s (end offsets %s)", len(records), topic, sorted(ends.values()))
+        return records
     finally:
         consumer.close()
-    return final
 
 
 def run_in_process(topology: Topology, lines: list[tuple[str, str]], partitions: int) -> dict[int, dict[str, int]]:
@@ -155,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bootstrap-servers", help="run against this Kafka cluster instead of embedded topics")
     parser.add_argument("--input-topic", default="sentences")
     parser.add_argument("--output-topic", default="word-counts-out")
+    parser.add_argument("--topics-dir", help="embedded topics directory (default: a temporary one)")
+    parser.add_argument("--checkpoint-dir", help="Spark checkpoints (default: a temporary directory)")
+    parser.add_argument("--cache-bytes", type=int, help="statestore.cache.max.bytes (0: emit every count update)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
@@ -165,12 +200,16 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     if args.bootstrap_servers:
         final = run_on_kafka(word_count_topology, lines, args.partitions, args.bootstrap_servers, args.input_topic,
-                             args.output_topic)
+                             args.output_topic, args.checkpoint_dir, args.cache_bytes)
         engine = f"spark+kafka ({args.bootstrap_servers})"
+    elif args.engine == "spark":
+        final = run_on_spark(topology, lines, args.partitions, args.topics_dir, args.checkpoint_dir, args.cache_bytes)
+        engine = "spark"
     else:
-        run = run_on_spark if args.engine == "spark" else run_in_process
-        final = run(topology, lines, args.partitions)
-        engine = args.engine
+        final = run_in_process(topology, lines, args.partitions)
+        engine = "local"
+    if not any(final.values()):
+        raise RuntimeError(f"no counts were read back from {args.output_topic}")
     report(final, time.perf_counter() - start, engine, len(lines))
     return 0
 

@@ -15,9 +15,9 @@ import tempfile
 import time
 from typing import Any, Mapping, Optional
 
-from streams_on_spark.config import APPLICATION_ID, BOOTSTRAP_SERVERS, TaskConfig
+from streams_on_spark.config import BOOTSTRAP_SERVERS, TaskConfig
 from streams_on_spark.errors import IllegalStateError, StreamsException, TopologyException
-from streams_on_spark.topology.partitions import resolve_partition_counts
+from streams_on_spark.topology.partitions import TopicLayout, resolve_partition_counts
 from streams_on_spark.topology.topology import Topology
 
 log = logging.getLogger(__name__)
@@ -74,14 +74,19 @@ class KafkaStreams:
         """Kafka client settings passed through to Spark's Kafka source and the admin/producer clients."""
         return {k: v for k, v in self._config.items() if k.startswith(CLIENT_PREFIXES) or k in CLIENT_KEYS}
 
+    @property
+    def spark(self) -> Any:
+        """The SparkSession the application runs in (known once started)."""
+        return self._spark
+
     def _make_connector(self, spark: Any) -> Any:
-        from streams_on_spark.runtime.spark import EmbeddedTopicsConnector
         bootstrap = self._config.get(BOOTSTRAP_SERVERS)
         if not bootstrap:
+            from streams_on_spark.connectors.embedded_connector import EmbeddedTopicsConnector
             return EmbeddedTopicsConnector(self.embedded_topics, spark)
         from streams_on_spark.connectors.kafka import KafkaConnector
         timeout_ms = int(self._config.get("default.api.timeout.ms", 10_000))
-        return KafkaConnector(str(bootstrap), self._client_config(), spark, timeout_ms=timeout_ms)
+        return KafkaConnector(str(bootstrap), self._client_config(), timeout_ms=timeout_ms)
 
     def __enter__(self) -> "KafkaStreams":
         return self
@@ -93,7 +98,7 @@ class KafkaStreams:
         """Check topics, create the repartition topics, start one query per subtopology."""
         if self.state is not State.CREATED:
             raise IllegalStateError(f"KafkaStreams can only be started once (state is {self.state.value})")
-        from streams_on_spark.runtime.spark import SparkRuntime, local_session
+        from streams_on_spark.runtime.spark import SparkRuntime, application_session
         builder = self._topology.internal_builder
         builder.application_id = self.application_id
         if self._spark is None:
@@ -101,7 +106,7 @@ class KafkaStreams:
             if self._config.get(BOOTSTRAP_SERVERS):
                 from streams_on_spark.connectors.kafka import kafka_jars
                 jars = kafka_jars()
-            self._spark = local_session(self.application_id, jars=jars)
+            self._spark = application_session(self.application_id, jars=jars)
         connector = self._connector = self._make_connector(self._spark)
         existing = connector.topics()
         missing = [t for t in builder.source_topics() if t not in existing]
@@ -123,9 +128,11 @@ class KafkaStreams:
                         log.warning("sink topic %s does not exist; creating it with 1 partition", topic)
                         connector.create_topic(topic, 1)
                     counts[topic] = connector.partitions(topic)
-        os.makedirs(self.checkpoint_location, exist_ok=True)
-        self._runtime = SparkRuntime(builder, self._task_config, connector, self._spark,
-                                     self.checkpoint_location, counts,
+        if "://" not in self.checkpoint_location:  # a local path; Spark creates remote ones (hdfs://, s3a://)
+            os.makedirs(self.checkpoint_location, exist_ok=True)
+        layout = TopicLayout.of(builder, self.application_id, counts)
+        self._runtime = SparkRuntime(builder, self._task_config, layout, connector, self._spark,
+                                     self.checkpoint_location,
                                      trigger_interval=self._config.get(TRIGGER_INTERVAL, "100 milliseconds"))
         try:
             self._runtime.start()
@@ -155,14 +162,12 @@ class KafkaStreams:
         runtime = self._running()
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
-            for sid, query in runtime.queries.items():
-                if not query.isActive:
-                    error = query.exception()
-                    if error is not None:
-                        self.state = State.ERROR
-                        from streams_on_spark.runtime.spark import _query_error
-                        raise _query_error(runtime.query_name(sid), error)
-                    return True
+            failure = runtime.failure()
+            if failure is not None:
+                self.state = State.ERROR
+                raise failure
+            if any(not query.isActive for query in runtime.queries.values()):
+                return True
             if deadline is not None and time.monotonic() >= deadline:
                 return False
             next(iter(runtime.queries.values())).awaitTermination(0.2)  # wait on Spark, a slice at a time
@@ -176,7 +181,6 @@ class KafkaStreams:
         if self._runtime is not None and self.state in (State.RUNNING, State.ERROR):
             self.state = State.PENDING_SHUTDOWN
             self._runtime.stop()
-        close = getattr(self._connector, "close", None)
-        if close is not None and self._config.get(BOOTSTRAP_SERVERS):
-            close()
+        if self._connector is not None:
+            self._connector.close()
         self.state = State.NOT_RUNNING

@@ -6,7 +6,9 @@ Engines call :func:`resolve_partition_counts` before creating tasks, so a mismat
 from __future__ import annotations
 
 import logging
-from typing import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Mapping
 
 from streams_on_spark.errors import TopologyException
 from streams_on_spark.topology.builder import InternalTopologyBuilder, SinkNodeSpec, SourceNodeSpec
@@ -105,4 +107,36 @@ def task_partitions(source_topics: list[str], counts: Mapping[str, int]) -> int:
     return max(counts[t] for t in source_topics)
 
 
-__all__ = ["resolve_partition_counts", "task_partitions", "SourceNodeSpec"]
+
+
+@dataclass(frozen=True)
+class TopicLayout:
+    """Where a running topology's records live, computed once before it runs and passed down to every engine part:
+    the application id (which decorates internal topics), every topic's partition count and each subtopology's
+    task count. Read-only, so a runtime never patches what another computed."""
+
+    application_id: str
+    partitions: Mapping[str, int]
+    tasks: Mapping[int, int]
+
+    @classmethod
+    def of(cls, builder: InternalTopologyBuilder, application_id: str, counts: Mapping[str, int]) -> "TopicLayout":
+        """The layout of ``builder``'s subtopologies over topics with partition ``counts`` (decorated names)."""
+        counts = dict(counts)
+        tasks = {sub.id: task_partitions(sorted(sub.source_topics), counts) for sub in builder.subtopologies()}
+        return cls(application_id, MappingProxyType(counts), MappingProxyType(tasks))
+
+    def partitions_of(self, topic: str) -> int:
+        """Partitions of ``topic`` (1 for a topic the layout does not know, as a single-partition output topic)."""
+        return self.partitions.get(topic, 1)
+
+    def __reduce__(self) -> tuple[Any, tuple]:
+        """Pickled for executors as plain dicts (mapping proxies do not pickle)."""
+        return (TopicLayout._restore, (self.application_id, dict(self.partitions), dict(self.tasks)))
+
+    @staticmethod
+    def _restore(application_id: str, partitions: dict[str, int], tasks: dict[int, int]) -> "TopicLayout":
+        return TopicLayout(application_id, MappingProxyType(partitions), MappingProxyType(tasks))
+
+
+__all__ = ["resolve_partition_counts", "task_partitions", "TopicLayout", "SourceNodeSpec"]

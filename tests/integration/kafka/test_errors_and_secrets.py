@@ -41,7 +41,7 @@ def closed_port() -> int:
 
 @pytest.mark.parametrize("call", ["topics", "partitions", "create_topic", "end_offsets", "append"])
 def test_unreachable_broker_fails_fast_with_a_clear_error(closed_port, call):
-    connector = KafkaConnector(f"127.0.0.1:{closed_port}", {}, None, timeout_ms=2000)
+    connector = KafkaConnector(f"127.0.0.1:{closed_port}", {}, timeout_ms=2000)
     started = time.monotonic()
     with pytest.raises(StreamsException) as info:
         {"topics": lambda: connector.topics(),
@@ -69,7 +69,7 @@ def test_secret_names():
 
 def test_secrets_never_appear_in_errors_logs_or_repr(closed_port, caplog):
     caplog.set_level(logging.DEBUG)  # every logger, kafka-python's included
-    connector = KafkaConnector(f"127.0.0.1:{closed_port}", SECRET_CONFIG, None, timeout_ms=2000)
+    connector = KafkaConnector(f"127.0.0.1:{closed_port}", SECRET_CONFIG, timeout_ms=2000)
     messages = [repr(connector)]
     for call in (connector.topics, lambda: connector.create_topic("t", 1),
                  lambda: connector.append([ProducerRecord("t", 0, 1, b"k", b"v")])):

@@ -4,12 +4,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from kafka import KafkaConsumer, TopicPartition
 
 from streams_on_spark.connectors.kafka import KafkaConnector
-from streams_on_spark.connectors.record_batch import RecordBatch
 from streams_on_spark.connectors.records import ProducerRecord
-from streams_on_spark.errors import StreamsException
 
 pytestmark = pytest.mark.kafka
 
@@ -18,7 +15,7 @@ QUERY_TIMEOUT_S = 180
 
 @pytest.fixture
 def connector(kafka_bootstrap):
-    with KafkaConnector(kafka_bootstrap, {"client.id": "connector-test"}, None, timeout_ms=10000) as c:
+    with KafkaConnector(kafka_bootstrap, {"client.id": "connector-test"}, timeout_ms=10000) as c:
         yield c
 
 
@@ -27,20 +24,6 @@ def _records(topic: str, partitions: int, n: int) -> list[ProducerRecord]:
     return [ProducerRecord(topic, i % partitions, base + 7 * i, f"k{i}".encode(), f"v{i}-é".encode(),
                            (("trace", f"t{i}".encode()), ("idx", str(i).encode())) if i % 3 == 0 else ())
             for i in range(n)]
-
-
-def _read_back(bootstrap: str, topic: str, partitions: int, expected: int) -> list:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False,
-                             consumer_timeout_ms=2000)
-    try:
-        consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
-        out: list = []
-        deadline = time.monotonic() + 30
-        while len(out) < expected and time.monotonic() < deadline:
-            out.extend(consumer)
-        return sorted(out, key=lambda r: (r.partition, r.offset))
-    finally:
-        consumer.close()
 
 
 def test_topic_admin(connector, topic_name):
@@ -59,13 +42,13 @@ def test_topic_admin(connector, topic_name):
     assert connector.end_offsets(topic_name) == [0, 0, 0, 0]
 
 
-def test_append_writes_partitions_timestamps_and_headers(connector, kafka_bootstrap, topic_name):
+def test_append_writes_partitions_timestamps_and_headers(connector, read_topic, topic_name):
     connector.create_topic(topic_name, 3)
     records = _records(topic_name, 3, 30)
     connector.append(records)
     connector.append([])
     assert connector.end_offsets(topic_name) == [10, 10, 10]
-    got = _read_back(kafka_bootstrap, topic_name, 3, 30)
+    got = read_topic(topic_name, 3)
     want = sorted(records, key=lambda r: (r.partition, r.timestamp))
     assert [(r.partition, r.timestamp, r.key, r.value, tuple(r.headers)) for r in got] == \
         [(r.partition, r.timestamp, r.key, r.value, r.headers) for r in want]
@@ -81,7 +64,7 @@ def test_append_errors_name_the_topic(connector, topic_name):
 @pytest.mark.spark
 def test_spark_source_reads_what_append_wrote(kafka_bootstrap, kafka_spark, topic_name, tmp_path):
     spark = kafka_spark
-    with KafkaConnector(kafka_bootstrap, {"client.id": "spark-source-test"}, spark) as connector:
+    with KafkaConnector(kafka_bootstrap, {"client.id": "spark-source-test"}) as connector:
         connector.create_topic(topic_name, 3)
         records = _records(topic_name, 3, 60)
         connector.append(records)
@@ -118,32 +101,19 @@ def test_spark_source_reads_what_append_wrote(kafka_bootstrap, kafka_spark, topi
 
 
 @pytest.mark.spark
-def test_spark_batch_sink_writes_explicit_partitions_and_headers(kafka_bootstrap, kafka_spark, topic_name):
+def test_spark_batch_sink_writes_explicit_partitions_and_headers(kafka_bootstrap, kafka_spark, read_topic,
+                                                                topic_name):
     """Spark's own Kafka sink works with the resolved jars; it keeps partitions and headers but not timestamps
     (spark-sql-kafka's KafkaRowWriter sets none), which is why KafkaConnector.append does not use it."""
     spark = kafka_spark
-    with KafkaConnector(kafka_bootstrap, {}, spark) as connector:
+    with KafkaConnector(kafka_bootstrap, {}) as connector:
         connector.create_topic(topic_name, 3)
     rows = [(topic_name, i % 3, f"k{i}".encode(), f"v{i}".encode(), [("h", str(i).encode())]) for i in range(12)]
     before = int(time.time() * 1000)
     (spark.createDataFrame(rows, "topic string, partition int, key binary, value binary, "
                                  "headers array<struct<key:string,value:binary>>")
      .write.format("kafka").option("kafka.bootstrap.servers", kafka_bootstrap).save())
-    got = _read_back(kafka_bootstrap, topic_name, 3, 12)
+    got = read_topic(topic_name, 3)
     assert sorted((r.partition, r.key, r.value, tuple(r.headers)) for r in got) == \
         sorted((p, k, v, (("h", h[0][1]),)) for _, p, k, v, h in rows)
     assert all(r.timestamp >= before for r in got)  # wall-clock time: the row's own timestamp cannot be passed
-
-
-@pytest.mark.spark
-def test_a_corrupt_record_batch_is_refused_naming_its_partition(kafka_bootstrap, kafka_spark, topic_name):
-    """The JVM writer checks every record against the batch's ends before anything is sent."""
-    with KafkaConnector(kafka_bootstrap, {}, kafka_spark) as connector:
-        connector.create_topic(topic_name, 1)
-        good = RecordBatch(topic_name, 0)
-        good.add(7, None, None)                                   # 20 bytes
-        bad = RecordBatch.from_bytes(topic_name, 0, bytes(good.data), (25).to_bytes(8, "little"))
-        with pytest.raises(StreamsException, match=f"corrupt record batch for {topic_name}-0: record 0 ends at 20"):
-            connector.append_batches([bad])
-        connector.append_batches([good])
-        assert connector.end_offsets(topic_name) == [1]

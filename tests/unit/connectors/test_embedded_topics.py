@@ -447,12 +447,39 @@ def test_an_append_over_several_partitions_becomes_visible_at_once(topics):
     for p, batch in enumerate(batches):
         batch.add(p, b"k", b"v")
     with EmbeddedTopics(topics.root) as writer:
-        writer._write("t", 0, batches[0])      # a writer between its partition writes...
-        writer._write("t", 1, batches[1])
+        writer._write("t", 0, batches[0], 0)      # a writer between its partition writes...
+        writer._write("t", 1, batches[1], 0)
         assert topics.end_offsets("t") == [0, 0, 0]   # ...has published nothing yet
-        writer._write("t", 2, batches[2])
-        writer._publish_end_offsets("t")
+    # it died there: what it wrote is not published, and the next writer drops it
+    assert topics.append_batches(batches) == [0, 0, 0]
     assert topics.end_offsets("t") == [1, 1, 1] and topics.end_offset("t", 2) == 1
+    assert [len(topics.read("t", p, 0, 1)) for p in range(3)] == [1, 1, 1]
+
+
+def test_an_idempotent_producer_writes_each_sequence_once_per_topic(topics):
+    """A replayed append (a retried Spark task, a batch replayed after a crash) is recognised and skipped."""
+    topics.create_topic("a", 2)
+    topics.create_topic("b", 1)
+    first = [_batch("a", 1, b"x"), _batch("b", 0, b"y")]
+    assert topics.append_batches(first, producer="q1:0", sequence=5) == [0, 0]
+    assert topics.append_batches([_batch("a", 1, b"other")], producer="q1:1", sequence=5) == [1]
+    assert topics.append_batches(first, producer="q1:0", sequence=5) == [0, 0]      # the replay: nothing written
+    assert topics.append_batches(first, producer="q1:0", sequence=4) == [0, 0]      # older: nothing written
+    assert topics.end_offsets("a") == [0, 2] and topics.end_offsets("b") == [1]
+    # a replay that died after writing topic a only writes topic b again
+    assert topics.append_batches([_batch("a", 0, b"z")], producer="q1:0", sequence=6) == [0]
+    assert topics.append_batches([_batch("a", 0, b"z"), _batch("b", 0, b"w")], producer="q1:0",
+                                 sequence=6) == [0, 1]
+    assert topics.end_offsets("a") == [1, 2] and topics.end_offsets("b") == [2]
+    assert [r.value for r in topics.read("b", 0, 0, 2)] == [b"y", b"w"]
+    with pytest.raises(ValueError, match="both producer and sequence"):
+        topics.append_batches(first, producer="q1:0")
+
+
+def _batch(topic: str, partition: int, value: bytes) -> RecordBatch:
+    batch = RecordBatch(topic, partition)
+    batch.add(1, b"k", value)
+    return batch
 
 
 def test_batches_layout_yields_one_row_per_chunk_capped_in_bytes(topics, monkeypatch):

@@ -1,0 +1,78 @@
+"""What the Spark runtime needs of a place that holds topics: the ``Connector`` and ``TopicWriter`` protocols.
+
+Two implementations: embedded topics (:mod:`streams_on_spark.connectors.embedded_connector`) and Kafka
+(:mod:`streams_on_spark.connectors.kafka`). The connector lives on the Spark driver (topic admin, the streaming
+source's options, quiescence checks); what it hands the executors — a :class:`TopicWriter` and a
+:class:`GlobalReader` — is small, picklable, and opens its own files or clients where it runs.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional, Protocol, runtime_checkable
+
+from streams_on_spark.connectors.record_batch import RecordBatch
+from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
+
+__all__ = ["Connector", "TopicWriter", "GlobalReader"]
+
+
+@runtime_checkable
+class TopicWriter(Protocol):
+    """Writes a task's output, from the Spark executor that ran the task."""
+
+    def write(self, batches: list[RecordBatch], producer: Optional[str] = None,
+              sequence: Optional[int] = None) -> list[int]:
+        """Append each batch to its topic-partition (timestamps, headers and partition kept); returns each batch's
+        first offset, -1 where unknown. ``producer``/``sequence`` identify a task's write for one micro-batch:
+        a writer that can (embedded topics) skips a sequence the producer already wrote."""
+        ...
+
+
+@runtime_checkable
+class GlobalReader(Protocol):
+    """Reads a whole topic (every partition up to its current end), for global stores on an executor."""
+
+    def read_all(self, topic: str) -> list[ConsumerRecord]:
+        ...
+
+
+@runtime_checkable
+class Connector(Protocol):
+    """Topics as the Spark runtime reads, writes and administers them (driver side)."""
+
+    def reader_options(self, topics: list[str]) -> tuple[str, dict[str, str]]:
+        """The streaming source's format and options reading ``topics``."""
+        ...
+
+    def prepare(self, frame: Any) -> Any:
+        """The source's rows as the runtime's task function reads them."""
+        ...
+
+    def writer(self) -> TopicWriter:
+        """The picklable writer every task uses on its executor."""
+        ...
+
+    def global_reader(self) -> GlobalReader:
+        """The picklable reader tasks rebuild global stores with."""
+        ...
+
+    def topics(self) -> dict[str, int]:
+        """Every topic with its partition count."""
+        ...
+
+    def partitions(self, topic: str) -> int:
+        ...
+
+    def create_topic(self, topic: str, partitions: int) -> None:
+        """Create ``topic``; nothing to do if it exists with that partition count."""
+        ...
+
+    def end_offsets(self, topic: str) -> list[int]:
+        """The end offset of each partition of ``topic``."""
+        ...
+
+    def append(self, records: Iterable[ProducerRecord]) -> None:
+        """Write records from the driver (test input, wall-clock ticks); never the tasks' output."""
+        ...
+
+    def close(self) -> None:
+        ...

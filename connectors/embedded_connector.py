@@ -1,0 +1,79 @@
+"""Embedded topics as the Spark runtime's connector: the ``embedded-topics`` source, and writers for executors.
+
+Every executor opens the topics' directory itself (it must be on a filesystem they all see: on one machine,
+``/dev/shm``; on a cluster, a shared mount). Task output is appended with the writing task's producer id and the
+micro-batch id, so a retried task or a replayed batch is not appended twice (see ``EmbeddedTopics.append_batches``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional
+
+from streams_on_spark.connectors.embedded import EmbeddedTopics, register
+from streams_on_spark.connectors.record_batch import RecordBatch
+from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
+
+__all__ = ["EmbeddedTopicsConnector", "EmbeddedTopicWriter", "EmbeddedGlobalReader"]
+
+
+@dataclass(frozen=True)
+class EmbeddedTopicWriter:
+    """Appends task output to the embedded topics under ``root``, idempotently per (producer, sequence)."""
+
+    root: str
+
+    def write(self, batches: list[RecordBatch], producer: Optional[str] = None,
+              sequence: Optional[int] = None) -> list[int]:
+        with EmbeddedTopics(self.root) as topics:
+            return topics.append_batches(batches, producer, sequence)
+
+
+@dataclass(frozen=True)
+class EmbeddedGlobalReader:
+    """Reads a whole embedded topic (all partitions, up to their current end)."""
+
+    root: str
+
+    def read_all(self, topic: str) -> list[ConsumerRecord]:
+        with EmbeddedTopics(self.root) as topics:
+            return [r for p, end in enumerate(topics.end_offsets(topic)) for r in topics.read(topic, p, 0, end)]
+
+
+class EmbeddedTopicsConnector:
+    """The embedded topics as the Spark runtime's connector (the default when no Kafka is configured)."""
+
+    FORMAT = "embedded-topics"
+
+    def __init__(self, topics: EmbeddedTopics, spark: Any) -> None:
+        self.embedded = topics
+        register(spark)
+
+    def reader_options(self, topics: list[str]) -> tuple[str, dict[str, str]]:
+        return self.FORMAT, {"path": self.embedded.root, "topics": ",".join(topics), "layout": "batches"}
+
+    def prepare(self, frame: Any) -> Any:
+        return frame
+
+    def writer(self) -> EmbeddedTopicWriter:
+        return EmbeddedTopicWriter(self.embedded.root)
+
+    def global_reader(self) -> EmbeddedGlobalReader:
+        return EmbeddedGlobalReader(self.embedded.root)
+
+    def topics(self) -> dict[str, int]:
+        return self.embedded.topics()
+
+    def partitions(self, topic: str) -> int:
+        return self.embedded.partitions(topic)
+
+    def create_topic(self, topic: str, partitions: int) -> None:
+        self.embedded.create_topic(topic, partitions)
+
+    def end_offsets(self, topic: str) -> list[int]:
+        return self.embedded.end_offsets(topic)
+
+    def append(self, records: Iterable[ProducerRecord]) -> None:
+        self.embedded.append(records)
+
+    def close(self) -> None:
+        """Nothing to release: the topics belong to whoever opened them."""

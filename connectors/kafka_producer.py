@@ -1,0 +1,642 @@
+"""Writing record batches to Kafka from any Python process, with librdkafka (confluent-kafka).
+
+What a Spark task's Python worker uses to write its own output (instead of collecting every record to the driver
+and writing through the driver JVM's ``KafkaProducer``):
+
+* :class:`KafkaWriterSpec` is what crosses to the executors: a small, frozen, picklable description of the
+  cluster (bootstrap servers, client settings with Kafka's Java names, timeout). Its ``repr`` masks secrets.
+* :meth:`KafkaWriterSpec.producer` / :func:`producer_for` give the process's :class:`KafkaBatchProducer` for that
+  spec: one per process and distinct config, made on first use, kept for the next tasks (Spark reuses its Python
+  workers), made anew in a forked child, closed at interpreter exit.
+* :meth:`KafkaBatchProducer.send` writes :class:`RecordBatch` es (explicit partition, timestamp as CreateTime,
+  headers, null keys/values/header values kept), returns once every record is acknowledged (``acks=all``,
+  idempotent), with each batch's base offset, and raises :class:`StreamsException` naming the topic, partition,
+  error and cluster (secrets masked) otherwise.
+* :func:`librdkafka_config` turns Kafka (Java client) settings into librdkafka's.
+
+librdkafka cannot write a record whose timestamp is 0 (it stamps such a record with the current time), and Kafka
+rejects negative ones: :meth:`KafkaBatchProducer.send` refuses both with a :class:`StreamsException` rather than
+write a different timestamp.
+
+Hot loop: each batch is decoded once (``parse_records``), then one ``produce`` per record with positional
+arguments. Every record carries a delivery callback: the first record's records its batch's base offset, the
+others only count errors. That costs a Python call (and a message object) per record, measured at ~0.4 s of CPU
+per million records (bench/kafka_producer.py: 1.45 s vs 1.06 s for a producer with no callback at all). The
+cheaper ``delivery.report.only.error`` would also suppress the first records' successful reports, and with them
+the base offsets; a callback on the first record alone would leave the other records' errors unseen.
+"""
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Optional
+
+from streams_on_spark.connectors.kafka import _REDACTING_FILTER, MASK, _jaas_options, is_secret, mask_config
+from streams_on_spark.connectors.record_batch import RecordBatch, parse_records
+from streams_on_spark.errors import StreamsException
+
+__all__ = ["librdkafka_config", "KafkaBatchProducer", "KafkaWriterSpec", "producer_for", "close_producers",
+           "PRODUCER_DEFAULTS"]
+
+log = logging.getLogger(__name__)
+#: librdkafka's own log lines (forwarded from ``poll``/``flush``), with secret values masked.
+rdkafka_log = logging.getLogger(__name__ + ".librdkafka")
+rdkafka_log.addFilter(_REDACTING_FILTER)
+
+#: Producer settings (librdkafka names) under the client's: acks from all in-sync replicas, idempotent (no
+#: duplicates or reordering from retries), a short linger (``send`` flushes anyway), large batches and queue.
+PRODUCER_DEFAULTS: dict[str, str] = {
+    "client.id": "streams-on-spark-producer",
+    "acks": "all",
+    "enable.idempotence": "true",
+    "linger.ms": "5",
+    "compression.type": "none",
+    "batch.size": "1000000",
+    "batch.num.messages": "100000",
+    "queue.buffering.max.messages": "1000000",
+    "queue.buffering.max.kbytes": "262144",  # 256 MiB of queued messages at most; produce waits beyond
+    "allow.auto.create.topics": "false",  # the runtime creates its topics; never create one with broker defaults
+}
+
+# -- Kafka (Java client) settings -> librdkafka ---------------------------------------------------------------------
+
+# Same name and meaning in librdkafka (for a producer).
+_SAME = frozenset({
+    "security.protocol", "client.id", "client.rack", "client.dns.lookup", "request.timeout.ms", "retry.backoff.ms",
+    "retry.backoff.max.ms", "reconnect.backoff.ms", "reconnect.backoff.max.ms", "connections.max.idle.ms",
+    "metadata.max.age.ms", "socket.connection.setup.timeout.ms", "enable.metrics.push",
+    "acks", "enable.idempotence", "linger.ms", "batch.size", "compression.type", "retries",
+    "max.in.flight.requests.per.connection", "ssl.key.password",
+    "sasl.kerberos.service.name", "sasl.kerberos.min.time.before.relogin",
+})
+# Same meaning, another name.
+_RENAMED = {
+    "sasl.mechanism": "sasl.mechanisms",
+    "delivery.timeout.ms": "message.timeout.ms",
+    "max.request.size": "message.max.bytes",
+    "ssl.truststore.certificates": "ssl.ca.pem",
+    "ssl.keystore.certificate.chain": "ssl.certificate.pem",
+    "ssl.keystore.key": "ssl.key.pem",
+}
+# librdkafka's own names (no Java client has them): passed through, so that one client config can carry both
+# (the JVM clients only warn about a setting they do not know). Also how to replace a JKS store (see below).
+_NATIVE = frozenset({
+    "ssl.ca.location", "ssl.ca.pem", "ssl.ca.certificate.stores", "ssl.certificate.location", "ssl.certificate.pem",
+    "ssl.key.location", "ssl.key.pem", "ssl.crl.location", "enable.ssl.certificate.verification", "ssl.curves.list",
+    "ssl.sigalgs.list", "sasl.mechanisms", "sasl.username", "sasl.password", "sasl.kerberos.keytab",
+    "sasl.kerberos.principal", "sasl.oauthbearer.method", "sasl.oauthbearer.client.id",
+    "sasl.oauthbearer.client.secret", "sasl.oauthbearer.scope", "sasl.oauthbearer.extensions",
+    "sasl.oauthbearer.config", "enable.sasl.oauthbearer.unsecure.jwt", "message.timeout.ms", "message.max.bytes",
+    "socket.send.buffer.bytes", "socket.receive.buffer.bytes", "socket.timeout.ms", "socket.keepalive.enable",
+    "batch.num.messages", "queue.buffering.max.messages", "queue.buffering.max.kbytes", "queue.buffering.max.ms",
+    "compression.codec", "compression.level", "topic.metadata.propagation.max.ms", "topic.metadata.refresh.interval.ms",
+    "broker.address.family", "debug", "statistics.interval.ms", "sticky.partitioning.linger.ms",
+})
+# Settings of the Java consumer/admin clients only: nothing to do for a producer.
+_CONSUMER_ONLY = frozenset({
+    "group.id", "group.instance.id", "group.protocol", "group.remote.assignor", "auto.offset.reset",
+    "enable.auto.commit", "auto.commit.interval.ms", "fetch.min.bytes", "fetch.max.bytes", "fetch.max.wait.ms",
+    "max.partition.fetch.bytes", "max.poll.records", "max.poll.interval.ms", "session.timeout.ms",
+    "heartbeat.interval.ms", "isolation.level", "partition.assignment.strategy", "check.crcs",
+    "exclude.internal.topics", "allow.auto.create.topics", "key.deserializer", "value.deserializer",
+    "default.api.timeout.ms", "internal.leave.group.on.close", "client.rack.aware.assignment",
+})
+# Settings that only mean something inside a JVM (classes, JAAS plumbing, Java's TLS machinery, metrics).
+_JVM_ONLY = frozenset({
+    "key.serializer", "value.serializer", "partitioner.class", "partitioner.ignore.keys",
+    "partitioner.adaptive.partitioning.enable", "partitioner.availability.timeout.ms", "interceptor.classes",
+    "metric.reporters", "auto.include.jmx.reporter", "security.providers", "max.block.ms", "buffer.memory",
+    "transaction.timeout.ms", "metadata.max.idle.ms", "metadata.recovery.strategy",
+    "metadata.recovery.rebootstrap.trigger.ms", "ssl.protocol", "ssl.enabled.protocols", "ssl.provider",
+    "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm", "ssl.secure.random.implementation",
+    "ssl.engine.factory.class", "ssl.truststore.type", "ssl.keystore.type", "ssl.truststore.password",
+    "sasl.client.callback.handler.class", "sasl.kerberos.kinit.cmd", "sasl.kerberos.ticket.renew.jitter",
+    "sasl.kerberos.ticket.renew.window.factor", "sasl.oauthbearer.token.endpoint.url",
+})
+_JVM_ONLY_PREFIXES = ("metrics.", "sasl.login.", "sasl.oauthbearer.", "ssl.keystore.", "ssl.truststore.")
+
+# Java ``sasl.jaas.config`` login modules with a librdkafka counterpart.
+_PLAIN_MODULES = ("PlainLoginModule", "ScramLoginModule")
+
+
+def _normalized(client_config: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+    """``client_config`` with str names, ``kafka.`` prefixes removed and ``None`` values dropped."""
+    out: dict[str, Any] = {}
+    for key, value in dict(client_config or {}).items():
+        name = str(key)
+        if name.startswith("kafka."):
+            name = name[len("kafka."):]
+        if name == "bootstrap.servers":
+            raise ValueError("pass bootstrap.servers as bootstrap_servers, not in client_config")
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _login_module(jaas: str) -> str:
+    """The class name of a ``sasl.jaas.config`` line, without its package (``PlainLoginModule``...)."""
+    head = jaas.strip().split(None, 1)[0] if jaas.strip() else ""
+    return head.rsplit(".", 1)[-1]
+
+
+def _map_jaas(jaas: str, config: Mapping[str, Any], out: dict[str, str]) -> None:
+    module = _login_module(jaas)
+    options = _jaas_options(jaas)
+    if module in _PLAIN_MODULES:
+        for option in ("username", "password"):
+            if option in options:
+                out[f"sasl.{option}"] = options[option]
+    elif module == "OAuthBearerLoginModule":
+        endpoint = config.get("sasl.oauthbearer.token.endpoint.url")
+        if endpoint:
+            out["sasl.oauthbearer.method"] = "oidc"
+            out["sasl.oauthbearer.token.endpoint.url"] = str(endpoint)
+            for option, name in (("clientId", "client.id"), ("clientSecret", "client.secret"), ("scope", "scope")):
+                if option in options:
+                    out[f"sasl.oauthbearer.{name}"] = options[option]
+        elif "unsecuredLoginStringClaim_sub" in options:
+            out["enable.sasl.oauthbearer.unsecure.jwt"] = "true"
+            out["sasl.oauthbearer.config"] = f"principal={options['unsecuredLoginStringClaim_sub']}"
+        else:
+            raise ValueError("sasl.jaas.config with OAuthBearerLoginModule needs sasl.oauthbearer.token.endpoint.url "
+                             "(OIDC client credentials: clientId/clientSecret) for librdkafka; a custom login "
+                             "callback handler has no librdkafka equivalent")
+    elif module == "Krb5LoginModule":
+        if "keyTab" in options:
+            out["sasl.kerberos.keytab"] = options["keyTab"]
+        if "principal" in options:
+            out["sasl.kerberos.principal"] = options["principal"]
+    else:
+        raise ValueError(f"sasl.jaas.config with login module {module or '(none)'!r} has no librdkafka equivalent: "
+                         "librdkafka supports PlainLoginModule, ScramLoginModule, OAuthBearerLoginModule (OIDC) and "
+                         "Krb5LoginModule; or pass sasl.username/sasl.password (librdkafka's names)")
+
+
+def librdkafka_config(bootstrap_servers: str, client_config: Optional[Mapping[str, Any]],
+                      overrides: Optional[Mapping[str, Any]] = None) -> dict[str, str]:
+    """librdkafka's settings for a producer equivalent to Kafka (Java client) ``client_config``.
+
+    * Same name in both (``security.protocol``, ``client.id``, ``request.timeout.ms``, ``acks``, ...): copied.
+    * Renamed: ``sasl.mechanism`` -> ``sasl.mechanisms``, ``delivery.timeout.ms`` -> ``message.timeout.ms``,
+      ``max.request.size`` -> ``message.max.bytes``, ``send/receive.buffer.bytes`` -> ``socket.*`` (-1 -> 0,
+      the OS default), ``ssl.endpoint.identification.algorithm`` -> the same name with ``""`` -> ``none``, PEM
+      strings ``ssl.truststore.certificates`` / ``ssl.keystore.certificate.chain`` / ``ssl.keystore.key`` ->
+      ``ssl.ca.pem`` / ``ssl.certificate.pem`` / ``ssl.key.pem``.
+    * Stores: ``ssl.truststore.location`` with ``ssl.truststore.type=PEM`` -> ``ssl.ca.location``;
+      ``ssl.keystore.location`` with ``PEM`` -> ``ssl.certificate.location`` and ``ssl.key.location`` (one file
+      with both), with ``PKCS12`` -> librdkafka's ``ssl.keystore.location``/``ssl.keystore.password``. A JKS store
+      (Java's default type) has no librdkafka equivalent: ``ValueError`` naming the setting, unless librdkafka's
+      own replacement is given too (``ssl.ca.location``/``ssl.ca.pem`` for the truststore,
+      ``ssl.certificate.*``/``ssl.key.*`` for the keystore), in ``client_config`` or ``overrides``.
+    * ``sasl.jaas.config``: Plain/Scram login modules -> ``sasl.username``/``sasl.password``; OAuthBearer with
+      ``sasl.oauthbearer.token.endpoint.url`` -> OIDC client credentials; Krb5 -> keytab/principal; any other
+      module -> ``ValueError``.
+    * librdkafka's own names (``ssl.ca.location``, ``sasl.username``, ``queue.buffering.max.ms``, ...): copied.
+    * Consumer-only and JVM-only settings: dropped (debug log); ``ssl.cipher.suites`` (Java names, not
+      OpenSSL's), ``transactional.id`` (this producer is not transactional) and unknown names: dropped with a
+      warning. Logs name settings, never their values.
+
+    ``overrides`` (librdkafka names) are applied last. Returns str values, ``bootstrap.servers`` included.
+    """
+    if not isinstance(bootstrap_servers, str) or not bootstrap_servers.strip():
+        raise ValueError(f"bootstrap_servers must be a non-empty 'host:port[,host:port]' str, "
+                         f"got {bootstrap_servers!r}")
+    config = _normalized(client_config)
+    extra = {str(k): _text(v) for k, v in dict(overrides or {}).items() if v is not None}
+    out: dict[str, str] = {}
+    for key, value in config.items():
+        text = _text(value)
+        if key in _SAME or key in _NATIVE:
+            out[key] = text
+        elif key in _RENAMED:
+            out[_RENAMED[key]] = text
+        elif key in ("send.buffer.bytes", "receive.buffer.bytes"):
+            out[f"socket.{key}"] = "0" if text.strip() == "-1" else text
+        elif key == "ssl.endpoint.identification.algorithm":
+            out[key] = text.strip().lower() or "none"
+        elif key == "sasl.jaas.config":
+            _map_jaas(text, config, out)
+        elif key == "ssl.truststore.location":
+            kind = str(config.get("ssl.truststore.type", "JKS")).strip().upper()
+            if kind == "PEM":
+                out["ssl.ca.location"] = text
+            elif not any(k in config or k in extra for k in ("ssl.ca.location", "ssl.ca.pem")):
+                raise ValueError(f"ssl.truststore.location is a {kind} truststore, which librdkafka cannot read: "
+                                 "use a PEM file (ssl.truststore.type=PEM), or give librdkafka's ssl.ca.location "
+                                 "(a PEM CA file) or ssl.ca.pem as well")
+        elif key == "ssl.keystore.location":
+            kind = str(config.get("ssl.keystore.type", "JKS")).strip().upper()
+            if kind == "PEM":
+                out["ssl.certificate.location"] = text
+                out["ssl.key.location"] = text
+            elif kind == "PKCS12":
+                out["ssl.keystore.location"] = text
+                if config.get("ssl.keystore.password") is not None:
+                    out["ssl.keystore.password"] = _text(config["ssl.keystore.password"])
+            elif not any(k in config or k in extra for k in ("ssl.certificate.location", "ssl.certificate.pem")):
+                raise ValueError(f"ssl.keystore.location is a {kind} keystore, which librdkafka cannot read: "
+                                 "use PEM (ssl.keystore.type=PEM, certificate chain and key in one file) or "
+                                 "PKCS12, or give librdkafka's ssl.certificate.location and ssl.key.location "
+                                 "(PEM files) as well")
+        elif key == "ssl.cipher.suites":
+            log.warning("client setting ssl.cipher.suites is ignored by the librdkafka producer (Java cipher names "
+                        "differ from OpenSSL's); set librdkafka's ssl.cipher.suites in the producer's overrides")
+        elif key == "transactional.id":
+            log.warning("client setting transactional.id is ignored: the librdkafka batch producer is idempotent, "
+                        "not transactional")
+        elif key in _CONSUMER_ONLY:
+            log.debug("client setting %s is for consumers only; the producer ignores it", key)
+        elif key in _JVM_ONLY or key.startswith(_JVM_ONLY_PREFIXES):
+            log.debug("client setting %s has no librdkafka equivalent; it applies to the JVM clients only", key)
+        else:
+            log.warning("client setting %s is unknown to the librdkafka producer; ignored", key)
+    if "acks" in out and out["acks"].strip().lower() not in ("all", "-1") and "enable.idempotence" not in out:
+        out["enable.idempotence"] = "false"  # as the Java producer does when acks conflicts with its default
+    out.update(extra)
+    out["bootstrap.servers"] = bootstrap_servers.strip()
+    return out
+
+
+def _secret_values(*configs: Mapping[str, Any]) -> list[str]:
+    """The values to mask in text: those of secret settings and the secret options of a JAAS line."""
+    values: set[str] = set()
+    for config in configs:
+        for key, value in config.items():
+            if value in (None, "") or not is_secret(str(key)):
+                continue
+            values.add(_text(value))
+            if "jaas" in str(key).lower():
+                values.update(v for k, v in _jaas_options(str(value)).items() if v and is_secret(k))
+    return sorted(values, key=len, reverse=True)
+
+
+# -- the producer -----------------------------------------------------------------------------------------------
+
+
+class _Send:
+    """Delivery bookkeeping of one ``send`` call: the base offset of each batch and the first errors."""
+
+    __slots__ = ("bases", "errors", "failed")
+
+    def __init__(self, count: int) -> None:
+        self.bases = [-1] * count
+        self.errors: list[tuple[Any, str, int]] = []  # (KafkaError, topic, partition), the first few
+        self.failed = 0
+
+    def on_delivery(self, err: Any, msg: Any) -> None:
+        """Every record but the first of a batch: only errors matter."""
+        if err is not None:
+            self.failed += 1
+            if len(self.errors) < 5:
+                self.errors.append((err, msg.topic(), msg.partition()))
+
+    def first(self, index: int) -> Any:
+        """The callback of the first record of batch ``index``: records the batch's base offset."""
+        def on_first(err: Any, msg: Any) -> None:
+            if err is None:
+                self.bases[index] = msg.offset()
+            else:
+                self.on_delivery(err, msg)
+        return on_first
+
+
+class KafkaBatchProducer:
+    """A librdkafka producer that writes :class:`RecordBatch` es and waits for every acknowledgement.
+
+    ``client_config`` uses Kafka's Java setting names (mapped by :func:`librdkafka_config`); ``config_overrides``
+    are librdkafka settings applied last. ``timeout_ms`` bounds a ``send``: a record not acknowledged by then
+    (unreachable cluster, unknown topic or partition, ...) fails it with a :class:`StreamsException`.
+
+    Lives only in the process that made it (not picklable): ship a :class:`KafkaWriterSpec` instead. Not for
+    concurrent ``send`` calls from several threads.
+    """
+
+    def __init__(self, bootstrap_servers: str, client_config: Optional[Mapping[str, Any]] = None, *,
+                 timeout_ms: int = 30000, config_overrides: Optional[Mapping[str, Any]] = None) -> None:
+        if not isinstance(timeout_ms, int) or isinstance(timeout_ms, bool) or timeout_ms < 1:
+            raise ValueError(f"timeout_ms must be an int >= 1, got {timeout_ms!r}")
+        from confluent_kafka import Producer
+        settings = librdkafka_config(bootstrap_servers, client_config, config_overrides)
+        self.bootstrap_servers = settings["bootstrap.servers"]
+        self.timeout_ms = timeout_ms
+        self._client_config = _normalized(client_config)
+        self._overrides = dict(config_overrides or {})
+        self._secrets = _secret_values(self._client_config, self._overrides, settings)
+        _REDACTING_FILTER.secrets.update(self._secrets)
+        self._pid = os.getpid()
+        self._closed = True  # until the librdkafka producer exists
+        self._last_error: Optional[str] = None
+        self._fatal: Optional[str] = None
+        conf: dict[str, Any] = {
+            **PRODUCER_DEFAULTS,
+            "message.timeout.ms": str(timeout_ms),
+            "request.timeout.ms": str(min(timeout_ms, 30000)),
+            "socket.connection.setup.timeout.ms": str(min(timeout_ms, 30000)),
+            "topic.metadata.propagation.max.ms": str(min(timeout_ms // 2, 10000)),
+            "reconnect.backoff.max.ms": "1000",
+            **settings,
+            "error_cb": self._on_error,
+            "logger": rdkafka_log,
+        }
+        if float(conf["linger.ms"]) >= float(conf["message.timeout.ms"]):  # librdkafka refuses that
+            conf["linger.ms"] = str(max(0, int(float(conf["message.timeout.ms"])) - 1))
+        # every queued record gets its delivery report within message.timeout.ms (0: librdkafka waits forever)
+        self._delivery_s = (float(conf["message.timeout.ms"]) or timeout_ms) / 1000
+        try:
+            self._producer: Any = Producer(conf)
+        except Exception as e:
+            raise self._exception("cannot create the Kafka producer", e) from None
+        self._closed = False
+        _live.add(self)
+
+    # -- errors --------------------------------------------------------------------------------------------------
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret value of the producer's settings replaced by ``******``."""
+        for secret in self._secrets:
+            text = text.replace(secret, MASK)
+        return text
+
+    def _describe(self, error: Any) -> str:
+        if hasattr(error, "name") and hasattr(error, "str"):  # a KafkaError
+            return self.redact(f"{error.name()}: {error.str()}")
+        if hasattr(error, "args") and error.args and hasattr(error.args[0], "name"):  # a KafkaException
+            return self._describe(error.args[0])
+        return self.redact(f"{type(error).__name__}: {error}".strip())
+
+    def _exception(self, what: str, error: Any = None) -> StreamsException:
+        detail = f": {self._describe(error)}" if error is not None else ""
+        if self._last_error and self._last_error not in detail:
+            detail += f" (last client error: {self._last_error})"
+        return StreamsException(f"{what} (Kafka at {self.bootstrap_servers}, client settings "
+                                f"{mask_config({**self._client_config, **self._overrides})}){detail}")
+
+    def _on_error(self, err: Any) -> None:
+        """librdkafka's error callback (served by poll/flush): connection and authentication failures, fatal
+        errors of the idempotent producer. Non-fatal ones are retried by librdkafka; kept for messages."""
+        self._last_error = self._describe(err)
+        if err.fatal():
+            self._fatal = self._last_error
+        log.debug("Kafka client error (%s): %s", self.bootstrap_servers, self._last_error)
+
+    # -- writing -------------------------------------------------------------------------------------------------
+
+    def send(self, batches: Iterable[RecordBatch]) -> list[int]:
+        """Write every record of ``batches`` to its batch's topic and partition, in order, with its timestamp
+        (CreateTime) and headers; return once all are acknowledged, with each batch's base offset (the offset of
+        its first record; -1 for an empty batch). Raises :class:`StreamsException` naming the topic, partition,
+        error and cluster if any record fails or is not acknowledged within ``timeout_ms``."""
+        if self._closed:
+            raise StreamsException(f"the Kafka producer for {self.bootstrap_servers} is closed")
+        if self._pid != os.getpid():
+            raise StreamsException("a KafkaBatchProducer cannot be used in a forked child process; "
+                                   "call producer_for() there (it makes a new one)")
+        batches = list(batches)
+        state = _Send(len(batches))
+        producer = self._producer
+        produce, on_delivery = producer.produce, state.on_delivery
+        count = 0
+        for index, batch in enumerate(batches):
+            n = len(batch.ends)
+            if not n:
+                continue
+            topic, partition = batch.topic, batch.partition
+            timestamps, keys, values, headers = parse_records(batch.data, n)
+            if min(timestamps) <= 0:
+                bad = next(t for t in timestamps if t <= 0)
+                self._await(state, count, batches[:index])  # what went before is written, then fail
+                raise StreamsException(f"cannot write a record with timestamp {bad} to {topic}-{partition} "
+                                       f"(Kafka at {self.bootstrap_servers}): timestamps must be > 0 (librdkafka "
+                                       "replaces 0 by the current time, Kafka rejects negative ones)")
+            callback = state.first(index)
+            try:
+                for value, key, ts, hs in zip(values, keys, timestamps, headers):
+                    try:
+                        produce(topic, value, key, partition, callback, None, ts, list(hs) if hs else None)
+                    except BufferError:
+                        self._produce_when_room(topic, value, key, partition, callback, ts, hs)
+                    callback = on_delivery
+            except StreamsException:
+                raise
+            except Exception as e:  # KafkaException: unknown partition, message too large, fatal error...
+                self._abandon()
+                raise self._exception(f"cannot write a record to {topic}-{partition}", e) from None
+            count += n
+            producer.poll(0)
+        self._await(state, count, batches)
+        return state.bases
+
+    def _produce_when_room(self, topic: str, value: Any, key: Any, partition: int, callback: Any, ts: int,
+                           hs: Any) -> None:
+        """The queue is full (``queue.buffering.max.*``): serve deliveries until the record fits (every queued
+        record is delivered or timed out within ``timeout_ms``, so room comes by then)."""
+        deadline = time.monotonic() + self._delivery_s + 5.0
+        while True:
+            self._producer.poll(0.05)
+            self._check_fatal()
+            try:
+                self._producer.produce(topic, value, key, partition, callback, None, ts, list(hs) if hs else None)
+                return
+            except BufferError:
+                if time.monotonic() > deadline:
+                    self._abandon()
+                    raise self._exception(f"the producer's queue stayed full while writing to {topic}-{partition} "
+                                          f"for {self._delivery_s + 5.0:.0f} s") from None
+
+    def _check_fatal(self) -> None:
+        if self._fatal is not None:
+            self._abandon()
+            raise self._exception("the Kafka producer failed fatally and was closed")
+
+    def _await(self, state: _Send, count: int, batches: list[RecordBatch]) -> None:
+        """Flush until every record has its delivery report (or the deadline passed), then check them."""
+        producer = self._producer
+        # librdkafka times a queued record out message.timeout.ms (= timeout_ms) after it was produced, so every
+        # report is due by then; a little slack for librdkafka's timeout scan (every second) and the report
+        hard_deadline = time.monotonic() + self._delivery_s + 5.0
+        while True:
+            remaining = producer.flush(min(1.0, max(0.0, hard_deadline - time.monotonic())))
+            if state.errors:
+                break
+            self._check_fatal()
+            if remaining == 0 or time.monotonic() >= hard_deadline:
+                break
+        if state.errors:
+            err, topic, partition = state.errors[0]
+            more = f" ({state.failed} records failed)" if state.failed > 1 else ""
+            self._abandon()  # a failed producer (dead cluster, bad credentials...) must not linger in the cache
+            raise self._exception(f"writing to {topic}-{partition} failed{more}", err)
+        if remaining:
+            self._abandon()
+            where = sorted({f"{b.topic}-{b.partition}" for b in batches if len(b)})
+            raise self._exception(f"{remaining} of {count} records to {', '.join(where)} were not acknowledged "
+                                  f"within {self._delivery_s:.0f} s")
+        missing = [b for b, base in zip(batches, state.bases) if len(b) and base < 0]
+        if missing:  # pragma: no cover - a delivered first record always has its offset (acks=all)
+            raise self._exception(f"no offset for the first record written to {missing[0].topic}-"
+                                  f"{missing[0].partition}")
+
+    def _abandon(self) -> None:
+        """After a failure: drop what is still queued (it would be written later, behind the caller's back) and
+        close (no reconnecting to a dead cluster in the background), so that :func:`producer_for` makes a fresh
+        producer for the next attempt."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._producer.purge(True, True, False)
+            self._producer.poll(0)
+            self._producer.close()
+        except Exception:
+            log.debug("closing a failed Kafka producer failed", exc_info=True)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self, timeout_s: float = 30.0) -> None:
+        """Deliver what is still queued (for up to ``timeout_s``) and close; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._pid != os.getpid():
+            return  # librdkafka's threads live in the parent: never touch its handle here
+        try:
+            left = self._producer.flush(timeout_s)
+            if left:
+                log.warning("closing the Kafka producer for %s with %d records not delivered", self.bootstrap_servers,
+                            left)
+            self._producer.close()
+        except Exception:
+            log.debug("closing a Kafka producer failed", exc_info=True)
+
+    def __enter__(self) -> "KafkaBatchProducer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        """Records queued or in flight."""
+        return 0 if self._closed else len(self._producer)
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a KafkaBatchProducer lives only in the process that made it; ship a KafkaWriterSpec and "
+                        "call its producer() where the records are")
+
+    def __repr__(self) -> str:
+        return (f"KafkaBatchProducer(bootstrap_servers={self.bootstrap_servers!r}, client_config="
+                f"{mask_config(self._client_config)!r}, timeout_ms={self.timeout_ms}"
+                f"{', closed' if self._closed else ''})")
+
+
+# -- one producer per process and config -------------------------------------------------------------------------
+
+_lock = threading.Lock()
+_producers: dict[tuple, KafkaBatchProducer] = {}
+_owner_pid = os.getpid()
+_inherited: list[KafkaBatchProducer] = []  # the parent's cached producers, in a forked child
+_live: "weakref.WeakSet[KafkaBatchProducer]" = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child must never destroy a librdkafka handle of its parent (its threads exist only there): hold
+    one more reference to each, forever."""
+    import ctypes
+    for producer in list(_live):
+        handle = producer.__dict__.get("_producer")
+        if handle is not None:
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(handle))
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _cache_key(bootstrap_servers: str, client_config: Optional[Mapping[str, Any]], timeout_ms: int,
+               config_overrides: Optional[Mapping[str, Any]]) -> tuple:
+    def frozen(config: Optional[Mapping[str, Any]]) -> tuple:
+        return tuple(sorted((str(k), _text(v)) for k, v in dict(config or {}).items() if v is not None))
+    return bootstrap_servers.strip(), frozen(client_config), timeout_ms, frozen(config_overrides)
+
+
+def producer_for(bootstrap_servers: str, client_config: Optional[Mapping[str, Any]], timeout_ms: int = 30000,
+                 config_overrides: Optional[Mapping[str, Any]] = None) -> KafkaBatchProducer:
+    """This process's producer for that cluster and config: made on first use, reused after (a Spark Python
+    worker runs many tasks), replaced if a failure closed it, made anew in a forked child."""
+    global _owner_pid
+    key = _cache_key(bootstrap_servers, client_config, timeout_ms, config_overrides)
+    with _lock:
+        if _owner_pid != os.getpid():
+            _inherited.extend(_producers.values())
+            _producers.clear()
+            _owner_pid = os.getpid()
+        producer = _producers.get(key)
+        if producer is None or producer.closed:
+            producer = KafkaBatchProducer(bootstrap_servers, client_config, timeout_ms=timeout_ms,
+                                          config_overrides=config_overrides)
+            _producers[key] = producer
+        return producer
+
+
+def close_producers(timeout_s: float = 10.0) -> None:
+    """Flush and close this process's cached producers (runs at interpreter exit)."""
+    with _lock:
+        if _owner_pid != os.getpid():
+            return
+        producers = list(_producers.values())
+        _producers.clear()
+    for producer in producers:
+        producer.close(timeout_s)
+
+
+atexit.register(close_producers)
+
+
+@dataclass(frozen=True)
+class KafkaWriterSpec:
+    """What crosses to Spark's executors to write there: picklable, small; :meth:`producer` gives the
+    executor process's :class:`KafkaBatchProducer` for it. ``client_config`` uses Kafka's Java setting names;
+    ``config_overrides`` are librdkafka settings. Checked when made (a JKS store fails on the driver)."""
+
+    bootstrap_servers: str
+    client_config: tuple[tuple[str, str], ...] = ()
+    timeout_ms: int = 30000
+    config_overrides: tuple[tuple[str, str], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.timeout_ms, int) or isinstance(self.timeout_ms, bool) or self.timeout_ms < 1:
+            raise ValueError(f"timeout_ms must be an int >= 1, got {self.timeout_ms!r}")
+        for name in ("client_config", "config_overrides"):
+            value = getattr(self, name)
+            pairs = value.items() if isinstance(value, Mapping) else value
+            object.__setattr__(self, name, tuple(sorted((str(k), _text(v)) for k, v in pairs if v is not None)))
+        object.__setattr__(self, "bootstrap_servers", str(self.bootstrap_servers).strip())
+        librdkafka_config(self.bootstrap_servers, dict(self.client_config), dict(self.config_overrides))
+
+    @classmethod
+    def of(cls, bootstrap_servers: str, client_config: Optional[Mapping[str, Any]] = None, timeout_ms: int = 30000,
+           config_overrides: Optional[Mapping[str, Any]] = None) -> "KafkaWriterSpec":
+        """A spec from mappings."""
+        return cls(bootstrap_servers, tuple(dict(client_config or {}).items()), timeout_ms,
+                   tuple(dict(config_overrides or {}).items()))
+
+    def producer(self) -> KafkaBatchProducer:
+        return producer_for(self.bootstrap_servers, dict(self.client_config), self.timeout_ms,
+                            dict(self.config_overrides) or None)
+
+    def __repr__(self) -> str:
+        overrides = f", config_overrides={mask_config(dict(self.config_overrides))!r}" if self.config_overrides else ""
+        return (f"KafkaWriterSpec(bootstrap_servers={self.bootstrap_servers!r}, "
+                f"client_config={mask_config(dict(self.client_config))!r}, timeout_ms={self.timeout_ms}{overrides})")

@@ -1,0 +1,117 @@
+"""``SparkEngine``: the test driver's Spark mode — the same driver API, with Spark running the tasks."""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections import deque
+from typing import Any, Mapping
+
+from streams_on_spark.config import TaskConfig
+from streams_on_spark.connectors.embedded import EmbeddedTopics
+from streams_on_spark.connectors.embedded_connector import EmbeddedTopicsConnector
+from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.processor.api import TaskId
+from streams_on_spark.runtime.spark.clock import MockClock
+from streams_on_spark.runtime.spark.runtime import SparkRuntime
+from streams_on_spark.runtime.spark.session import local_session
+from streams_on_spark.runtime.task import StreamTask
+from streams_on_spark.topology.builder import InternalTopologyBuilder
+from streams_on_spark.topology.partitions import TopicLayout, resolve_partition_counts
+
+
+class SparkEngine:
+    """Spark runs the tasks over embedded topics; the driver API stays the in-process one.
+
+    Input is appended to the embedded topics and the queries run to quiescence; lists of records piped at once
+    form one batch. Tasks return their output to this process, which appends it in the order the in-process
+    engine would and captures it for the output topics. Stores are read back from the queries' checkpoints with
+    Spark's state reader.
+    """
+
+    def __init__(self, topology: InternalTopologyBuilder, config: TaskConfig, declared: Mapping[str, int],
+                 multi_partition: bool, wall_clock_ms: int, spark: Any = None) -> None:
+        self.multi_partition = multi_partition
+        self.wall_clock_ms = wall_clock_ms
+        topology.application_id = config.application_id
+        self.topology = topology
+        counts = resolve_partition_counts(topology, declared, default_unknown=1)
+        for sub in topology.subtopologies():
+            for topic in sub.sink_topics:
+                counts.setdefault(topic, declared.get(topic, 1))
+        for topic, n in declared.items():
+            counts.setdefault(topic, n)
+        self.layout = TopicLayout.of(topology, config.application_id, counts)
+        self.spark = spark if spark is not None else local_session(f"{config.application_id}-driver")
+        self.embedded = EmbeddedTopics()
+        for topic, n in self.layout.partitions.items():
+            self.embedded.create_topic(topic, n)
+        self.captured: dict[str, Any] = {}
+        self.produced_topics: set[str] = set()
+        self.checkpoints = tempfile.mkdtemp(prefix=f"{config.application_id}-checkpoints-")
+        self.runtime = SparkRuntime(topology, config, self.layout, EmbeddedTopicsConnector(self.embedded, self.spark),
+                                    self.spark, self.checkpoints, on_output=self._capture,
+                                    clock=MockClock(wall_clock_ms))
+        self._sources = {t for s in topology.subtopologies() for t in s.source_topics} | set(topology.global_topics)
+        self._tasks_cache: dict[Any, Any] = {}
+        self.runtime.start()
+
+    def _capture(self, records: list[ProducerRecord]) -> None:
+        for r in records:
+            self.produced_topics.add(r.topic)
+            self.captured.setdefault(r.topic, deque()).append(r)
+
+    def source_topics(self) -> set[str]:
+        return set(self._sources)
+
+    def partitions(self, topic: str) -> int:
+        return self.layout.partitions_of(topic)
+
+    def pipe_many(self, records: list[ProducerRecord]) -> None:
+        self.embedded.append(records)
+        self._tasks_cache.clear()
+        self.runtime.process_all_available()
+
+    def pipe(self, record: ProducerRecord) -> None:
+        self.pipe_many([record])
+
+    def advance_wall_clock(self, ms: int) -> None:
+        self.wall_clock_ms += ms
+        self._tasks_cache.clear()
+        self.runtime.advance_wall_clock(self.wall_clock_ms)
+
+    def _tasks(self, subtopology_id: int) -> dict[int, StreamTask]:
+        if subtopology_id not in self._tasks_cache:
+            self._tasks_cache[subtopology_id] = self.runtime.read_tasks(subtopology_id)
+        return self._tasks_cache[subtopology_id]
+
+    def stores(self, name: str) -> dict[int, Any]:
+        for sub in self.topology.subtopologies():
+            if name in sub.store_names:
+                return {p: task.stores[name] for p, task in self._tasks(sub.id).items()}
+        return {}
+
+    @property
+    def global_stores(self) -> dict[str, Any]:
+        """The global stores as a task sees them now (rebuilt from the global topics)."""
+        if self.runtime.global_reader is None:
+            return {}
+        if "global" not in self._tasks_cache:
+            fn = next(iter(self.runtime.functions.values()))
+            self._tasks_cache["global"] = fn.global_stores()
+        return self._tasks_cache["global"]
+
+    def task_ids(self) -> list[TaskId]:
+        return [TaskId(sid, p) for sid, n in self.layout.tasks.items() for p in range(n)]
+
+    def metrics(self) -> dict[str, int]:
+        processed = dropped = 0
+        for sub in self.topology.subtopologies():
+            for task in self._tasks(sub.id).values():
+                processed += task.metrics.processed
+                dropped += task.metrics.dropped
+        return {"process-total": processed, "dropped-records-total": dropped}
+
+    def close(self) -> None:
+        self.runtime.stop()
+        self.embedded.close()
+        shutil.rmtree(self.checkpoints, ignore_errors=True)

@@ -1,0 +1,124 @@
+"""What a task does with the records its collector produced in one micro-batch.
+
+Two strategies, picked once per runtime:
+
+- :class:`WrittenOutput` (production): the task writes its records itself, from its executor, through the
+  connector's :class:`~streams_on_spark.connectors.base.TopicWriter`, with its producer id (query id and task) and
+  the micro-batch id, read from Spark's task context; it returns one small commit row per destination.
+- :class:`ReturnedOutput` (the test driver's Spark mode): the task returns its records as record batches, with each
+  record's merge key, and the driver appends them merged by stream time (the order the in-process engine writes,
+  so both engines produce the same records in the same order) and hands them to the test driver in emission order.
+"""
+from __future__ import annotations
+
+from array import array
+from typing import Optional, Protocol
+
+from streams_on_spark.connectors.base import TopicWriter
+from streams_on_spark.connectors.record_batch import BIG_ENDIAN, RecordBatch, encode_by_partition
+from streams_on_spark.connectors.records import ProducerRecord
+
+# ReturnedOutput: one row per destination topic-partition (more for very large outputs), each a record batch
+# (``RecordBatch`` layout: ``data`` and its records' ``ends``) with every record's merge key: the task's stream
+# time when it emitted the record (``stamps``) and its position in the task's whole output (``seqs``), int64 arrays.
+RETURNED_SCHEMA = "topic string, partition int, task int, stamps binary, seqs binary, ends binary, data binary"
+RETURNED_COLUMNS = ("topic", "partition", "task", "stamps", "seqs", "ends", "data")
+# WrittenOutput: one row per destination topic-partition a task wrote: its first offset (-1 if unknown), records
+# and bytes. The only thing that reaches the driver.
+COMMIT_SCHEMA = "topic string, partition int, task int, base long, records long, bytes long"
+COMMIT_COLUMNS = ("topic", "partition", "task", "base", "records", "bytes")
+_MAX_PART_BYTES = 64 << 20  # a returned part's data stays far below Arrow's 2 GiB per binary column
+QUERY_ID_PROPERTY = "sql.streaming.queryId"  # Spark's local properties of a micro-batch's tasks
+BATCH_ID_PROPERTY = "streaming.sql.batchId"
+
+
+class TaskOutput(Protocol):
+    """How a task's output leaves the task: ``schema`` of its rows, and ``rows`` for one call's records."""
+
+    schema: str
+    columns: tuple[str, ...]
+
+    def rows(self, records: list[ProducerRecord], task: int) -> list[tuple]:
+        ...
+
+
+class WrittenOutput:
+    """The task writes its output from the executor; the driver gets commit rows."""
+
+    schema = COMMIT_SCHEMA
+    columns = COMMIT_COLUMNS
+
+    def __init__(self, writer: TopicWriter) -> None:
+        self.writer = writer
+
+    def rows(self, records: list[ProducerRecord], task: int) -> list[tuple]:
+        if not records:
+            return []
+        batches = encode_by_partition(records)
+        producer, sequence = producer_identity(task)
+        bases = self.writer.write(batches, producer, sequence)
+        return [(b.topic, b.partition, task, base, len(b), len(b.data)) for b, base in zip(batches, bases)]
+
+
+def producer_identity(task: int) -> tuple[Optional[str], Optional[int]]:
+    """The writing task's producer id (its query's id, stable across restarts from one checkpoint, and the task) and
+    sequence (the micro-batch id), from the Spark task context; ``(None, None)`` outside a streaming query."""
+    from pyspark import TaskContext
+    context = TaskContext.get()
+    if context is None:
+        return None, None
+    query, batch = context.getLocalProperty(QUERY_ID_PROPERTY), context.getLocalProperty(BATCH_ID_PROPERTY)
+    if not query or batch is None:
+        return None, None
+    return f"{query}-{task}", int(batch)
+
+
+class ReturnedOutput:
+    """The task returns its output to the driver as record batches with merge keys (the test driver's mode)."""
+
+    schema = RETURNED_SCHEMA
+    columns = RETURNED_COLUMNS
+
+    def rows(self, records: list[ProducerRecord], task: int) -> list[tuple]:
+        return returned_rows(records, task)
+
+
+class _OutputPart:
+    """What one task wrote to one topic-partition in one call, being encoded."""
+
+    __slots__ = ("batch", "stamps", "seqs")
+
+    def __init__(self, topic: str, partition: int) -> None:
+        self.batch = RecordBatch(topic, partition)
+        self.stamps = array("q")
+        self.seqs = array("q")
+
+    def row(self, task: int) -> tuple:
+        order = (self.stamps, self.seqs)
+        if BIG_ENDIAN:  # pragma: no cover - the shipped arrays are little-endian
+            order = tuple(array("q", a) for a in order)
+            for a in order:
+                a.byteswap()
+        return (self.batch.topic, self.batch.partition, task, order[0].tobytes(), order[1].tobytes(),
+                self.batch.ends_bytes(), bytes(self.batch.data))
+
+
+def returned_rows(records: list[ProducerRecord], task: int) -> list[tuple]:
+    """Encode a task's output as record batches, one per destination topic-partition (split when very large)."""
+    parts: dict[tuple[str, int], _OutputPart] = {}
+    rows = []
+    stream_time = -1
+    for seq, (topic, partition, timestamp, key, value, headers) in enumerate(records):
+        if timestamp > stream_time:
+            stream_time = timestamp
+        part = parts.get((topic, partition))
+        if part is None:
+            part = parts[(topic, partition)] = _OutputPart(topic, partition)
+        part.batch.add(timestamp, key, value, headers)
+        part.stamps.append(stream_time)
+        part.seqs.append(seq)
+        if len(part.batch.data) >= _MAX_PART_BYTES:
+            rows.append(part.row(task))
+            del parts[(topic, partition)]
+    rows.extend(part.row(task) for part in parts.values())
+    return rows

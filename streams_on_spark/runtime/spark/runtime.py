@@ -1,0 +1,256 @@
+"""``SparkRuntime``: a topology as one Structured Streaming query per subtopology, over a topic connector.
+
+A query reads the subtopology's source and repartition topics, groups rows by task slot and runs that task's
+:class:`~streams_on_spark.runtime.task.StreamTask` inside ``applyInPandasWithState``
+(:class:`~streams_on_spark.runtime.spark.task_function.SubtopologyTaskFunction`). What the task's record collector
+produced — already serialized and partitioned — leaves the task by the runtime's output strategy: written by the
+executor that ran the task (production), or returned to the driver (the test driver). No operator is
+re-implemented in Spark SQL.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from typing import Any, Callable, Optional
+
+from streams_on_spark.config import TaskConfig
+from streams_on_spark.connectors.base import Connector
+from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.errors import IllegalStateError, StreamsException
+from streams_on_spark.runtime.spark.clock import TICK, MockClock
+from streams_on_spark.runtime.spark.errors import query_error
+from streams_on_spark.runtime.spark.output import ReturnedOutput, TaskOutput, WrittenOutput
+from streams_on_spark.runtime.spark.sink import CommitReport, DriverAppend
+from streams_on_spark.runtime.spark.slots import task_slots
+from streams_on_spark.runtime.spark.task_function import STATE_SCHEMA, SubtopologyTaskFunction
+from streams_on_spark.runtime.task import StreamTask
+from streams_on_spark.topology.builder import InternalTopologyBuilder
+from streams_on_spark.topology.partitions import TopicLayout
+
+log = logging.getLogger(__name__)
+
+
+class SparkRuntime:
+    """Runs a topology as one streaming query per subtopology over a :class:`Connector`.
+
+    Tasks write their output from their executors. With ``on_output`` (the test driver) they return it instead,
+    and the driver appends it merged by stream time and passes every record to ``on_output`` in emission order.
+    Tasks see the system clock, unless a :class:`MockClock` is given (the test driver): then each subtopology also
+    reads a tick topic and time moves only by :meth:`advance_wall_clock`.
+    """
+
+    def __init__(self, topology: InternalTopologyBuilder, config: TaskConfig, layout: TopicLayout,
+                 connector: Connector, spark: Any, checkpoint_dir: str, *,
+                 on_output: Optional[Callable[[list[ProducerRecord]], None]] = None,
+                 trigger_interval: str = "100 milliseconds", clock: Optional[MockClock] = None) -> None:
+        self.global_reader = connector.global_reader() if topology.global_stores() else None
+        self.topology = topology
+        self.config = config
+        self.layout = layout
+        self.connector = connector
+        self.spark = spark
+        self.checkpoint_dir = checkpoint_dir
+        self.on_output = on_output
+        self.trigger_interval = trigger_interval
+        self.clock = clock
+        output: TaskOutput = ReturnedOutput() if on_output is not None else WrittenOutput(connector.writer())
+        self.functions = {
+            s.id: SubtopologyTaskFunction(topology, s.id, config, layout, output, self.global_reader, clock=clock,
+                                          tick_topic=None if clock is None else clock.tick_topic(self.query_name(s.id)))
+            for s in topology.subtopologies()}
+        # what the queries read: quiescence means none of these grows (output-only topics may, e.g. by punctuation)
+        self.input_topics = sorted({t for fn in self.functions.values() for t in fn.input_topics()}
+                                   | set(topology.global_topics))
+        self.queries: dict[int, Any] = {}
+        self._logged: dict[int, int] = {}
+
+    def query_name(self, subtopology_id: int) -> str:
+        return f"{self.layout.application_id}-subtopology-{subtopology_id}"
+
+    def checkpoint(self, subtopology_id: int) -> str:
+        return os.path.join(self.checkpoint_dir, f"subtopology-{subtopology_id}")
+
+    def start(self) -> None:
+        """Start every subtopology's query (upstream first)."""
+        for sid, fn in self.functions.items():
+            if fn.tick_topic:
+                self.connector.create_topic(fn.tick_topic, fn.task_count())
+            else:  # system clock: wake idle tasks for their punctuations with processing-time timeouts
+                fn.wall_clock_timeouts = fn.schedules_wall_clock_punctuation()
+            self.queries[sid] = self._start_query(sid, fn)
+            log.info("started query %s reading %s", self.query_name(sid), sorted(fn.spec().source_topics))
+
+    def _start_query(self, sid: int, fn: SubtopologyTaskFunction) -> Any:
+        from pyspark.sql import functions as F
+        from pyspark.sql.streaming.state import GroupStateTimeout
+        tasks = fn.task_count()
+        fmt, options = self.connector.reader_options(fn.input_topics())
+        reader = self.spark.readStream.format(fmt)
+        for key, value in options.items():
+            reader = reader.option(key, value)
+        # the state partitioning is frozen into the checkpoint at the first run; one shuffle partition per task
+        self.spark.conf.set("spark.sql.shuffle.partitions", str(tasks))
+        try:
+            frame = reader.load()
+        except Exception as e:
+            if "Failed to find data source" in str(e):
+                raise StreamsException(
+                    f"the Spark session has no '{fmt}' data source: for Kafka, pass the connector jars to "
+                    "spark-submit (--jars, see kafka_jars()) or create the session with local_session(..., "
+                    "jars=kafka_jars())") from None
+            raise
+        frame = self.connector.prepare(frame)
+        slots = F.array(*[F.lit(slot) for slot in task_slots(tasks)])
+        frame = frame.withColumn("slot", F.element_at(slots, F.col("partition") + 1).cast("int"))
+        timeout = GroupStateTimeout.ProcessingTimeTimeout if fn.wall_clock_timeouts else GroupStateTimeout.NoTimeout
+        stream = frame.groupBy("slot").applyInPandasWithState(fn, fn.output.schema, STATE_SCHEMA, "append", timeout)
+        name = self.query_name(sid)
+        sink = (DriverAppend(self.connector.writer(), self.on_output, name) if self.on_output is not None
+                else CommitReport(name))
+        query = (stream.writeStream.queryName(name).outputMode("append")
+                 .foreachBatch(sink).option("checkpointLocation", self.checkpoint(sid))
+                 .trigger(processingTime=self.trigger_interval).start())
+        sink.bind(str(query.id))
+        return query
+
+    def process_all_available(self, timeout_s: float = 600.0) -> None:
+        """Run the queries until every topic they read is fully processed (quiescence), logging progress and lag.
+
+        A round asks each query to process what is available; the topology is quiescent when a round grew no
+        topic that a query reads, and every query's last committed batch has read its topics to their end offsets
+        and no query is in the middle of a trigger. Output-only topics may still grow afterwards, e.g. from
+        wall-clock punctuation.
+        """
+        deadline = time.monotonic() + timeout_s
+        rounds = 0
+        while True:
+            before = self._end_offsets()
+            for sid in sorted(self.queries):
+                self._await(sid)
+                self._log_progress(sid)
+            rounds += 1
+            if (self._end_offsets() == before and all(self.lag(sid) == 0 for sid in self.queries)
+                    and not any(self._in_trigger(sid) for sid in self.queries)):
+                log.debug("quiescent after %d round(s)", rounds)
+                return
+            if time.monotonic() > deadline:
+                lags = {self.query_name(sid): self.lag(sid) for sid in self.queries}
+                raise StreamsException(f"topology did not become quiescent within {timeout_s:.0f}s ({rounds} rounds, "
+                                       f"lag per query {lags}); is a subtopology feeding itself?")
+            if rounds > 1:
+                time.sleep(0.05)  # let a query that saw no data yet pick up its next trigger
+
+    def _in_trigger(self, sid: int) -> bool:
+        """Whether query ``sid`` is running a batch with data now (no-data batches of timeout queries don't count)."""
+        if self.functions[sid].wall_clock_timeouts:
+            return False
+        status = self.queries[sid].status
+        return bool(status.get("isTriggerActive") and status.get("isDataAvailable"))
+
+    def _log_progress(self, sid: int) -> None:
+        """Log every batch query ``sid`` finished since the last call: its input records, then the query's lag."""
+        new = [p for p in self.queries[sid].recentProgress if p["batchId"] > self._logged.get(sid, -1)]
+        for progress in new:
+            self._logged[sid] = progress["batchId"]
+            records = sum(end - source_offsets(progress, "startOffset").get(topic, {}).get(p, 0)
+                          for topic, ends in source_offsets(progress, "endOffset").items()
+                          for p, end in ends.items())
+            if records or progress is new[-1]:
+                log.info("%s: batch %s, %d input records, lag %d", self.query_name(sid), progress["batchId"],
+                         records, self.lag(sid))
+
+    def _await(self, sid: int) -> None:
+        """Block until query ``sid`` has processed everything its topics hold now.
+
+        A query with processing-time timeouts runs a batch on every trigger, data or not, so Spark's
+        ``processAllAvailable`` would never see it idle; for those, wait until its lag is zero instead.
+        """
+        query = self.queries[sid]
+        try:
+            if not self.functions[sid].wall_clock_timeouts:
+                query.processAllAvailable()
+                return
+            while self.lag(sid) > 0:
+                if not query.isActive:
+                    error = query.exception()
+                    raise error if error is not None else StreamsException(
+                        f"query {self.query_name(sid)} stopped with records left to process")
+                time.sleep(0.05)
+        except StreamsException:
+            raise
+        except Exception as e:  # surface the task's error, not a JVM stack trace
+            raise query_error(self.query_name(sid), e) from None
+
+    def lag(self, subtopology_id: int) -> int:
+        """Records in the subtopology's input topics beyond what its last committed batch read."""
+        done = source_offsets(self.queries[subtopology_id].lastProgress, "endOffset")
+        total = 0
+        for topic in self.functions[subtopology_id].input_topics():
+            consumed = done.get(topic, {})
+            for p, end_offset in enumerate(self.connector.end_offsets(topic)):
+                total += end_offset - consumed.get(str(p), 0)
+        return total
+
+    def failure(self) -> Optional[StreamsException]:
+        """The error of the first query that stopped with one, as a ``StreamsException``."""
+        for sid, query in self.queries.items():
+            if not query.isActive:
+                error = query.exception()
+                if error is not None:
+                    return query_error(self.query_name(sid), error)
+        return None
+
+    def advance_wall_clock(self, now_ms: int) -> None:
+        """Move the mock wall clock to ``now_ms``: every task gets a tick, punctuates, and the topology drains."""
+        if self.clock is None:
+            raise IllegalStateError("advance_wall_clock needs a runtime started with a mock wall clock")
+        self.connector.append([ProducerRecord(fn.tick_topic, p, now_ms, None, TICK.pack(now_ms), ())
+                               for fn in self.functions.values() if fn.tick_topic
+                               for p in range(fn.task_count())])
+        self.process_all_available()
+
+    def _end_offsets(self) -> dict[str, list[int]]:
+        return {t: self.connector.end_offsets(t) for t in self.input_topics}
+
+    def stop(self) -> None:
+        """Stop every query. A batch in flight is interrupted and replayed by the next run from the checkpoint;
+        py4j's report of the interrupted ``foreachBatch`` call is silenced while stopping."""
+        py4j_log = logging.getLogger("py4j.clientserver")
+        level = py4j_log.level
+        py4j_log.setLevel(logging.CRITICAL)
+        try:
+            for sid, query in self.queries.items():
+                try:
+                    query.stop()
+                except Exception:  # a failed query is already stopped; its error was reported
+                    log.debug("stopping query %s failed", self.query_name(sid), exc_info=True)
+        finally:
+            py4j_log.setLevel(level)
+        self.queries.clear()
+
+    def task_snapshots(self, subtopology_id: int) -> dict[int, bytes]:
+        """Each partition's saved task state, read from the query's checkpoint with Spark's state reader."""
+        path = self.checkpoint(subtopology_id)
+        if not os.path.isdir(os.path.join(path, "state")):
+            return {}
+        rows = self.spark.read.format("statestore").load(path).collect()
+        tasks = self.functions[subtopology_id].task_count()
+        return {int(r["key"]["slot"]) % tasks: bytes(r["value"]["groupState"]["snapshot"]) for r in rows
+                if r["value"] is not None and r["value"]["groupState"] is not None}
+
+    def read_tasks(self, subtopology_id: int) -> dict[int, StreamTask]:
+        """Offline copies of the subtopology's tasks with the state Spark holds (for store inspection)."""
+        fn = self.functions[subtopology_id]
+        snapshots = self.task_snapshots(subtopology_id)
+        return {p: fn.new_task(p, snapshots.get(p)) for p in range(fn.task_count())}
+
+
+def source_offsets(progress: Optional[dict], which: str) -> dict[str, dict[str, int]]:
+    """A query progress's ``startOffset``/``endOffset`` of its source: topic -> partition (str) -> offset."""
+    if not progress or not progress.get("sources"):
+        return {}
+    offsets = progress["sources"][0].get(which)
+    offsets = (json.loads(offsets) if isinstance(offsets, str) else offsets) or {}
+    return {t: {p: int(o) for p, o in ps.items()} for t, ps in offsets.items()}

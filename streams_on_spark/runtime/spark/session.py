@@ -1,0 +1,86 @@
+"""The Spark session an application runs in: the one its environment configured, else a local one.
+
+``spark-submit``, a cluster's launcher or a notebook configure Spark before the application asks for a session;
+their ``--master``, ``--conf`` and ``--jars``/``--packages`` always win. Only a plain ``python app.py`` with no
+Spark configured gets :func:`local_session`, the project's loopback defaults.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any, Iterable
+
+log = logging.getLogger(__name__)
+
+# SQL settings the runtime relies on, applied only where the user set nothing: tracebacks of task errors in full
+# (the runtime extracts the Python error from them), and time for a query to stop mid-batch on close().
+RUNTIME_DEFAULTS = {
+    "spark.sql.execution.pyspark.udf.simplifiedTraceback.enabled": "false",
+    "spark.sql.streaming.stopTimeout": "30s",
+}
+
+
+def local_session(app_name: str = "streams-on-spark", cores: int = 2, jars: Iterable[str] = ()) -> Any:
+    """A local SparkSession set up as this project needs it: loopback only, no UI, small shuffles."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+    builder = (SparkSession.builder.master(f"local[{cores}]").appName(app_name)
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.sql.shuffle.partitions", str(cores))
+               .config("spark.default.parallelism", str(cores)))
+    for key, value in RUNTIME_DEFAULTS.items():
+        builder = builder.config(key, value)
+    jars = [str(j) for j in jars]
+    if jars:
+        builder = builder.config("spark.jars", ",".join(jars))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def spark_configured() -> bool:
+    """Whether something already set Spark up for this process: a running session, or a launcher (spark-submit,
+    the pyspark shell) that started the JVM gateway, or a ``MASTER`` in the environment."""
+    from pyspark import SparkContext
+    return (SparkContext._active_spark_context is not None or "PYSPARK_GATEWAY_PORT" in os.environ
+            or bool(os.environ.get("MASTER")))
+
+
+def application_session(app_name: str, jars: Iterable[str] = ()) -> Any:
+    """The session ``KafkaStreams`` runs in when given none (see the module docstring).
+
+    With Spark configured, the configured session is used (``getOrCreate``): the app name and the runtime's SQL
+    defaults are added only where the configuration has none, and ``jars`` are never added (the JVM is already
+    running: pass them with ``--jars``/``--packages``). Otherwise a :func:`local_session` with ``jars``.
+    """
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+    session = SparkSession.getActiveSession()
+    if session is None and not spark_configured():
+        log.info("no Spark configured: starting a local session (local[2], loopback)")
+        return local_session(app_name, jars=jars)
+    if session is None:
+        from pyspark import SparkContext
+        SparkContext._ensure_initialized()  # the launcher's JVM, whose system properties hold its settings
+        given = SparkConf()  # what spark-submit, spark-defaults.conf or the launcher set
+        builder = SparkSession.builder
+        if not given.contains("spark.app.name"):
+            builder = builder.appName(app_name)
+        for key, value in RUNTIME_DEFAULTS.items():
+            if not given.contains(key):
+                builder = builder.config(key, value)
+        session = builder.getOrCreate()
+    else:
+        given = session.sparkContext.getConf()
+        for key, value in RUNTIME_DEFAULTS.items():
+            if not given.contains(key) and session.conf.get(key, None) in (None, ""):
+                session.conf.set(key, value)
+    log.info("running in the configured Spark session (master %s, app %s)", session.sparkContext.master,
+             session.sparkContext.appName)
+    return session

@@ -1,0 +1,86 @@
+"""The driver's side of each query's sink (``foreachBatch``): per micro-batch, what the tasks report.
+
+:class:`CommitReport` goes with :class:`~streams_on_spark.runtime.spark.output.WrittenOutput`: the executors wrote
+the records, the driver collects one small commit row per task and destination and logs them.
+:class:`DriverAppend` goes with :class:`~streams_on_spark.runtime.spark.output.ReturnedOutput` (the test driver's
+Spark mode): the driver merges what the tasks returned per topic-partition by stream time, appends it once per
+batch id (the query's producer id and the batch id), and passes the records on in emission order.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import defaultdict
+from typing import Any, Callable, Optional
+
+from streams_on_spark.connectors.base import TopicWriter
+from streams_on_spark.connectors.record_batch import RecordBatch, merge_by_stream_time
+from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.errors import StreamsException
+from streams_on_spark.runtime.spark.output import COMMIT_COLUMNS, RETURNED_COLUMNS
+
+log = logging.getLogger(__name__)
+
+
+class CommitReport:
+    """``foreachBatch`` of a query whose tasks write their own output: runs the batch, logs what was written."""
+
+    def __init__(self, query: str) -> None:
+        self.query = query
+        self.written = 0  # records written by the tasks since the query started (what this driver saw reported)
+
+    def bind(self, query_id: str) -> None:
+        """Nothing to bind: the tasks read their query id from Spark's task context."""
+
+    def __call__(self, frame: Any, batch_id: int) -> None:
+        started = time.monotonic()
+        rows = frame.select(*COMMIT_COLUMNS).collect()
+        count = sum(r["records"] for r in rows)
+        self.written += count
+        log.info("%s: batch %d: %d tasks wrote %d records (%d bytes) to %d topic-partitions in %.2f s", self.query,
+                 batch_id, len({r["task"] for r in rows}), count, sum(r["bytes"] for r in rows),
+                 len({(r["topic"], r["partition"]) for r in rows}), time.monotonic() - started)
+
+
+class DriverAppend:
+    """``foreachBatch`` of the test driver's queries: merge, append once per batch id, hand records on."""
+
+    def __init__(self, writer: TopicWriter, on_output: Optional[Callable[[list[ProducerRecord]], None]],
+                 query: str) -> None:
+        self.writer, self.on_output, self.query = writer, on_output, query
+        self._query_id: Optional[str] = None
+        self._bound = threading.Event()
+
+    def bind(self, query_id: str) -> None:
+        """The query's id (stable across restarts from its checkpoint), known once the query started."""
+        self._query_id = query_id
+        self._bound.set()
+
+    def __call__(self, frame: Any, batch_id: int) -> None:
+        if not self._bound.wait(60):
+            raise StreamsException(f"query {self.query} ran a batch before it was bound to its id")
+        started = time.monotonic()
+        table = frame.toArrow()  # a few rows (record batches per task and destination), columnar
+        computed = time.monotonic()
+        parts: dict[tuple[str, int], list[tuple]] = defaultdict(list)
+        for topic, partition, task, stamps, seqs, ends, data in zip(*(table.column(c).to_pylist()
+                                                                      for c in RETURNED_COLUMNS)):
+            parts[(topic, partition)].append((task, stamps, seqs, ends, data))
+        merged = [merge_by_stream_time(topic, partition, parts[(topic, partition)]) for topic, partition in sorted(parts)]
+        batches = [batch for batch, _ in merged]
+        count = sum(len(b) for b in batches)
+        if count:
+            self.writer.write(batches, f"{self._query_id}-driver", batch_id)
+            if self.on_output is not None:
+                self.on_output(_in_emission_order(merged))
+        log.info("%s: batch %d wrote %d records (tasks %.2f s, writing %.2f s)", self.query, batch_id, count,
+                 computed - started, time.monotonic() - computed)
+
+
+def _in_emission_order(merged: list[tuple[RecordBatch, Any]]) -> list[ProducerRecord]:
+    """All records of the merged batches, ordered across topic-partitions by (stream time, task, seq)."""
+    import numpy as np
+    records = [r for batch, _ in merged for r in batch.records()]
+    keys = np.concatenate([k for _, k in merged])
+    return [records[i] for i in np.argsort(keys, order=("stamp", "task", "seq")).tolist()]

@@ -1,0 +1,82 @@
+"""Fixtures shared by the integration tests: the Kafka broker `make test` starts.
+
+`make test` starts a KRaft broker on loopback (`make kafka-up`) and exports its address as ``STREAMS_ON_SPARK_KAFKA``.
+A test that needs it then FAILS when that broker does not answer. Without the variable (plain ``pytest`` on a machine
+where nobody ran `make kafka-up`) such tests are skipped with the reason, except in CI (``CI=true``), where they
+fail: CI must never pass with its Kafka tests silently skipped.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable, NoReturn
+
+import pytest
+
+KAFKA_ENV = "STREAMS_ON_SPARK_KAFKA"
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def _unavailable(reason: str) -> NoReturn:
+    """Skip for a developer's plain `pytest` run; fail under `make test` (variable set) and in CI."""
+    if os.environ.get(KAFKA_ENV) or _in_ci():
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def unavailable() -> Callable[[str], NoReturn]:
+    """``unavailable(reason)``: skip a developer's plain run, fail under `make test` and in CI."""
+    return _unavailable
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap() -> str:
+    """The bootstrap address of the test broker; it answered a metadata request."""
+    address = os.environ.get(KAFKA_ENV, "").strip()
+    if not address:
+        _unavailable(f"{KAFKA_ENV} is not set: run `make test`, or `make kafka-up` and "
+                     f"`export {KAFKA_ENV}=<the address it prints>`")
+    from kafka import KafkaAdminClient
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=address, request_timeout_ms=5000, bootstrap_timeout_ms=5000)
+        try:
+            admin.list_topics()
+        finally:
+            admin.close()
+    except Exception as e:
+        pytest.fail(f"{KAFKA_ENV}={address}, but no Kafka broker answers there ({type(e).__name__}: {e}); "
+                    "is `make kafka-up` running?", pytrace=False)
+    return address
+
+
+def _read_topic(bootstrap: str, topic: str, partitions: int, timeout_s: float = 60) -> list:
+    """Every record of ``topic`` up to its end offsets when called (kafka-python ``ConsumerRecord``s, by partition
+    and offset); fails the test if they cannot all be read within ``timeout_s``."""
+    import time
+
+    from kafka import KafkaConsumer, TopicPartition
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    try:
+        tps = [TopicPartition(topic, p) for p in range(partitions)]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        ends = consumer.end_offsets(tps)
+        records: list = []
+        deadline = time.monotonic() + timeout_s
+        while any(consumer.position(tp) < ends[tp] for tp in tps):
+            if time.monotonic() > deadline:
+                pytest.fail(f"could not read {topic} to its end offsets {ends} within {timeout_s:.0f}s", pytrace=False)
+            for tp, batch in consumer.poll(timeout_ms=500).items():
+                records.extend(r for r in batch if r.offset < ends[tp])
+        return sorted(records, key=lambda r: (r.partition, r.offset))
+    finally:
+        consumer.close()
+
+
+@pytest.fixture(scope="session")
+def read_topic(kafka_bootstrap) -> Callable[..., list]:
+    """``read_topic(topic, partitions)``: every record of a topic of the test broker, up to its end offsets now."""
+    return lambda topic, partitions, timeout_s=60: _read_topic(kafka_bootstrap, topic, partitions, timeout_s)

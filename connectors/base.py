@@ -66,6 +66,10 @@ class Connector(Protocol):
         """Create ``topic``; nothing to do if it exists with that partition count."""
         ...
 
+    def create_repartition_topic(self, topic: str, partitions: int) -> None:
+        """Create a repartition topic with what Kafka Streams configures for one (never deleted by time)."""
+        ...
+
     def end_offsets(self, topic: str) -> list[int]:
         """The end offset of each partition of ``topic``."""
         ...

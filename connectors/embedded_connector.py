@@ -69,6 +69,10 @@ class EmbeddedTopicsConnector:
     def create_topic(self, topic: str, partitions: int) -> None:
         self.embedded.create_topic(topic, partitions)
 
+    def create_repartition_topic(self, topic: str, partitions: int) -> None:
+        """Embedded topics keep every record (no retention): a repartition topic is a topic."""
+        self.embedded.create_topic(topic, partitions)
+
     def end_offsets(self, topic: str) -> list[int]:
         return self.embedded.end_offsets(topic)
 

@@ -45,6 +45,9 @@ _SECRET_MARKERS = ("password", "secret", "jaas", "token", "key")
 _DEFAULT_JARS_DIR = Path(__file__).resolve().parents[1] / ".deps" / "spark-kafka"
 # The jars of the connector (one of each); kafka-clients and commons-pool2 are its runtime dependencies.
 _REQUIRED_JARS = ("spark-sql-kafka-0-10_", "spark-token-provider-kafka-0-10_", "kafka-clients-", "commons-pool2-")
+# Kafka Streams' RepartitionTopicConfig / InternalTopicConfig defaults for repartition topics.
+REPARTITION_TOPIC_CONFIGS = {"cleanup.policy": "delete", "segment.bytes": "52428800", "retention.ms": "-1",
+                             "message.timestamp.type": "CreateTime"}
 JARS_HINT = "kafka_jars() (the jars `make deps-spark-kafka` puts in .deps/spark-kafka)"
 
 
@@ -355,8 +358,15 @@ class KafkaConnector:
                                    f"{for_code(info['error_code']).__name__}")
         return len(info["partitions"])
 
-    def create_topic(self, topic: str, partitions: int) -> None:
-        """Create ``topic`` with ``partitions`` partitions; nothing to do if it exists with that many."""
+    def create_repartition_topic(self, topic: str, partitions: int) -> None:
+        """Create a repartition topic as Kafka Streams does (``RepartitionTopicConfig``): never deleted by time
+        (``retention.ms=-1``; its records carry the input's timestamps, which may be far in the past, and time
+        retention would delete them before the downstream task read them), 50 MB segments, CreateTime."""
+        self.create_topic(topic, partitions, REPARTITION_TOPIC_CONFIGS)
+
+    def create_topic(self, topic: str, partitions: int, configs: Optional[Mapping[str, str]] = None) -> None:
+        """Create ``topic`` with ``partitions`` partitions (and topic ``configs``); nothing to do if it exists with
+        that many."""
         from kafka.errors import TopicAlreadyExistsError
         if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 1:
             raise ValueError(f"partitions of topic {topic} must be an int >= 1, got {partitions!r}")
@@ -366,7 +376,8 @@ class KafkaConnector:
         if existing is None:
             try:
                 self._admin().create_topics(
-                    {topic: {"num_partitions": partitions, "replication_factor": self.replication_factor}},
+                    {topic: {"num_partitions": partitions, "replication_factor": self.replication_factor,
+                             "configs": dict(configs or {})}},
                     timeout_ms=self.timeout_ms)
             except TopicAlreadyExistsError:
                 pass  # created concurrently: check its partition count below

@@ -70,6 +70,10 @@ share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 log.flush.interval.messages=9223372036854775807
+# no deletion by time: tests and examples stamp records in 1970 (1_000 + i ms), and time retention measures record
+# timestamps, so every segment they roll would be deleted at the next retention check (every 5 minutes) - the
+# cause of a spark-submit test that now and then read no words back
+log.retention.ms=-1
 """
 
 

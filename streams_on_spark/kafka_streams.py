@@ -120,7 +120,7 @@ class KafkaStreams:
             if decorated in existing and existing[decorated] != want:
                 raise TopologyException(f"repartition topic {decorated} exists with {existing[decorated]} "
                                         f"partitions, but the topology needs {want}")
-            connector.create_topic(decorated, want)
+            connector.create_repartition_topic(decorated, want)
         for sub in builder.subtopologies():
             for topic in sub.sink_topics:
                 if topic not in counts:

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 from kafka import KafkaProducer
-from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
 from streams_on_spark import (
     Consumed,
@@ -103,6 +103,11 @@ def test_word_count_on_kafka_equals_the_in_process_driver(kafka_bootstrap, kafka
     admin = KafkaAdminClient(bootstrap_servers=kafka_bootstrap)
     try:
         assert len(admin.describe_topics([repartition])[0]["partitions"]) == 4
+        # as Kafka Streams creates it: never deleted by time (the records carry 1970 timestamps here)
+        configs = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, repartition)])["topic"][repartition]
+        assert {k: v["value"] for k, v in configs.items()} == {
+            "cleanup.policy": "delete", "segment.bytes": "52428800", "retention.ms": "-1",
+            "message.timestamp.type": "CreateTime"}
     finally:
         admin.close()
     for p, records in consume_all(read_topic, repartition, 4).items():

@@ -7,9 +7,14 @@ from streams_on_spark.runtime.spark.session import spark_configured
 
 
 def test_spark_is_configured_by_a_launcher_or_master_and_not_otherwise(monkeypatch):
+    from pyspark import SparkContext
+    monkeypatch.setattr(SparkContext, "_active_spark_context", None)  # other tests' session, if any, is not ours
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     monkeypatch.delenv("MASTER", raising=False)
     assert not spark_configured()          # plain `python app.py`: a local session is made
+    monkeypatch.setattr(SparkContext, "_active_spark_context", object())
+    assert spark_configured()              # a running session (a notebook, an earlier getOrCreate)
+    monkeypatch.setattr(SparkContext, "_active_spark_context", None)
     monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "41234")   # what spark-submit and the pyspark shell set
     assert spark_configured()
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT")

@@ -12,7 +12,7 @@ import logging
 import pickle
 import traceback
 from collections import deque
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from streams_on_spark.config import LOG_AND_CONTINUE, TaskConfig
 from streams_on_spark.connectors.partitioner import DefaultPartitioner, partition_for_key
@@ -406,11 +406,14 @@ class StreamTask:
         """Enqueue raw (bytes) records of one input partition, in offset order."""
         self._enqueue(topic, partition, ((r.offset, r.timestamp, r.key, r.value, r.headers) for r in records))
 
-    def add_columns(self, topic: str, partition: int, first_offset: int, timestamps: Sequence[int],
+    def add_columns(self, topic: str, partition: int, offsets: Union[int, Sequence[int]], timestamps: Sequence[int],
                     keys: Sequence[Optional[bytes]], values: Sequence[Optional[bytes]],
                     headers: Sequence[Any]) -> None:
-        """Enqueue a decoded record batch of one input partition: offsets ``first_offset``, ``first_offset + 1``..."""
-        self._enqueue(topic, partition, zip(itertools.count(first_offset), timestamps, keys, values, headers))
+        """Enqueue decoded records of one input partition, in offset order, as columns; ``offsets`` is each record's
+        offset, or the first one's when they are consecutive (a record batch)."""
+        if isinstance(offsets, int):
+            offsets = itertools.count(offsets)  # type: ignore[assignment]
+        self._enqueue(topic, partition, zip(offsets, timestamps, keys, values, headers))
 
     def _enqueue(self, topic: str, partition: int, rows: Iterable[tuple]) -> None:
         """Deserialize (offset, timestamp, key, value, headers) rows into the partition's queue."""

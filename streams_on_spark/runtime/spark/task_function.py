@@ -1,13 +1,11 @@
 """The ``applyInPandasWithState`` function of a subtopology: one call runs one task on one micro-batch."""
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any, Iterator, Optional
 
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.base import GlobalReader
 from streams_on_spark.connectors.record_batch import RecordBatch, parse_records
-from streams_on_spark.connectors.records import ConsumerRecord
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.spark.clock import TICK, MockClock, WallClock
 from streams_on_spark.runtime.spark.output import TaskOutput
@@ -132,21 +130,25 @@ class SubtopologyTaskFunction:
                 else:
                     task.add_columns(topic, int(part), int(offset), timestamps, keys, values, headers)
             return ticks
-        columns = [frame[c].tolist() for c in ("topic", "partition", "offset", "timestamp", "key", "value",
-                                                "headers")]
-        per_partition: dict[tuple[str, int], list[ConsumerRecord]] = defaultdict(list)
-        for topic, part, offset, ts, k, v, headers in zip(*columns):
+        import numpy as np
+        topics, parts = frame["topic"].to_numpy(), frame["partition"].to_numpy()
+        offsets, timestamps = frame["offset"].tolist(), frame["timestamp"].tolist()
+        keys, values = frame["key"].tolist(), frame["value"].tolist()
+        headers = [_headers_in(cell) for cell in frame["headers"]]
+        # one run of rows per topic-partition (sorted above): each enqueued as columns, no object per record
+        bounds = np.flatnonzero((topics[1:] != topics[:-1]) | (parts[1:] != parts[:-1])) + 1
+        for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(frame)]):
+            topic, part = topics[lo], int(parts[lo])
             if topic == self.tick_topic:
-                ticks.append(TICK.unpack(v)[0])
-                continue
-            per_partition[(topic, int(part))].append(
-                ConsumerRecord(topic, int(part), int(offset), int(ts), k, v, _headers_in(headers)))
-        for (topic, part), records in per_partition.items():
-            task.add_records(topic, part, records)
+                ticks.extend(TICK.unpack(v)[0] for v in values[lo:hi])
+            else:
+                task.add_columns(topic, part, offsets[lo:hi], timestamps[lo:hi], keys[lo:hi], values[lo:hi],
+                                 headers[lo:hi])
         return ticks
 
 
 def _headers_in(cell: Any) -> tuple:
-    if cell is None:
+    """A Kafka source row's headers (an array of {key, value} structs, or null) as the task's header tuples."""
+    if cell is None or not len(cell):
         return ()
     return tuple((h["key"], h["value"]) for h in cell)

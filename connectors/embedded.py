@@ -373,15 +373,19 @@ class EmbeddedTopics:
 
     def _read_published(self, topic: str) -> tuple[list[int], dict[str, Any]]:
         """The topic's published end offsets and producer table (read under its lock by a writer)."""
+        ends, tail = self._published(topic)
+        return ends, (json.loads(tail) if tail else {})
+
+    def _published(self, topic: str) -> tuple[list[int], bytes]:
+        """The topic's published end offsets, and the producer table's bytes after them (not parsed: readers
+        need only the offsets)."""
         count = self.partitions(topic)
         try:
             with open(os.path.join(self._topic_dir(topic), _END_OFFSETS), "rb") as f:
                 data = f.read()
         except FileNotFoundError:  # written by a version without the file: the indexes are the truth
-            return [os.fstat(self._fd(topic, p, "index")).st_size // 8 for p in range(count)], {}
-        ends = _decode_end_offsets(data, count, topic, self._root)
-        tail = data[count * 8:]
-        return ends, (json.loads(tail) if tail else {})
+            return [os.fstat(self._fd(topic, p, "index")).st_size // 8 for p in range(count)], b""
+        return _decode_end_offsets(data, count, topic, self._root), data[count * 8:]
 
     def _write(self, topic: str, partition: int, batch: RecordBatch, published: int) -> int:
         """Write one encoded batch after the ``published`` records (data first, then index) under the topic lock;
@@ -412,15 +416,9 @@ class EmbeddedTopics:
         """Per partition of ``name``, the offset the next appended record will get (= record count).
 
         An append becomes visible here for all its partitions at once, so a reader never sees a multi-partition
-        append half done (a downstream Spark query gets an upstream batch's output in one micro-batch).
+        append half done (a downstream Spark query gets each upstream task's write whole, in one micro-batch).
         """
-        count = self.partitions(name)
-        try:
-            with open(os.path.join(self._topic_dir(name), _END_OFFSETS), "rb") as f:
-                data = f.read()
-        except FileNotFoundError:  # written by a version without the file: the indexes are the truth
-            return [os.fstat(self._fd(name, p, "index")).st_size // 8 for p in range(count)]
-        return _decode_end_offsets(data, count, name, self._root)
+        return self._published(name)[0]
 
     def end_offset(self, name: str, partition: int) -> int:
         """The end offset of one partition of ``name``."""

@@ -48,7 +48,6 @@ _REQUIRED_JARS = ("spark-sql-kafka-0-10_", "spark-token-provider-kafka-0-10_", "
 # Kafka Streams' RepartitionTopicConfig / InternalTopicConfig defaults for repartition topics.
 REPARTITION_TOPIC_CONFIGS = {"cleanup.policy": "delete", "segment.bytes": "52428800", "retention.ms": "-1",
                              "message.timestamp.type": "CreateTime"}
-JARS_HINT = "kafka_jars() (the jars `make deps-spark-kafka` puts in .deps/spark-kafka)"
 
 
 def kafka_jars(where: Optional[str] = None) -> list[str]:

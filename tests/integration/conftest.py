@@ -1,4 +1,5 @@
-"""Fixtures shared by the integration tests: the Kafka broker `make test` starts.
+"""Fixtures shared by the integration tests: the Kafka broker `make test` starts, and the skip-or-fail rule for the
+services it starts (the broker, the Spark cluster, the wheel).
 
 `make test` starts a KRaft broker on loopback (`make kafka-up`) and exports its address as ``STREAMS_ON_SPARK_KAFKA``.
 A test that needs it then FAILS when that broker does not answer. Without the variable (plain ``pytest`` on a machine
@@ -13,6 +14,8 @@ from typing import Callable, NoReturn
 import pytest
 
 KAFKA_ENV = "STREAMS_ON_SPARK_KAFKA"
+# what `make test` exports: any of them set means the services must be there (fail, never skip)
+MAKE_TEST_ENV = (KAFKA_ENV, "STREAMS_ON_SPARK_SPARK_MASTER", "STREAMS_ON_SPARK_WHEEL")
 
 
 def _in_ci() -> bool:
@@ -21,7 +24,7 @@ def _in_ci() -> bool:
 
 def _unavailable(reason: str) -> NoReturn:
     """Skip for a developer's plain `pytest` run; fail under `make test` (variable set) and in CI."""
-    if os.environ.get(KAFKA_ENV) or _in_ci():
+    if any(os.environ.get(name) for name in MAKE_TEST_ENV) or _in_ci():
         pytest.fail(reason, pytrace=False)
     pytest.skip(reason)
 

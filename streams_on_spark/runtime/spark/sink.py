@@ -28,7 +28,6 @@ class CommitReport:
 
     def __init__(self, query: str) -> None:
         self.query = query
-        self.written = 0  # records written by the tasks since the query started (what this driver saw reported)
 
     def bind(self, query_id: str) -> None:
         """Nothing to bind: the tasks read their query id from Spark's task context."""
@@ -37,7 +36,6 @@ class CommitReport:
         started = time.monotonic()
         rows = frame.select(*COMMIT_COLUMNS).collect()
         count = sum(r["records"] for r in rows)
-        self.written += count
         log.info("%s: batch %d: %d tasks wrote %d records (%d bytes) to %d topic-partitions in %.2f s", self.query,
                  batch_id, len({r["task"] for r in rows}), count, sum(r["bytes"] for r in rows),
                  len({(r["topic"], r["partition"]) for r in rows}), time.monotonic() - started)

@@ -63,17 +63,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cluster: submits to the Spark standalone cluster of `make spark-cluster-up`")
 
 
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
-
-
-def unavailable(reason: str) -> None:
-    """Skip for a developer's plain `pytest` run; fail under `make test` (variables set) and in CI."""
-    if os.environ.get(MASTER_ENV) or os.environ.get(WHEEL_ENV) or _in_ci():
-        pytest.fail(reason, pytrace=False)
-    pytest.skip(reason)
-
-
 def cluster_run_dir() -> Path:
     return Path(os.environ.get(RUN_DIR_ENV) or ctl.DEFAULT_RUN).resolve()
 
@@ -111,7 +100,7 @@ class SparkCluster:
 
 
 @pytest.fixture(scope="session")
-def spark_master() -> str:
+def spark_master(unavailable) -> str:
     """The master URL of `make spark-cluster-up`; the master accepts connections and (when it is this checkout's
     cluster) its web UI reports itself ALIVE with at least one ALIVE worker."""
     url = os.environ.get(MASTER_ENV, "").strip()
@@ -145,7 +134,7 @@ def spark_cluster(spark_master) -> SparkCluster:
 
 
 @pytest.fixture(scope="session")
-def library_wheel() -> Path:
+def library_wheel(unavailable) -> Path:
     """The library's wheel (`make wheel`), as an application ships it."""
     path = os.environ.get(WHEEL_ENV, "").strip()
     if not path:

@@ -146,7 +146,7 @@ run: $(SETUP_STAMP) ## Run the word count on Spark over embedded topics, 4 parti
 bench: $(SETUP_STAMP) ## Driver throughput: 1M words through the word count, 4 partitions (bench/driver_throughput.py)
 	$(PY) bench/driver_throughput.py
 
-bench-spark: $(SETUP_STAMP) ## Spark engine vs hand-written PySpark, and state-size cost (bench/spark_engine.py)
+bench-spark: $(SETUP_STAMP) ## Spark engine vs hand-written PySpark, state-size and global-table cost (bench/spark_engine.py)
 	$(PY) bench/spark_engine.py
 
 clean-deps: kafka-down spark-cluster-down ## Remove the resolved jars (.deps/) and run dirs; the next `make test` resolves them again

@@ -6,15 +6,18 @@
    hand-written query's update mode emits); (b) a hand-written Structured Streaming query:
    the same source, ``explode(split(value))`` -> ``groupBy(word).count()`` in update mode. Same session, same
    data; both runs checked to produce the same final counts. Prints words/s for each and the ratio.
-2. State cost: per-batch time of a count whose store already holds 10k vs 1M keys when a batch updates the
-   same 10k keys — the price of keeping a task's store as one snapshot in the group state.
+2. State cost: per-batch time of a count whose one task's store already holds 10k, 1M or 10M keys when a batch
+   updates the same 10k keys (median of 3 batches), and the Python workers' peak memory (VmHWM).
+3. Global table cost: per-batch time of a stream joined with a global table of 1k vs 1M entries, a batch of 10k
+   stream records (median of 3 batches, after warm-up batches that let every Python worker load the table).
 
-    .venv/bin/python bench/spark_engine.py [--words N] [--big-store N]
+    .venv/bin/python bench/spark_engine.py [--words N] [--big-store N] [--big-global N] [--only state,global]
 """
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import random
 import sys
 import tempfile
@@ -99,35 +102,124 @@ def run_baseline(spark, lines: list[str]) -> tuple[float, dict[str, int]]:
     return elapsed, counts
 
 
-def state_cost(spark, store_keys: int, updated: int) -> tuple[float, float]:
-    """Seconds of the batch that fills the store, and of a later batch updating ``updated`` of its keys."""
+def state_cost(spark, store_keys: int, updated: int, fill_batch: int = 1_000_000,
+               rounds: int = 3) -> tuple[float, float]:
+    """Seconds to fill one task's store with ``store_keys`` keys (batches of ``fill_batch`` records), and the median
+    of ``rounds`` later batches each updating the same ``updated`` keys."""
     with EmbeddedTopics() as topics, tempfile.TemporaryDirectory() as checkpoints:
-        topics.create_topic("keys", PARTITIONS)
-        topics.create_topic("counts-out", PARTITIONS)
+        topics.create_topic("keys", 1)
+        topics.create_topic("counts-out", 1)
         config = {"application.id": f"bench-state-{store_keys}", "embedded.topics.dir": topics.root,
                   "checkpoint.location": checkpoints}
         with KafkaStreams(key_count(), config, spark) as streams:
             streams.start()
-            fill = [ProducerRecord("keys", i % PARTITIONS, i, f"k{i}".encode(), b"v", ()) for i in range(store_keys)]
-            topics.append(fill)
             start = time.perf_counter()
-            streams.process_all_available()
+            for first in range(0, store_keys, fill_batch):
+                topics.append([ProducerRecord("keys", 0, 1, f"k{i}".encode(), b"v", ())
+                               for i in range(first, min(store_keys, first + fill_batch))])
+                streams.process_all_available()
             fill_s = time.perf_counter() - start
-            topics.append(fill[:updated])
-            start = time.perf_counter()
-            streams.process_all_available()
-            update_s = time.perf_counter() - start
-    return fill_s, update_s
+            times = []
+            for _ in range(rounds):
+                topics.append([ProducerRecord("keys", 0, 2, f"k{i}".encode(), b"v", ()) for i in range(updated)])
+                start = time.perf_counter()
+                streams.process_all_available()
+                times.append(time.perf_counter() - start)
+    return fill_s, sorted(times)[rounds // 2]
+
+
+def python_workers_peak_rss_mb() -> float:
+    """The largest peak resident memory (VmHWM) among this machine's PySpark Python workers, in MB."""
+    peak = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"pyspark.daemon" not in f.read():
+                    continue
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        peak = max(peak, int(line.split()[1]))
+        except OSError:
+            continue
+    return peak / 1024
+
+
+def global_join():
+    builder = StreamsBuilder()
+    table = builder.global_table("products", Consumed.with_(S, S), Materialized.as_("products"))
+    (builder.stream("orders", Consumed.with_(S, S))
+     .join(table, lambda _k, product: product, lambda order, product: product)
+     .to("enriched", Produced.with_(S, S)))
+    return builder.build()
+
+
+def global_cost(spark, entries: int, batch: int, rounds: int = 3, warm: int = 4) -> tuple[float, float]:
+    """Seconds of the first batch (every worker loads the table) and the median of ``rounds`` later batches of
+    ``batch`` stream records joined with a global table of ``entries`` entries."""
+    with EmbeddedTopics() as topics, tempfile.TemporaryDirectory() as checkpoints:
+        topics.create_topic("products", PARTITIONS)
+        topics.create_topic("orders", PARTITIONS)
+        topics.create_topic("enriched", PARTITIONS)
+        topics.append([ProducerRecord("products", i % PARTITIONS, 1, f"p{i}".encode(), f"item {i}".encode(), ())
+                       for i in range(entries)])
+        config = {"application.id": f"bench-global-{entries}", "embedded.topics.dir": topics.root,
+                  "checkpoint.location": checkpoints}
+        rng = random.Random(3)
+        times = []
+        with KafkaStreams(global_join(), config, spark) as streams:
+            streams.start()
+            for _ in range(warm + rounds):
+                topics.append([ProducerRecord("orders", i % PARTITIONS, 2, f"o{i}".encode(),
+                                              f"p{rng.randrange(entries)}".encode(), ()) for i in range(batch)])
+                start = time.perf_counter()
+                streams.process_all_available()
+                times.append(time.perf_counter() - start)
+        if sum(topics.end_offsets("enriched")) != (warm + rounds) * batch:
+            raise AssertionError("the join lost or doubled records")
+    return times[0], sorted(times[warm:])[rounds // 2]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--words", type=int, default=1_000_000)
-    parser.add_argument("--big-store", type=int, default=1_000_000)
+    parser.add_argument("--big-store", type=int, default=10_000_000)
+    parser.add_argument("--mid-store", type=int, default=1_000_000)
     parser.add_argument("--small-store", type=int, default=10_000)
+    parser.add_argument("--big-global", type=int, default=1_000_000)
+    parser.add_argument("--small-global", type=int, default=1_000)
+    parser.add_argument("--only", default="throughput,state,global", help="sections to run, comma-separated")
     args = parser.parse_args(argv)
+    sections = set(args.only.split(","))
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
     spark = local_session("bench-spark-engine")
+    if "throughput" in sections and throughput(spark, args):
+        return 1
+    if "state" in sections:
+        results = {}
+        for keys in (args.small_store, args.mid_store, args.big_store):
+            fill_s, update_s = state_cost(spark, keys, args.small_store)
+            results[keys] = update_s
+            print(f"store of {keys:>10,} keys in one task: filled in {fill_s:7.2f} s; batch updating "
+                  f"{args.small_store:,} of its keys {update_s:6.2f} s (median of 3); Python workers' peak memory "
+                  f"so far {python_workers_peak_rss_mb():,.0f} MB")
+        print(f"ratio {args.big_store:,}-key / {args.small_store:,}-key store per-batch cost: "
+              f"{results[args.big_store] / results[args.small_store]:.2f}")
+    if "global" in sections:
+        results = {}
+        for entries in (args.small_global, args.big_global):
+            first_s, batch_s = global_cost(spark, entries, 10_000)
+            results[entries] = batch_s
+            print(f"global table of {entries:>9,} entries: first batch {first_s:7.2f} s; batch of 10,000 joined "
+                  f"records {batch_s:7.2f} s (median of 3)")
+        print(f"ratio big/small global table per-batch cost: "
+              f"{results[args.big_global] / results[args.small_global]:.2f}")
+    spark.stop()
+    return 0
+
+
+def throughput(spark, args) -> int:
+    """Section 1; non-zero when the two queries disagree."""
     lines = sentences(args.words)
     warm_lines = sentences(20_000, seed=1)
     run_baseline(spark, warm_lines)            # JVM/JIT and Python worker warm-up, not measured
@@ -141,11 +233,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ours (KafkaStreams, 2 queries, record cache):          {ours_s:8.2f} s {args.words / ours_s:12,.0f} words/s")
     print(f"hand-written PySpark (explode + groupBy.count, update):  {base_s:8.2f} s {args.words / base_s:12,.0f} words/s")
     print(f"ratio ours/baseline throughput: {base_s / ours_s:.3f}")
-    for keys in (args.small_store, args.big_store):
-        fill_s, update_s = state_cost(spark, keys, args.small_store)
-        print(f"store of {keys:>9,} keys: fill batch {fill_s:7.2f} s; batch updating {args.small_store:,} keys "
-              f"{update_s:7.2f} s")
-    spark.stop()
     return 0
 
 

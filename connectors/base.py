@@ -7,7 +7,7 @@ source's options, quiescence checks); what it hands the executors — a :class:`
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Protocol, runtime_checkable
+from typing import Any, Iterable, Mapping, Optional, Protocol, runtime_checkable
 
 from streams_on_spark.connectors.record_batch import RecordBatch
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
@@ -29,9 +29,11 @@ class TopicWriter(Protocol):
 
 @runtime_checkable
 class GlobalReader(Protocol):
-    """Reads a whole topic (every partition up to its current end), for global stores on an executor."""
+    """Reads global topics on an executor, from where a task's global stores left off up to the current end."""
 
-    def read_all(self, topic: str) -> list[ConsumerRecord]:
+    def read(self, topic: str, positions: Mapping[int, int]) -> tuple[list[ConsumerRecord], dict[int, int]]:
+        """The records of every partition of ``topic`` from ``positions`` (partition -> next offset, 0 where absent)
+        up to the partition's current end, in partition then offset order; and those end offsets."""
         ...
 
 
@@ -52,7 +54,7 @@ class Connector(Protocol):
         ...
 
     def global_reader(self) -> GlobalReader:
-        """The picklable reader tasks rebuild global stores with."""
+        """The picklable reader tasks keep their global stores up to date with."""
         ...
 
     def topics(self) -> dict[str, int]:

@@ -7,7 +7,7 @@ micro-batch id, so a retried task or a replayed batch is not appended twice (see
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from streams_on_spark.connectors.embedded import EmbeddedTopics, register
 from streams_on_spark.connectors.record_batch import RecordBatch
@@ -30,13 +30,15 @@ class EmbeddedTopicWriter:
 
 @dataclass(frozen=True)
 class EmbeddedGlobalReader:
-    """Reads a whole embedded topic (all partitions, up to their current end)."""
+    """Reads an embedded topic's partitions from given offsets up to their current end."""
 
     root: str
 
-    def read_all(self, topic: str) -> list[ConsumerRecord]:
+    def read(self, topic: str, positions: Mapping[int, int]) -> tuple[list[ConsumerRecord], dict[int, int]]:
         with EmbeddedTopics(self.root) as topics:
-            return [r for p, end in enumerate(topics.end_offsets(topic)) for r in topics.read(topic, p, 0, end)]
+            ends = dict(enumerate(topics.end_offsets(topic)))
+            records = [r for p, end in ends.items() for r in topics.read(topic, p, min(positions.get(p, 0), end), end)]
+            return records, ends
 
 
 class EmbeddedTopicsConnector:

@@ -166,39 +166,58 @@ def _guard_kafka_python_logs(secrets: Iterable[str]) -> None:
 
 
 class KafkaGlobalReader:
-    """Reads a whole topic (every partition up to its current end) with kafka-python; picklable, so a Spark
-    executor can rebuild a global store from it."""
+    """Reads global topics from given offsets up to their current end with kafka-python; picklable, so a Spark
+    executor can keep its global stores up to date. The consumer is opened on first use and kept (not pickled)."""
 
     def __init__(self, bootstrap_servers: str, python_config: Mapping[str, Any], timeout_ms: int) -> None:
         self.bootstrap_servers, self.python_config, self.timeout_ms = bootstrap_servers, dict(python_config), timeout_ms
+        self._consumer: Any = None
 
     def __repr__(self) -> str:
         return f"KafkaGlobalReader({self.bootstrap_servers!r})"
 
-    def read_all(self, topic: str) -> list[ConsumerRecord]:
-        from kafka import KafkaConsumer, TopicPartition
-        consumer = KafkaConsumer(bootstrap_servers=self.bootstrap_servers, enable_auto_commit=False,
-                                 auto_offset_reset="earliest",
-                                 request_timeout_ms=max(self.timeout_ms, 1000), **self.python_config)
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_consumer": None}
+
+    def _open(self) -> Any:
+        if self._consumer is None:
+            from kafka import KafkaConsumer
+            self._consumer = KafkaConsumer(bootstrap_servers=self.bootstrap_servers, enable_auto_commit=False,
+                                           auto_offset_reset="earliest",
+                                           request_timeout_ms=max(self.timeout_ms, 1000), **self.python_config)
+        return self._consumer
+
+    def read(self, topic: str, positions: Mapping[int, int]) -> tuple[list[ConsumerRecord], dict[int, int]]:
+        from kafka import TopicPartition
         try:
+            consumer = self._open()
             partitions = consumer.partitions_for_topic(topic) or set()
             tps = [TopicPartition(topic, p) for p in sorted(partitions)]
-            consumer.assign(tps)
-            consumer.seek_to_beginning(*tps)
-            ends = consumer.end_offsets(tps)
+            ends = {tp.partition: end for tp, end in consumer.end_offsets(tps).items()}
+            tps = [tp for tp in tps if positions.get(tp.partition, 0) < ends[tp.partition]]
             out: list[ConsumerRecord] = []
+            if not tps:
+                return out, ends
+            consumer.assign(tps)
+            for tp in tps:
+                consumer.seek(tp, positions.get(tp.partition, 0))
             deadline = time.monotonic() + max(30.0, self.timeout_ms / 1000)
-            while any(consumer.position(tp) < ends[tp] for tp in tps):
+            while any(consumer.position(tp) < ends[tp.partition] for tp in tps):
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"could not read {topic} up to its end offsets")
                 for tp, records in consumer.poll(timeout_ms=self.timeout_ms).items():
                     out.extend(ConsumerRecord(topic, tp.partition, r.offset, r.timestamp, r.key, r.value,
-                                              tuple(r.headers or ())) for r in records if r.offset < ends[tp])
-            return out
+                                              tuple(r.headers or ())) for r in records if r.offset < ends[tp.partition])
+            out.sort(key=lambda r: (r.partition, r.offset))
+            return out, ends
         except Exception as e:
+            self.close()
             raise StreamsException(f"reading global topic {topic} from Kafka at {self.bootstrap_servers} failed: "
                                    f"{type(e).__name__}") from None
-        finally:
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            consumer, self._consumer = self._consumer, None
             consumer.close()
 
 
@@ -296,7 +315,7 @@ class KafkaConnector:
     # -- Spark source ----------------------------------------------------------------------------------------------
 
     def global_reader(self) -> KafkaGlobalReader:
-        """What Spark tasks read global topics through (global stores are rebuilt per batch)."""
+        """What Spark tasks read global topics through (each Python worker keeps its global stores and follows)."""
         return KafkaGlobalReader(self.bootstrap_servers, self._python_config, self.timeout_ms)
 
     def reader_options(self, topics: list[str]) -> tuple[str, dict[str, str]]:

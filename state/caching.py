@@ -46,6 +46,14 @@ class TaskCache:
         self.max_bytes = max_bytes
         self.size = 0
 
+    # A pickled task (an engine moving a live task between processes) starts with empty caches: their entries are
+    # clean after a commit and would only cost the pickle their size.
+    def __getstate__(self) -> dict:
+        return {"max_bytes": self.max_bytes, "size": 0}
+
+    def __setstate__(self, state: dict) -> None:
+        self.max_bytes, self.size = state["max_bytes"], state["size"]
+
 
 class _Entry:
     __slots__ = ("value", "timestamp", "headers", "size", "typed")
@@ -79,6 +87,16 @@ class CachingBytesStore(ABC):
     @property
     def enabled(self) -> bool:
         return self._cache is not None
+
+    def __getstate__(self) -> dict:
+        """Pickled empty (see :class:`TaskCache`); only a flushed cache may be pickled."""
+        if self._dirty:
+            raise IllegalStateError(f"store {self.name} has unflushed cached writes; commit before pickling")
+        state = dict(self.__dict__)
+        state["_entries"] = OrderedDict()
+        if "_by_key" in state:
+            state["_by_key"] = {}
+        return state
 
     @property
     def metrics(self) -> Any:

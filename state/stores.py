@@ -24,6 +24,29 @@ _TS = struct.Struct(">q")
 _IMMUTABLE = frozenset({str, int, float, bytes, bool})
 
 
+INVALID_RANGE_WARNING = ("Returning empty iterator for fetch with invalid key range: from > to. This may be due to "
+                         "range arguments set in the wrong order, or serdes that don't preserve ordering when "
+                         "lexicographically comparing the serialized bytes. Note that the built-in numerical serdes "
+                         "do not follow this for negative numbers")
+
+
+def invalid_range(key_from: Optional[bytes], key_to: Optional[bytes]) -> bool:
+    """Whether ``key_from > key_to`` (then Kafka's stores warn, as this does, and return nothing)."""
+    if key_from is not None and key_to is not None and key_from > key_to:
+        log.warning(INVALID_RANGE_WARNING)
+        return True
+    return False
+
+
+def prefix_upper_bound(prefix: bytes) -> Optional[bytes]:
+    """The smallest key above every key starting with ``prefix`` (None: no such key), so a prefix scan is a range
+    read of ``[prefix, bound]`` minus the bound itself."""
+    stripped = prefix.rstrip(b"\xff")
+    if not stripped:
+        return None
+    return stripped[:-1] + bytes([stripped[-1] + 1])
+
+
 class StateStore(ABC):
     """A named store owned by one task (or by the global task)."""
 
@@ -71,11 +94,7 @@ class InMemoryKeyValueBytesStore(StateStore):
         return self._sorted
 
     def range(self, key_from: Optional[bytes], key_to: Optional[bytes], reverse: bool = False) -> list[tuple[bytes, bytes]]:
-        if key_from is not None and key_to is not None and key_from > key_to:
-            log.warning("Returning empty iterator for fetch with invalid key range: from > to. This may be due to "
-                        "range arguments set in the wrong order, or serdes that don't preserve ordering when "
-                        "lexicographically comparing the serialized bytes. Note that the built-in numerical serdes "
-                        "do not follow this for negative numbers")
+        if invalid_range(key_from, key_to):
             return []
         keys = self._keys()
         lo = 0 if key_from is None else bisect.bisect_left(keys, key_from)
@@ -227,6 +246,15 @@ class KeyValueStore(SerdeStore, Generic[K, V]):
         """Every entry in serialized-key order; a snapshot, safe to modify the store while iterating."""
         return self.range(None, None)
 
+    def prefix_scan(self, prefix: Any, prefix_key_serializer: Any) -> Iterator[KeyValue]:
+        """Entries whose serialized key starts with ``prefix`` serialized by ``prefix_key_serializer`` (anything with
+        Kafka's ``serialize(topic, data)``), in serialized-key order (Kafka's ``prefixScan``)."""
+        if prefix is None or prefix_key_serializer is None:
+            raise ValueError(f"prefix and prefix_key_serializer cannot be null (store {self.name})")
+        raw = prefix_key_serializer.serialize(self._topic, prefix)
+        rows = self.inner.range(raw, prefix_upper_bound(raw))
+        return iter([KeyValue(self._kde(k), self._vde(v)) for k, v in rows if k.startswith(raw)])
+
     def reverse_all(self) -> Iterator[KeyValue]:
         return self.reverse_range(None, None)
 
@@ -367,6 +395,9 @@ class KeyValueStoreFacade:
     def all(self) -> Iterator[KeyValue]:
         return self.range(None, None)
 
+    def prefix_scan(self, prefix: Any, prefix_key_serializer: Any) -> Iterator[KeyValue]:
+        return iter([KeyValue(k, v.value) for k, v in self.store.prefix_scan(prefix, prefix_key_serializer)])
+
     def approximate_num_entries(self) -> int:
         return self.store.approximate_num_entries()
 
@@ -387,6 +418,12 @@ class KeyValueBytesStoreSupplier:
 
     def metrics_scope(self) -> str:
         return "in-memory"
+
+
+def engine_kept(builder: "StoreBuilder") -> bool:
+    """Whether an engine may keep the store's bytes where it wants (a local RocksDB on Spark): a key-value store
+    over the library's own bytes store, which it can then build with :meth:`KeyValueStoreBuilder.build`."""
+    return isinstance(builder, KeyValueStoreBuilder) and type(builder.supplier) is KeyValueBytesStoreSupplier
 
 
 class StoreBuilder(ABC):
@@ -429,8 +466,9 @@ class KeyValueStoreBuilder(StoreBuilder):
         self.value_serde = value_serde
         self.logging_enabled = True
 
-    def build(self) -> KeyValueStore:
-        inner = self.supplier.get()
+    def build(self, bytes_store: Any = None) -> KeyValueStore:
+        """The typed store over ``bytes_store``, or over a new store from the supplier."""
+        inner = self.supplier.get() if bytes_store is None else bytes_store
         if self.caching_enabled:
             inner = CachingKeyValueBytesStore(inner)
         return self.store_type(inner, self.key_serde, self.value_serde)

@@ -33,6 +33,7 @@ from streams_on_spark.errors import StreamsException
 from streams_on_spark.keyvalue import KeyValue
 from streams_on_spark.state.caching import CachingSessionBytesStore, CachingWindowBytesStore, FlushListener
 from streams_on_spark.state.stores import (
+    INVALID_RANGE_WARNING,
     SerdeStore,
     StateStore,
     StoreBuilder,
@@ -50,10 +51,6 @@ _SEQNUM_SIZE = 4
 _SEQ_MIN = _SEQ.pack(0)
 _SEQ_MAX = _SEQ.pack(0x7FFFFFFF)
 NO_TIMESTAMP = -1
-_INVALID_RANGE_WARN_MSG = ("Returning empty iterator for fetch with invalid key range: from > to. This may be due to "
-                           "range arguments set in the wrong order, or serdes that don't preserve ordering when "
-                           "lexicographically comparing the serialized bytes. Note that the built-in numerical serdes "
-                           "do not follow this for negative numbers")
 
 
 def _window_end(start: int, window_size: int) -> int:
@@ -245,7 +242,7 @@ class InMemoryWindowBytesStore(_Expiring, StateStore):
         ``[time_from, time_to]``; ordered by start, then key bytes (both reversed when not ``forward``)."""
         self._remove_expired_segments()
         if key_from is not None and key_to is not None and key_from > key_to:
-            log.warning(_INVALID_RANGE_WARN_MSG)
+            log.warning(INVALID_RANGE_WARNING)
             return []
         min_time = self._min_time(time_from)
         if time_to < min_time:
@@ -596,7 +593,7 @@ class InMemorySessionBytesStore(_Expiring, StateStore):
         """
         self._remove_expired_segments()
         if key_from is not None and key_to is not None and key_from > key_to:
-            log.warning(_INVALID_RANGE_WARN_MSG)
+            log.warning(INVALID_RANGE_WARNING)
             return []
         times = self._times
         ends = times[bisect.bisect_left(times, earliest_session_end_time):]

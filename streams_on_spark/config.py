@@ -17,6 +17,8 @@ DEFAULT_TIMESTAMP_EXTRACTOR = "default.timestamp.extractor"
 STATESTORE_CACHE_MAX_BYTES = "statestore.cache.max.bytes"
 CACHE_MAX_BYTES_BUFFERING = "cache.max.bytes.buffering"   # the name before Kafka 3.4, still read
 DEFAULT_CACHE_MAX_BYTES = 10 * 1024 * 1024
+# where the Spark engine keeps tasks' local stores on each executor (default: Spark's per-application files directory)
+STATE_DIR = "state.dir"
 # Kafka's private StreamsConfig.InternalConfig key: the wall-clock throttle of ON_WINDOW_CLOSE windowed aggregations
 EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATION = "__emit.interval.ms.kstreams.windowed.aggregation__"
 DEFAULT_EMIT_INTERVAL_MS = 1000

@@ -62,13 +62,6 @@ class GlobalTask:
     def topics(self) -> Iterable[str]:
         return self._by_topic.keys()
 
-    def load(self, reader: Any) -> "GlobalTask":
-        """Apply every record the global topics hold now (``reader.read_all(topic)``), e.g. on a Spark executor."""
-        for topic in list(self._by_topic):
-            for record in reader.read_all(topic):
-                self.apply(record)
-        return self
-
     def apply(self, record: ConsumerRecord) -> None:
         node, context, key_serde, value_serde = self._by_topic[record.topic]
         key = key_serde.deserialize(record.topic, record.key) if record.key is not None else None

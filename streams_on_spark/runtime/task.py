@@ -2,7 +2,7 @@
 
 Holds the task's record queues (one per input partition), stream time, punctuation schedules, processor
 instances and state stores, and a record collector that serializes and partitions what sinks emit. The same
-class runs inside the in-process driver and inside Spark's ``applyInPandasWithState``; engines only feed records
+class runs inside the in-process driver and inside Spark's ``transformWithStateInPandas``; engines only feed records
 in and take produced records out.
 """
 from __future__ import annotations
@@ -311,7 +311,10 @@ class StreamTask:
 
     def __init__(self, task_id: TaskId, spec: SubtopologySpec, topology: InternalTopologyBuilder,
                  config: TaskConfig, partition_counts: Callable[[str], int], wall_clock: Callable[[], int],
-                 global_stores: Optional[Mapping[str, Any]] = None) -> None:
+                 global_stores: Optional[Mapping[str, Any]] = None,
+                 bytes_stores: Optional[Mapping[str, Any]] = None) -> None:
+        """``bytes_stores``: store name -> the bytes store an engine keeps that store's data in (its local
+        key-value stores); those stores are left out of :meth:`snapshot`."""
         self.id = task_id
         self.spec = spec
         self.config = config
@@ -327,8 +330,10 @@ class StreamTask:
         self._wall_schedules: list[_Schedule] = []
         self.context = _TaskContext(self)
         self.stores: dict[str, Any] = {}
+        self._external = frozenset(bytes_stores or ())
         for name in spec.store_names:
-            store = topology.state_factories[name].build()
+            builder = topology.state_factories[name]
+            store = builder.build() if name not in self._external else builder.build(bytes_stores[name])
             store.init(self.context)
             self.stores[name] = store
         self._caches = [store.inner for store in self.stores.values()
@@ -581,15 +586,18 @@ class StreamTask:
     SNAPSHOT_VERSION = 2  # 2: suppression buffer entries keep the value at first buffering
 
     def snapshot(self) -> bytes:
-        """The task's state as one binary value: stores, stream/partition times, schedules, placement counters.
+        """The task's state as one binary value: stores (but the engine's own), stream/partition times, schedules,
+        placement counters.
 
-        Engines that keep task state outside the process (Spark's group state) save it after each batch and
+        Engines that keep task state outside the process (Spark's state store) save it after each batch and
         :meth:`restore` it into a freshly built task; queued records are not part of it (drain first).
         """
         if self.has_records():
             raise IllegalStateError(f"task {self.id} still has queued records; drain before taking a snapshot")
         stores = {}
         for name, store in self.stores.items():
+            if name in self._external:
+                continue
             inner = getattr(store, "inner", None)
             if inner is None or not hasattr(inner, "entries"):
                 raise StreamsException(f"store {name} of task {self.id} cannot be snapshotted "

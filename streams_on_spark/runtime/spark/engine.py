@@ -92,7 +92,7 @@ class SparkEngine:
 
     @property
     def global_stores(self) -> dict[str, Any]:
-        """The global stores as a task sees them now (rebuilt from the global topics)."""
+        """The global stores as a task sees them now (caught up with the global topics)."""
         if self.runtime.global_reader is None:
             return {}
         if "global" not in self._tasks_cache:

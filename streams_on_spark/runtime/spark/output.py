@@ -63,6 +63,14 @@ class WrittenOutput:
 def producer_identity(task: int) -> tuple[Optional[str], Optional[int]]:
     """The writing task's producer id (its query's id, stable across restarts from one checkpoint, and the task) and
     sequence (the micro-batch id), from the Spark task context; ``(None, None)`` outside a streaming query."""
+    query, batch = streaming_batch()
+    if query is None or batch is None:
+        return None, None
+    return f"{query}-{task}", batch
+
+
+def streaming_batch() -> tuple[Optional[str], Optional[int]]:
+    """The running Spark task's query id and micro-batch id (Spark's task context); None outside a query."""
     from pyspark import TaskContext
     context = TaskContext.get()
     if context is None:
@@ -70,7 +78,7 @@ def producer_identity(task: int) -> tuple[Optional[str], Optional[int]]:
     query, batch = context.getLocalProperty(QUERY_ID_PROPERTY), context.getLocalProperty(BATCH_ID_PROPERTY)
     if not query or batch is None:
         return None, None
-    return f"{query}-{task}", int(batch)
+    return query, int(batch)
 
 
 class ReturnedOutput:

@@ -1,8 +1,9 @@
 """``SparkRuntime``: a topology as one Structured Streaming query per subtopology, over a topic connector.
 
 A query reads the subtopology's source and repartition topics, groups rows by task slot and runs that task's
-:class:`~streams_on_spark.runtime.task.StreamTask` inside ``applyInPandasWithState``
-(:class:`~streams_on_spark.runtime.spark.task_function.SubtopologyTaskFunction`). What the task's record collector
+:class:`~streams_on_spark.runtime.task.StreamTask` inside ``transformWithStateInPandas``
+(:class:`~streams_on_spark.runtime.spark.task_function.SubtopologyTaskFunction`), with the task's state in Spark's
+RocksDB state store and a local copy on the executor (:mod:`~streams_on_spark.runtime.spark.task_state`). What the task's record collector
 produced — already serialized and partitioned — leaves the task by the runtime's output strategy: written by the
 executor that ran the task (production), or returned to the driver (the test driver). No operator is
 re-implemented in Spark SQL.
@@ -24,7 +25,9 @@ from streams_on_spark.runtime.spark.errors import query_error
 from streams_on_spark.runtime.spark.output import ReturnedOutput, TaskOutput, WrittenOutput
 from streams_on_spark.runtime.spark.sink import CommitReport, DriverAppend
 from streams_on_spark.runtime.spark.slots import task_slots
-from streams_on_spark.runtime.spark.task_function import STATE_SCHEMA, SubtopologyTaskFunction
+from streams_on_spark.runtime.spark.session import require_rocksdb_state_store
+from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction
+from streams_on_spark.runtime.spark.task_state import CHANGELOG, TASK_STATE, SavedTask, decode_changes
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.topology.builder import InternalTopologyBuilder
 from streams_on_spark.topology.partitions import TopicLayout
@@ -84,7 +87,6 @@ class SparkRuntime:
 
     def _start_query(self, sid: int, fn: SubtopologyTaskFunction) -> Any:
         from pyspark.sql import functions as F
-        from pyspark.sql.streaming.state import GroupStateTimeout
         tasks = fn.task_count()
         fmt, options = self.connector.reader_options(fn.input_topics())
         reader = self.spark.readStream.format(fmt)
@@ -92,6 +94,7 @@ class SparkRuntime:
             reader = reader.option(key, value)
         # the state partitioning is frozen into the checkpoint at the first run; one shuffle partition per task
         self.spark.conf.set("spark.sql.shuffle.partitions", str(tasks))
+        require_rocksdb_state_store(self.spark)
         try:
             frame = reader.load()
         except Exception as e:
@@ -104,8 +107,9 @@ class SparkRuntime:
         frame = self.connector.prepare(frame)
         slots = F.array(*[F.lit(slot) for slot in task_slots(tasks)])
         frame = frame.withColumn("slot", F.element_at(slots, F.col("partition") + 1).cast("int"))
-        timeout = GroupStateTimeout.ProcessingTimeTimeout if fn.wall_clock_timeouts else GroupStateTimeout.NoTimeout
-        stream = frame.groupBy("slot").applyInPandasWithState(fn, fn.output.schema, STATE_SCHEMA, "append", timeout)
+        time_mode = "ProcessingTime" if fn.wall_clock_timeouts else "None"
+        stream = frame.groupBy("slot").transformWithStateInPandas(fn.processor(), fn.output.schema, "Append",
+                                                                  time_mode)
         name = self.query_name(sid)
         sink = (DriverAppend(self.connector.writer(), self.on_output, name) if self.on_output is not None
                 else CommitReport(name))
@@ -230,21 +234,36 @@ class SparkRuntime:
             py4j_log.setLevel(level)
         self.queries.clear()
 
-    def task_snapshots(self, subtopology_id: int) -> dict[int, bytes]:
-        """Each partition's saved task state, read from the query's checkpoint with Spark's state reader."""
-        path = self.checkpoint(subtopology_id)
-        if not os.path.isdir(os.path.join(path, "state")):
-            return {}
-        rows = self.spark.read.format("statestore").load(path).collect()
-        tasks = self.functions[subtopology_id].task_count()
-        return {int(r["key"]["slot"]) % tasks: bytes(r["value"]["groupState"]["snapshot"]) for r in rows
-                if r["value"] is not None and r["value"]["groupState"] is not None}
-
     def read_tasks(self, subtopology_id: int) -> dict[int, StreamTask]:
-        """Offline copies of the subtopology's tasks with the state Spark holds (for store inspection)."""
+        """Offline copies of the subtopology's tasks with the state Spark holds (for store inspection): each task's
+        snapshot and its key-value stores rebuilt from the changelog, read with Spark's state reader."""
         fn = self.functions[subtopology_id]
-        snapshots = self.task_snapshots(subtopology_id)
-        return {p: fn.new_task(p, snapshots.get(p)) for p in range(fn.task_count())}
+        path = self.checkpoint(subtopology_id)
+        tasks = fn.task_count()
+        saved: dict[int, SavedTask] = {}
+        changes: dict[int, dict[str, dict[bytes, Optional[bytes]]]] = {}
+        if os.path.isdir(os.path.join(path, "state")):
+            self.spark.streams.active  # noqa: B018 - creates the state store coordinator the RocksDB reader needs
+            reader = self.spark.read.format("statestore")
+            for row in reader.option("stateVarName", TASK_STATE).load(path).collect():
+                value = row["value"]
+                if value is not None:
+                    saved[int(row["key"]["slot"]) % tasks] = SavedTask(*value)
+            if fn.local_store_names():
+                for row in reader.option("stateVarName", CHANGELOG).load(path).collect():
+                    if row["list_element"] is None:
+                        continue
+                    stores = changes.setdefault(int(row["key"]["slot"]) % tasks, {})
+                    for store, entries in decode_changes(bytes(row["list_element"]["changes"])).items():
+                        stores.setdefault(store, {}).update(entries)
+        out = {}
+        for p in range(tasks):
+            state = saved.get(p)
+            task = fn.new_task(p, None if state is None else bytes(state.snapshot))
+            for store, entries in changes.get(p, {}).items():
+                task.stores[store].inner.restore({k: v for k, v in entries.items() if v is not None})
+            out[p] = task
+        return out
 
 
 def source_offsets(progress: Optional[dict], which: str) -> dict[str, dict[str, int]]:

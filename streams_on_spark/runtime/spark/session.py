@@ -13,11 +13,23 @@ from typing import Any, Iterable
 
 log = logging.getLogger(__name__)
 
+STATE_STORE_PROVIDER = "spark.sql.streaming.stateStore.providerClass"
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+ROCKSDB_CHANGELOG_CHECKPOINTING = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 # SQL settings the runtime relies on, applied only where the user set nothing: tracebacks of task errors in full
-# (the runtime extracts the Python error from them), and time for a query to stop mid-batch on close().
+# (the runtime extracts the Python error from them), time for a query to stop mid-batch on close(), and the
+# RocksDB state store (transformWithStateInPandas needs it; tasks' changelogs are appended, not rewritten) with
+# changelog checkpointing (a state commit writes the batch's changes, not a RocksDB checkpoint of every file), without
+# counting rows (the count reads a whole list before each append: measured O(list length) per append), and list state
+# handed to Python a few elements at a time (changelog rows are up to a few MB; Spark's default of 10,000 elements per
+# Arrow batch ran its state server out of heap on a 100 MB list and hung the task).
 RUNTIME_DEFAULTS = {
     "spark.sql.execution.pyspark.udf.simplifiedTraceback.enabled": "false",
     "spark.sql.streaming.stopTimeout": "30s",
+    STATE_STORE_PROVIDER: ROCKSDB_PROVIDER,
+    ROCKSDB_CHANGELOG_CHECKPOINTING: "true",
+    "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows": "false",
+    "spark.sql.execution.arrow.transformWithStateInPandas.maxRecordsPerBatch": "16",
 }
 
 
@@ -84,3 +96,21 @@ def application_session(app_name: str, jars: Iterable[str] = ()) -> Any:
     log.info("running in the configured Spark session (master %s, app %s)", session.sparkContext.master,
              session.sparkContext.appName)
     return session
+
+
+def require_rocksdb_state_store(spark: Any) -> None:
+    """Use Spark's RocksDB state store provider, which the runtime's queries need; an error if another was chosen.
+    (Changelog checkpointing is one of the session defaults, :data:`RUNTIME_DEFAULTS`, where the user set none.)"""
+    from streams_on_spark.errors import StreamsException
+    current = spark.conf.get(STATE_STORE_PROVIDER, None)
+    if current == ROCKSDB_PROVIDER:
+        return
+    chosen = spark.sparkContext.getConf().get(STATE_STORE_PROVIDER, None)
+    if current and "HDFSBackedStateStoreProvider" not in current:
+        chosen = current   # set in the session: not Spark's default
+    if chosen not in (None, "", ROCKSDB_PROVIDER):
+        raise StreamsException(f"{STATE_STORE_PROVIDER} is set to {chosen}: streams-on-spark keeps task state with "
+                               f"transformWithStateInPandas, which needs {ROCKSDB_PROVIDER}; unset it or set it to "
+                               "that class")
+    log.info("using Spark's RocksDB state store provider (%s)", STATE_STORE_PROVIDER)
+    spark.conf.set(STATE_STORE_PROVIDER, ROCKSDB_PROVIDER)

@@ -1,27 +1,33 @@
-"""The ``applyInPandasWithState`` function of a subtopology: one call runs one task on one micro-batch."""
+"""The ``transformWithStateInPandas`` processor of a subtopology: one call runs one task on one micro-batch."""
 from __future__ import annotations
 
 from typing import Any, Iterator, Optional
 
-from streams_on_spark.config import TaskConfig
+from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+
+from streams_on_spark.config import STATE_DIR, TaskConfig
 from streams_on_spark.connectors.base import GlobalReader
 from streams_on_spark.connectors.record_batch import RecordBatch, parse_records
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.spark.clock import TICK, MockClock, WallClock
-from streams_on_spark.runtime.spark.output import TaskOutput
+from streams_on_spark.runtime.spark.global_stores import global_stores
+from streams_on_spark.runtime.spark.output import TaskOutput, streaming_batch
+from streams_on_spark.runtime.spark import live_tasks
+from streams_on_spark.runtime.spark.task_state import TaskState, local_state_path
 from streams_on_spark.runtime.task import StreamTask
+from streams_on_spark.state.local import LocalTaskStore
+from streams_on_spark.state.stores import engine_kept
 from streams_on_spark.topology.builder import InternalTopologyBuilder, SubtopologySpec
 from streams_on_spark.topology.partitions import TopicLayout
 
-# the task's snapshot, and the wall-clock time it last saw when the clock is the test driver's mock clock (else -1)
-STATE_SCHEMA = "snapshot binary, wall_clock long"
 
 
 class SubtopologyTaskFunction:
     """One subtopology's task function: rebuild the task, restore its snapshot, run the batch, snapshot it back.
 
-    Global stores are rebuilt for each call from what their topics hold at that moment (``global_reader``), the
-    view a Kafka Streams task has of its global stores.
+    Global stores are kept by the Python worker process between calls and brought up to date before each task runs
+    (:mod:`~streams_on_spark.runtime.spark.global_stores`): a task sees what the global topics hold at that moment,
+    the view a Kafka Streams task has of its global stores.
 
     Wall-clock punctuation: with the system clock the task punctuates after each batch, and when
     ``wall_clock_timeouts`` is set a processing-time timeout wakes the task when its next punctuation is due even
@@ -41,7 +47,12 @@ class SubtopologyTaskFunction:
         self.clock = clock
         self.tick_topic = tick_topic
         self.wall_clock_timeouts = False
+        self.state_dir = config.app_configs.get(STATE_DIR) if config.app_configs else None
         self._spec: Optional[SubtopologySpec] = None
+        self._local_names: Optional[list[str]] = None
+        # which global state a worker process keeps for this function: same topics, same application, same topology
+        self.global_key = (None if global_reader is None else
+                           (repr(global_reader), config.application_id, str(topology.describe())))
 
     def spec(self) -> SubtopologySpec:
         if self._spec is None:
@@ -61,20 +72,25 @@ class SubtopologyTaskFunction:
             return WallClock(None)
         return WallClock(last_seen if last_seen >= 0 else self.clock.start_ms)
 
-    def new_task(self, partition: int, snapshot: Optional[bytes], clock: Optional[WallClock] = None) -> StreamTask:
-        """The task for ``partition`` with its saved state (also used to read stores back on the driver)."""
+    def new_task(self, partition: int, snapshot: Optional[bytes], clock: Optional[WallClock] = None,
+                 bytes_stores: Optional[dict[str, Any]] = None,
+                 global_stores: Optional[dict[str, Any]] = None) -> StreamTask:
+        """The task for ``partition`` with its saved state (also used to read stores back on the driver);
+        ``bytes_stores`` holds its key-value stores' data where the engine keeps them."""
         clock = clock if clock is not None else self._wall_clock()
-        global_stores = self.global_stores(clock) if self.global_reader is not None else None
+        if global_stores is None and self.global_reader is not None:
+            global_stores = self.global_stores(clock)
         task = StreamTask(TaskId(self.subtopology_id, partition), self.spec(), self.topology, self.config,
-                          self.layout.partitions_of, clock, global_stores)
+                          self.layout.partitions_of, clock, global_stores, bytes_stores)
         if snapshot is not None:
             task.restore(snapshot)
         return task
 
     def global_stores(self, clock: Optional[WallClock] = None) -> dict[str, Any]:
-        from streams_on_spark.runtime.local import GlobalTask
+        """The global stores as this process holds them, caught up with the global topics."""
+        assert self.global_reader is not None and self.global_key is not None
         clock = clock if clock is not None else self._wall_clock()
-        return GlobalTask(self.topology, self.config, clock).load(self.global_reader).stores
+        return global_stores(self.global_key, self.topology, self.config, self.global_reader, clock)
 
     def schedules_wall_clock_punctuation(self) -> bool:
         """Whether this subtopology's processors schedule wall-clock punctuation when they are initialized."""
@@ -84,29 +100,79 @@ class SubtopologyTaskFunction:
         finally:
             task.close()
 
-    def __call__(self, key: tuple, frames: Iterator[Any], state: Any) -> Iterator[Any]:
+    def local_store_names(self) -> list[str]:
+        """The subtopology's stores kept in the executor's local RocksDB (its key-value stores)."""
+        if self._local_names is None:
+            self._local_names = [n for n in self.spec().store_names if engine_kept(self.topology.state_factories[n])]
+        return self._local_names
+
+    def processor(self) -> "SubtopologyProcessor":
+        """The ``transformWithStateInPandas`` processor running this function's tasks."""
+        return SubtopologyProcessor(self)
+
+    def run(self, key: tuple, frames: Iterator[Any], state: TaskState, timers: Any = None) -> Iterator[Any]:
+        """Run one task on one micro-batch: take or rebuild the task, process, write its output, commit its state."""
         import pandas as pd
         partition = int(key[0]) % self.task_count()  # the group key is the task's slot (see slots.task_slots)
-        snapshot, wall = state.get if state.exists else (None, -1)
-        clock = self._wall_clock(wall)
-        task = self.new_task(partition, snapshot, clock)
-        ticks = self._add_batch(task, [f for f in frames if len(f)])
-        if ticks:  # the driver advanced its mock clock: punctuate first, as Kafka's driver does
-            clock.mock_ms = max(ticks)
-            task.punctuate_wall_clock()
-        while task.process_one():
-            pass
-        if self.clock is None:
-            task.punctuate_wall_clock()
-        task.commit()  # the micro-batch is the commit interval: record caches flush their last update per key
-        rows = self.output.rows(task.collector.drain(), partition)
-        state.update((task.snapshot(), -1 if self.clock is None else clock.mock_ms))
-        if self.wall_clock_timeouts:
-            due = task.next_wall_clock_punctuation()
-            if due is not None:
-                state.setTimeoutDuration(max(1, due - clock()))
-        task.close()
+        saved = state.load()
+        query, batch = streaming_batch()
+        live_key = (query, self.subtopology_id, partition)
+        live = live_tasks.take(live_key, None if saved is None else saved.marker) if query is not None else None
+        if live is not None:
+            local, clock = live.local, live.clock
+            local.open()
+        else:
+            local = LocalTaskStore(local_state_path(self.state_dir or _files_root(), query, partition),
+                                   self.local_store_names())
+            clock = self._wall_clock()
+        if self.clock is not None:
+            clock.mock_ms = self._wall_clock(saved.wall_clock if saved is not None else -1).mock_ms
+        task: Optional[StreamTask] = None
+        try:
+            in_sync = state.sync(local)
+            global_stores = self.global_stores(clock) if self.global_reader is not None else {}
+            externals = self._externals(local, global_stores, clock)
+            if live is not None and all(live.task.global_stores.get(n) is s for n, s in global_stores.items()):
+                task = live.task
+            elif in_sync and saved is not None:   # another worker ran it last: continue from its image
+                task = live_tasks.restore(local.image(), externals)
+            if task is None:
+                task = self.new_task(partition, saved.snapshot if saved is not None else None, clock, local.stores,
+                                     global_stores)
+            ticks = self._add_batch(task, [f for f in frames if len(f)])
+            if ticks:  # the driver advanced its mock clock: punctuate first, as Kafka's driver does
+                clock.mock_ms = max(ticks)
+                task.punctuate_wall_clock()
+            while task.process_one():
+                pass
+            if self.clock is None:
+                task.punctuate_wall_clock()
+            task.commit()  # the micro-batch is the commit interval: record caches flush their last update per key
+            rows = self.output.rows(task.collector.drain(), partition)
+            wall = -1 if self.clock is None else clock.mock_ms
+            image = live_tasks.image(live_key, task, externals) if query is not None else None
+            marker = state.commit(local, -1 if batch is None else batch, task.snapshot(), wall, image)
+            if timers is not None:
+                timers.schedule(task.next_wall_clock_punctuation())
+        except BaseException:
+            if task is not None:   # in an unknown state: closed dirty, never kept
+                live_tasks.LiveTask("", task, local, clock).close()
+            raise
+        finally:
+            local.close()
+        if query is not None:
+            live_tasks.keep(live_key, live_tasks.LiveTask(marker, task, local, clock))
+        else:
+            task.close()
         yield pd.DataFrame(rows, columns=list(self.output.columns))
+
+    def _externals(self, local: LocalTaskStore, global_stores: dict[str, Any], clock: WallClock) -> dict[str, Any]:
+        """What a task image leaves out, by tag: what every worker has itself, or must not be pickled."""
+        externals: dict[str, Any] = {"topology": self.topology, "spec": self.spec(), "config": self.config,
+                                     "layout": self.layout, "clock": clock}
+        externals.update((f"local:{name}", store) for name, store in local.stores.items())
+        externals.update((f"global:{name}", store) for name, store in global_stores.items())
+        return externals
 
     def _add_batch(self, task: StreamTask, batches: list[Any]) -> list[int]:
         """Queue a batch's records in the task per topic-partition in offset order; return its wall-clock ticks.
@@ -152,3 +218,46 @@ def _headers_in(cell: Any) -> tuple:
     if cell is None or not len(cell):
         return ()
     return tuple((h["key"], h["value"]) for h in cell)
+
+
+def _files_root() -> str:
+    """The executor's directory for this application (Spark's files directory; removed when the application ends)."""
+    from pyspark import SparkFiles
+    return SparkFiles.getRootDirectory()
+
+
+class _Timers:
+    """The task's processing-time timer: one, at its next wall-clock punctuation (Spark wakes the task then)."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    def schedule(self, due: Optional[int]) -> None:
+        for registered in list(self.handle.listTimers()):
+            if registered != due:
+                self.handle.deleteTimer(registered)
+            else:
+                due = None
+        if due is not None:
+            self.handle.registerTimer(due)
+
+
+class SubtopologyProcessor(StatefulProcessor):
+    """A subtopology's tasks as a ``transformWithStateInPandas`` processor: one group per task."""
+
+    def __init__(self, function: SubtopologyTaskFunction) -> None:
+        self.function = function
+
+    def init(self, handle: Any) -> None:
+        self.state = TaskState(handle)
+        self.timers = _Timers(handle) if self.function.wall_clock_timeouts else None
+
+    def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
+        return self.function.run(key, rows, self.state, self.timers)
+
+    def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
+        """A wall-clock punctuation is due and the task got no data: run it on an empty batch."""
+        return self.function.run(key, iter(()), self.state, self.timers)
+
+    def close(self) -> None:
+        pass

@@ -1,6 +1,9 @@
 """KafkaStreams on Spark over embedded topics: a run stopped mid-stream and restarted on its checkpoint ends
-with the same stores and count updates as an uninterrupted run."""
+with the same stores and count updates as an uninterrupted run, whether the executors kept their local copies of the
+tasks' stores or lost them (a new machine: the stores are rebuilt from the changelog in Spark's checkpoint)."""
 from __future__ import annotations
+
+import shutil
 
 import pytest
 
@@ -70,7 +73,8 @@ def topics_with(tmp_path, name):
     return topics
 
 
-def test_restart_on_the_checkpoint_equals_an_uninterrupted_run(spark, tmp_path, caplog):
+@pytest.mark.parametrize("local_state", ["kept", "lost"])
+def test_restart_on_the_checkpoint_equals_an_uninterrupted_run(spark, tmp_path, caplog, local_state):
     whole = topics_with(tmp_path, "whole")
     append(whole, FIRST, 1_000)
     append(whole, SECOND, 2_000)
@@ -81,10 +85,13 @@ def test_restart_on_the_checkpoint_equals_an_uninterrupted_run(spark, tmp_path, 
 
     parts = topics_with(tmp_path, "parts")
     append(parts, FIRST, 1_000)
-    cfg = config("restarted", parts, tmp_path / "ck-parts")
+    cfg = {**config("restarted", parts, tmp_path / "ck-parts"), "state.dir": str(tmp_path / "local-state")}
     with KafkaStreams(word_count(), cfg, spark) as first_run:
         first_run.start()
         first_run.process_all_available()
+    assert any((tmp_path / "local-state").rglob("CURRENT")), "no task kept its stores in a local RocksDB"
+    if local_state == "lost":
+        shutil.rmtree(tmp_path / "local-state")
     append(parts, SECOND, 2_000)              # arrives while the application is down
     with KafkaStreams(word_count(), cfg, spark) as second_run, caplog.at_level("INFO", "streams_on_spark"):
         second_run.start()

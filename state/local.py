@@ -1,0 +1,221 @@
+"""A task's key-value stores in a local RocksDB (``rocksdict``): what an engine uses when the stores must outlive
+the process that ran the task and need not fit in its memory.
+
+One RocksDB per task, one column family per store, keys in byte order (RocksDB's default comparator: the order of
+Kafka's stores for ``range``/``all``). A batch's writes stay in memory until :meth:`LocalTaskStore.commit`, which
+writes them and the new version marker in one atomic ``WriteBatch`` and returns them as the batch's changelog. A
+crash mid-batch therefore leaves the previous version intact, and a copy whose marker is not the version the engine
+expects is discarded and rebuilt from the engine's changelog (:meth:`LocalTaskStore.load`).
+"""
+from __future__ import annotations
+
+import bisect
+import logging
+import os
+import shutil
+from typing import Any, Iterable, Iterator, Optional
+
+from streams_on_spark.errors import StreamsException
+from streams_on_spark.state.stores import StateStore, invalid_range
+
+log = logging.getLogger(__name__)
+
+_MARKER = b"streams-on-spark.version"   # in the default column family: the committed version this copy holds
+_IMAGE = b"streams-on-spark.task-image"  # beside it: the engine's image of the task at that version, if any
+Changes = dict[str, dict[bytes, Optional[bytes]]]   # store -> key -> new value (None: deleted)
+
+
+def _options() -> Any:
+    from rocksdict import Options
+    options = Options(raw_mode=True)
+    options.create_if_missing(True)
+    options.create_missing_column_families(True)
+    return options
+
+
+class LocalKeyValueBytesStore(StateStore):
+    """``bytes -> bytes`` in one column family of the task's RocksDB; reads see the batch's uncommitted writes."""
+
+    def __init__(self, name: str, column_family: Any) -> None:
+        self.name = name
+        self._db = column_family
+        self.pending: dict[bytes, Optional[bytes]] = {}
+        self._pending_sorted: Optional[list[bytes]] = None
+
+    @property
+    def persistent(self) -> bool:
+        return True
+
+    def get(self, key: bytes) -> Optional[bytes]:
+        pending = self.pending
+        if key in pending:
+            return pending[key]
+        return self._db.get(key)
+
+    def put(self, key: bytes, value: Optional[bytes]) -> None:
+        if key not in self.pending:
+            self._pending_sorted = None
+        self.pending[key] = value
+
+    def delete(self, key: bytes) -> Optional[bytes]:
+        old = self.get(key)
+        if old is not None:
+            self.put(key, None)
+        return old
+
+    def range(self, key_from: Optional[bytes], key_to: Optional[bytes], reverse: bool = False) -> list[tuple[bytes, bytes]]:
+        """Entries with ``key_from <= key <= key_to`` in key-byte order (None = unbounded); a snapshot."""
+        if invalid_range(key_from, key_to):
+            return []
+        merged: dict[bytes, Optional[bytes]] = {}
+        for key, value in self._db.items(from_key=key_from) if key_from is not None else self._db.items():
+            if key_to is not None and key > key_to:
+                break
+            merged[key] = value
+        if self.pending:
+            if self._pending_sorted is None:
+                self._pending_sorted = sorted(self.pending)
+            keys = self._pending_sorted
+            lo = 0 if key_from is None else bisect.bisect_left(keys, key_from)
+            hi = len(keys) if key_to is None else bisect.bisect_right(keys, key_to)
+            for key in keys[lo:hi]:
+                merged[key] = self.pending[key]
+        rows = sorted((k, v) for k, v in merged.items() if v is not None)
+        return rows[::-1] if reverse else rows
+
+    def approximate_num_entries(self) -> int:
+        """RocksDB's estimate, as Kafka's RocksDB store answers (exact only for an in-memory store)."""
+        estimate = self._db.property_int_value("rocksdb.estimate-num-keys") or 0
+        return max(0, estimate + sum(1 if v is not None else -1 for v in self.pending.values()))
+
+    def entries_iter(self) -> Iterator[tuple[bytes, bytes]]:
+        """Every committed entry in key order (for compacting the changelog)."""
+        return self._db.items()
+
+    def close(self) -> None:
+        """Nothing to release: the task's :class:`LocalTaskStore` owns the database."""
+
+
+class LocalTaskStore:
+    """One task's RocksDB under ``path``: its key-value stores and the version of the state they hold."""
+
+    def __init__(self, path: str, store_names: Iterable[str]) -> None:
+        self.path = path
+        self.stores = {n: LocalKeyValueBytesStore(n, None) for n in sorted(set(store_names))}
+        self._db: Any = None
+        self.open()
+
+    def open(self) -> None:
+        """Open the database (again): a task's stores are used by one process at a time, so a task opens it for a
+        batch and :meth:`close` releases it; the store objects stay valid across the cycle."""
+        from rocksdict import Rdict
+        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+        try:
+            self._db = Rdict(self.path, _options(), column_families={_cf(n): _options() for n in self.stores})
+        except Exception as e:
+            raise StreamsException(f"cannot open the local state store at {self.path} (is another process running "
+                                   f"this task?): {e}") from e
+        for name, store in self.stores.items():
+            store._db = self._db.get_column_family(_cf(name))
+
+    def version(self) -> Optional[str]:
+        """The committed version this copy holds, or None (new or unusable)."""
+        marker = self._db.get(_MARKER)
+        return None if marker is None else marker.decode()
+
+    def clear(self) -> None:
+        """Drop every store's content (before :meth:`load` rebuilds it)."""
+        for name, store in self.stores.items():
+            self._db.drop_column_family(_cf(name))
+            store._db = self._db.create_column_family(_cf(name), _options())
+            store.pending.clear()
+        self._db.delete(_MARKER)
+        self._db.delete(_IMAGE)
+
+    def image(self) -> Optional[bytes]:
+        """What :meth:`commit` was given as ``image`` with the version this copy holds."""
+        return self._db.get(_IMAGE)
+
+    def load(self, changes: Iterable[Changes], version: str) -> int:
+        """Apply committed changelog entries, oldest first, and mark the copy as ``version``; entries applied."""
+        from rocksdict import WriteBatch
+        applied = 0
+        for change in changes:
+            batch = WriteBatch(raw_mode=True)
+            for name, entries in change.items():
+                store = self.stores.get(name)
+                if store is None:
+                    raise StreamsException(f"the saved state has store {name} that this topology does not have; "
+                                           "was the topology changed incompatibly?")
+                handle = self._db.get_column_family_handle(_cf(name))
+                for key, value in entries.items():
+                    if value is None:
+                        batch.delete(key, handle)
+                    else:
+                        batch.put(key, value, handle)
+                applied += len(entries)
+            self._db.write(batch)
+        self._db.put(_MARKER, version.encode())
+        return applied
+
+    def commit(self, version: str, image: Optional[bytes] = None) -> Changes:
+        """Write the batch's changes, the new version marker and ``image`` (an engine's picture of the task at that
+        version, or none) atomically; the changes, per store."""
+        from rocksdict import WriteBatch
+        batch = WriteBatch(raw_mode=True)
+        changes: Changes = {}
+        for name, store in self.stores.items():
+            if not store.pending:
+                continue
+            handle = self._db.get_column_family_handle(_cf(name))
+            for key, value in store.pending.items():
+                if value is None:
+                    batch.delete(key, handle)
+                else:
+                    batch.put(key, value, handle)
+            changes[name], store.pending = store.pending, {}
+            store._pending_sorted = None
+        batch.put(_MARKER, version.encode())
+        if image is None:
+            batch.delete(_IMAGE)
+        else:
+            batch.put(_IMAGE, image)
+        self._db.write(batch)
+        return changes
+
+    def discard(self) -> None:
+        """Forget the batch's uncommitted writes."""
+        for store in self.stores.values():
+            store.pending.clear()
+            store._pending_sorted = None
+
+    def dump(self, chunk_entries: int = 100_000) -> Iterator[Changes]:
+        """The committed content as changelog chunks of at most ``chunk_entries`` entries (compaction)."""
+        for name, store in self.stores.items():
+            chunk: dict[bytes, Optional[bytes]] = {}
+            for key, value in store.entries_iter():
+                chunk[key] = value
+                if len(chunk) >= chunk_entries:
+                    yield {name: chunk}
+                    chunk = {}
+            if chunk:
+                yield {name: chunk}
+
+    def close(self) -> None:
+        """Release the database (uncommitted writes are dropped); :meth:`open` takes it again."""
+        if self._db is None:
+            return
+        for store in self.stores.values():   # column family handles keep the database open
+            store._db = None
+            store.pending.clear()
+            store._pending_sorted = None
+        self._db.close()
+        self._db = None
+
+    @staticmethod
+    def destroy(path: str) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _cf(store: str) -> str:
+    return f"store-{store}"

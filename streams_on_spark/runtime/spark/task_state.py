@@ -1,0 +1,153 @@
+"""A task's state on Spark: a small value and a changelog in Spark's state store, a local RocksDB copy on the executor.
+
+Spark's checkpointed state is the only durable copy (``transformWithStateInPandas`` state variables of the task's
+group, on the RocksDB state store provider):
+
+- ``task`` (a value): the task's snapshot without its key-value stores (stream and partition times, schedules,
+  placement counters, window/session/buffer stores), the version of the state and the changelog's size;
+- ``changelog`` (a list): one row per micro-batch that changed key-value stores, holding just those changes.
+
+Spark writes a batch's list append, not the whole list, so a batch costs what it changed. The key-value stores are
+read and written in a local RocksDB per task (:class:`~streams_on_spark.state.local.LocalTaskStore`) under the
+executor's directory; its version marker is written atomically with each batch's changes. When the marker is not the
+version Spark's state is at (a new executor or Python worker directory, a replayed batch, a restart), the copy is
+rebuilt from the changelog. When the changelog holds much more than the stores (``2 * entries + 100k``), it is
+replaced by the stores' content (compaction), so its length stays proportional to the stores.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import uuid
+from dataclasses import dataclass
+from typing import Any, Iterator, Optional
+
+from streams_on_spark.state.local import Changes, LocalTaskStore
+
+log = logging.getLogger(__name__)
+
+TASK_STATE = "task"
+TASK_STATE_SCHEMA = ("epoch string, version long, snapshot binary, wall_clock long, changelog_rows long, "
+                     "changelog_entries long")
+CHANGELOG = "changelog"
+CHANGELOG_SCHEMA = "changes binary"
+COMPACT_MIN_ENTRIES = 100_000
+# a changelog row's size: Spark's state server hands list elements to Python 16 at a time (RUNTIME_DEFAULTS)
+CHANGELOG_ROW_BYTES = 2 << 20
+
+
+@dataclass(frozen=True)
+class SavedTask:
+    """The ``task`` value: ``epoch`` names the state's lineage (new when a task first commits), ``version`` the
+    micro-batch that wrote it; ``wall_clock`` is the mock time the task last saw (-1 on the system clock)."""
+
+    epoch: str
+    version: int
+    snapshot: bytes
+    wall_clock: int
+    changelog_rows: int
+    changelog_entries: int
+
+    @property
+    def marker(self) -> str:
+        return f"{self.epoch}:{self.version}"
+
+
+def encode_changes(changes: Changes) -> bytes:
+    return pickle.dumps(changes, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def decode_changes(data: bytes) -> Changes:
+    return pickle.loads(data)
+
+
+def _chunks(changes: Changes, max_bytes: int = CHANGELOG_ROW_BYTES) -> Iterator[Changes]:
+    """``changes`` as changelog rows of about ``max_bytes`` each (a big batch never makes one huge row)."""
+    for store, entries in changes.items():
+        chunk: dict[bytes, Optional[bytes]] = {}
+        size = 0
+        for key, value in entries.items():
+            chunk[key] = value
+            size += len(key) + (len(value) if value is not None else 0) + 16
+            if size >= max_bytes:
+                yield {store: chunk}
+                chunk, size = {}, 0
+        if chunk:
+            yield {store: chunk}
+
+
+def local_state_path(root: str, query_id: Optional[str], partition: int) -> str:
+    """Where an executor keeps one task's local copy: per query (its checkpoint) and task."""
+    return os.path.join(root, "streams-on-spark-state", query_id or "no-query", str(partition))
+
+
+class TaskState:
+    """One task's state variables in Spark (bound to its group by ``transformWithStateInPandas``) and its local
+    copy, synchronised before the task runs and committed after."""
+
+    def __init__(self, handle: Any) -> None:
+        self._value = handle.getValueState(TASK_STATE, TASK_STATE_SCHEMA)
+        self._changelog = handle.getListState(CHANGELOG, CHANGELOG_SCHEMA)
+        self.saved: Optional[SavedTask] = None
+
+    def load(self) -> Optional[SavedTask]:
+        """What Spark holds for this task (None for a new task)."""
+        row = self._value.get() if self._value.exists() else None
+        self.saved = None if row is None else SavedTask(str(row[0]), int(row[1]), bytes(row[2]), int(row[3]),
+                                                        int(row[4]), int(row[5]))
+        return self.saved
+
+    def sync(self, local: LocalTaskStore) -> bool:
+        """Bring the task's local copy to the version Spark holds: as it is (True), or rebuilt from the changelog."""
+        expected = None if self.saved is None else self.saved.marker
+        found = local.version()
+        if found == expected:
+            return True
+        local.clear()
+        if self.saved is not None:
+            log.info("rebuilding the local state at %s from the changelog (%d rows, %d entries): it was at %s, "
+                     "Spark is at %s", local.path, self.saved.changelog_rows, self.saved.changelog_entries, found,
+                     expected)
+            applied = local.load(self._changes(), expected)
+            log.info("rebuilt %s: %d entries applied", local.path, applied)
+        return False
+
+    def _changes(self) -> Iterator[Changes]:
+        for row in self._changelog.get():
+            yield decode_changes(bytes(row[0]))
+
+    def commit(self, local: LocalTaskStore, batch_id: int, snapshot: bytes, wall_clock: int,
+               image: Optional[bytes] = None) -> str:
+        """Write the batch's key-value changes locally (with the task's ``image``) and to the changelog, and the
+        task's value; the new version's marker."""
+        saved = self.saved
+        epoch = saved.epoch if saved is not None else uuid.uuid4().hex
+        rows = saved.changelog_rows if saved is not None else 0
+        entries = saved.changelog_entries if saved is not None else 0
+        changes = local.commit(f"{epoch}:{batch_id}", image)
+        if changes:
+            changed = sum(len(c) for c in changes.values())
+            live = sum(store.approximate_num_entries() for store in local.stores.values())
+            if entries + changed > 2 * live + COMPACT_MIN_ENTRIES:
+                rows, entries = self._compact(local)
+            else:
+                for chunk in _chunks(changes):
+                    self._changelog.appendValue((encode_changes(chunk),))
+                    rows += 1
+                entries += changed
+        self._value.update((epoch, batch_id, snapshot, wall_clock, rows, entries))
+        self.saved = SavedTask(epoch, batch_id, snapshot, wall_clock, rows, entries)
+        return self.saved.marker
+
+    def _compact(self, local: LocalTaskStore) -> tuple[int, int]:
+        """Replace the changelog with the stores' content; its rows and entries."""
+        self._changelog.clear()
+        rows = entries = 0
+        for dumped in local.dump():
+            for chunk in _chunks(dumped):
+                self._changelog.appendValue((encode_changes(chunk),))
+                rows += 1
+                entries += sum(len(c) for c in chunk.values())
+        log.info("compacted the changelog of %s to %d rows, %d entries", local.path, rows, entries)
+        return rows, entries

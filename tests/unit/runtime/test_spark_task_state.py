@@ -1,0 +1,106 @@
+"""A task's state on Spark: changes appended to a changelog in Spark's state, a local RocksDB copy that is trusted
+only at the version Spark holds and otherwise rebuilt from the changelog, compaction. Spark's state variables are
+stood in for by plain objects with the same methods (the Spark tests run the real ones)."""
+from __future__ import annotations
+
+import random
+
+from streams_on_spark.runtime.spark import task_state as module
+from streams_on_spark.runtime.spark.task_state import TaskState
+from streams_on_spark.state.local import LocalTaskStore
+
+
+class Value:
+    def __init__(self):
+        self.row = None
+
+    def exists(self):
+        return self.row is not None
+
+    def get(self):
+        return self.row
+
+    def update(self, row):
+        self.row = tuple(row)
+
+
+class ListVar:
+    def __init__(self):
+        self.rows = []
+        self.appends = 0
+
+    def get(self):
+        return iter(list(self.rows))
+
+    def appendValue(self, row):
+        self.appends += 1
+        self.rows.append(tuple(row))
+
+    def clear(self):
+        self.rows = []
+
+
+class Handle:
+    """Spark's state for one group: committed copies, and the working copies a batch changes."""
+
+    def __init__(self):
+        self.value, self.changelog = Value(), ListVar()
+
+    def getValueState(self, name, schema):
+        return self.value
+
+    def getListState(self, name, schema):
+        return self.changelog
+
+
+def run_batch(handle, path, batch_id, writes):
+    state = TaskState(handle)
+    state.load()
+    local = LocalTaskStore(path, ["counts"])
+    try:
+        state.sync(local)
+        for key, value in writes:
+            local.stores["counts"].put(key, value)
+        state.commit(local, batch_id, b"snapshot", -1)
+        return dict(local.stores["counts"].range(None, None))
+    finally:
+        local.close()
+
+
+def test_batches_append_their_changes_and_a_new_executor_rebuilds_the_same_stores(tmp_path):
+    handle, rng, expected, changed = Handle(), random.Random(1), {}, 0
+    for batch in range(6):
+        writes = [(f"k{rng.randrange(30)}".encode(), None if rng.random() < 0.2 else str(batch).encode())
+                  for _ in range(20)]
+        for key, value in writes:
+            if value is None:
+                expected.pop(key, None)
+            else:
+                expected[key] = value
+        changed += len({key for key, _ in writes})
+        assert run_batch(handle, str(tmp_path / "executor-1"), batch, writes) == expected
+    assert handle.changelog.appends == 6 and len(handle.changelog.rows) == 6
+    saved = TaskState(handle).load()
+    assert (saved.version, saved.changelog_rows, saved.changelog_entries) == (5, 6, changed)
+    # another executor (no local copy) continues from Spark's state alone
+    assert run_batch(handle, str(tmp_path / "executor-2"), 6, []) == expected
+
+
+def test_a_local_copy_ahead_of_spark_is_rebuilt(tmp_path):
+    handle = Handle()
+    run_batch(handle, str(tmp_path / "task"), 0, [(b"a", b"1")])
+    committed = (handle.value.row, list(handle.changelog.rows))
+    run_batch(handle, str(tmp_path / "task"), 1, [(b"a", b"2"), (b"b", b"2")])
+    handle.value.row, handle.changelog.rows = committed[0], committed[1]   # Spark did not commit batch 1
+    assert run_batch(handle, str(tmp_path / "task"), 1, [(b"c", b"3")]) == {b"a": b"1", b"c": b"3"}
+
+
+def test_a_changelog_much_longer_than_the_stores_is_compacted(tmp_path, monkeypatch):
+    monkeypatch.setattr(module, "COMPACT_MIN_ENTRIES", 10)
+    handle = Handle()
+    for batch in range(20):   # the same 5 keys over and over: 100 changes, 5 entries
+        run_batch(handle, str(tmp_path / "task"), batch, [(f"k{i}".encode(), str(batch).encode()) for i in range(5)])
+    saved = TaskState(handle).load()
+    assert saved.changelog_entries <= 2 * 5 + 10 + 5
+    assert len(handle.changelog.rows) == saved.changelog_rows < 20
+    assert run_batch(handle, str(tmp_path / "elsewhere"), 20, []) == {f"k{i}".encode(): b"19" for i in range(5)}

@@ -1,0 +1,116 @@
+"""A task's key-value stores in local RocksDB: the in-memory store's answers, atomic commits, rebuild from changes."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from streams_on_spark.errors import StreamsException
+from streams_on_spark.state.local import LocalTaskStore
+from streams_on_spark.state.stores import InMemoryKeyValueBytesStore
+
+
+def random_ops(rng, n):
+    keys = [bytes([rng.randrange(4)]) * rng.randrange(1, 4) + bytes([rng.randrange(256)]) for _ in range(40)]
+    for _ in range(n):
+        key = rng.choice(keys)
+        yield key, (None if rng.random() < 0.2 else rng.randbytes(3))
+
+
+def test_answers_as_the_in_memory_store_across_commits(tmp_path):
+    rng = random.Random(5)
+    local = LocalTaskStore(str(tmp_path / "task"), ["s"])
+    store, memory = local.stores["s"], InMemoryKeyValueBytesStore("s")
+    for version in range(5):
+        for key, value in random_ops(rng, 60):
+            store.put(key, value)
+            memory.put(key, value)
+            assert store.get(key) == memory.get(key)
+        lo, hi = sorted([rng.randbytes(1), rng.randbytes(2)])
+        for args in ((None, None), (lo, hi), (lo, None), (None, hi)):
+            assert store.range(*args) == memory.range(*args)
+            assert store.range(*args, reverse=True) == memory.range(*args, reverse=True)
+        if version % 2:
+            local.commit(str(version))
+    assert store.range(None, None) == sorted(memory.entries().items())
+    local.close()
+
+
+def test_commit_is_atomic_and_uncommitted_writes_are_lost_on_reopen(tmp_path):
+    path = str(tmp_path / "task")
+    local = LocalTaskStore(path, ["a", "b"])
+    local.stores["a"].put(b"k", b"1")
+    local.stores["b"].put(b"k", b"2")
+    assert local.commit("7") == {"a": {b"k": b"1"}, "b": {b"k": b"2"}}
+    local.stores["a"].put(b"k", b"3")   # never committed: the process dies
+    local.close()
+    again = LocalTaskStore(path, ["a", "b"])
+    assert again.version() == "7"
+    assert again.stores["a"].get(b"k") == b"1" and again.stores["b"].get(b"k") == b"2"
+    again.close()
+
+
+def test_rebuilt_from_its_changes_and_dumped_for_compaction(tmp_path):
+    source = LocalTaskStore(str(tmp_path / "one"), ["s"])
+    changes = []
+    for version, (key, value) in enumerate([(b"b", b"1"), (b"a", b"2"), (b"b", None), (b"c", b"3")]):
+        source.stores["s"].put(key, value)
+        changes.append(source.commit(str(version)))
+    copy = LocalTaskStore(str(tmp_path / "two"), ["s"])
+    copy.stores["s"].put(b"stale", b"x")
+    copy.commit("old")
+    copy.clear()
+    assert copy.version() is None
+    copy.load(changes, "3")
+    assert copy.version() == "3"
+    assert copy.stores["s"].range(None, None) == [(b"a", b"2"), (b"c", b"3")]
+    assert list(source.dump(chunk_entries=1)) == [{"s": {b"a": b"2"}}, {"s": {b"c": b"3"}}]
+    with pytest.raises(StreamsException, match="store gone"):
+        copy.load([{"gone": {b"k": b"v"}}], "4")
+    source.close()
+    copy.close()
+
+
+def test_a_second_process_cannot_open_a_task_in_use(tmp_path):
+    local = LocalTaskStore(str(tmp_path / "task"), ["s"])
+    with pytest.raises(StreamsException, match="another process"):
+        LocalTaskStore(str(tmp_path / "task"), ["s"])
+    local.close()
+
+
+class _Context:
+    """What a store's init reads of its task."""
+    application_id = "app"
+    default_key_serde = default_value_serde = metrics = record = None
+
+    def __init__(self, cache):
+        self.cache = cache
+
+
+@pytest.mark.parametrize("backend", ["in-memory", "local"])
+@pytest.mark.parametrize("cached", [False, True])
+def test_prefix_scan_returns_the_keys_under_the_prefix_in_byte_order(tmp_path, backend, cached):
+    from streams_on_spark import Serdes
+    from streams_on_spark.state.caching import CachingKeyValueBytesStore, TaskCache
+    from streams_on_spark.state.stores import KeyValueStore
+
+    local = LocalTaskStore(str(tmp_path / "task"), ["s"]) if backend == "local" else None
+    inner = local.stores["s"] if local else InMemoryKeyValueBytesStore("s")
+    if cached:
+        inner = CachingKeyValueBytesStore(inner)
+    store = KeyValueStore(inner, Serdes.ByteArray(), Serdes.String())
+    store.init(_Context(TaskCache(1 << 20 if cached else 0)))
+    keys = [b"a", b"a\x00", b"a\xff", b"a\xff\xff", b"ab", b"b", b"\xff", b"\xff\x01", b"", b"`z"]
+    for key in keys:
+        store.put(key, key.hex())
+    if local:
+        local.commit("1")
+        store.put(b"a\x01", "pending")     # uncommitted writes are seen too
+        keys.append(b"a\x01")
+    for prefix in (b"a", b"a\xff", b"\xff", b"", b"c"):
+        got = [kv.key for kv in store.prefix_scan(prefix, Serdes.ByteArray())]
+        assert got == sorted(k for k in keys if k.startswith(prefix)), prefix
+    with pytest.raises(ValueError, match="prefix"):
+        store.prefix_scan(None, Serdes.ByteArray())
+    if local:
+        local.close()

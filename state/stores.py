@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
 
-from streams_on_spark.errors import IllegalStateError, StreamsException
+from streams_on_spark.errors import IllegalStateError, StreamsException, UnsupportedOperationError
 from streams_on_spark.keyvalue import KeyValue
 from streams_on_spark.state.caching import CachingBytesStore, CachingKeyValueBytesStore, FlushListener
 
@@ -403,6 +403,29 @@ class KeyValueStoreFacade:
 
     def __repr__(self) -> str:
         return f"KeyValueStoreFacade({self.name!r})"
+
+
+class ReadOnlyStore:
+    """A global store as a stream task's processors see it: reads go through, writes fail with Kafka's message
+    (its ``AbstractReadOnlyDecorator``); only the global store's own processor, fed from its topic, writes."""
+
+    _REFUSED = frozenset({"put", "put_if_absent", "put_all", "delete", "put_with_timestamp", "init", "flush", "close"})
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.name = store.name
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "_store":   # pickle probes these before the instance has a store
+            raise AttributeError(name)
+        if name in ReadOnlyStore._REFUSED:
+            def refused(*args: Any, **kwargs: Any) -> None:
+                raise UnsupportedOperationError("Global store is read only")
+            return refused
+        return getattr(self._store, name)
+
+    def __repr__(self) -> str:
+        return f"ReadOnlyStore({self._store!r})"
 
 
 class KeyValueBytesStoreSupplier:

@@ -26,6 +26,11 @@ class IllegalStateError(StreamsException):
     """An operation called in a state that does not allow it (Java's ``IllegalStateException``)."""
 
 
+class UnsupportedOperationError(Exception):
+    """An operation the object does not offer, e.g. writing to a global store from a processor (Java's
+    ``UnsupportedOperationException``; not a ``StreamsException``, so the processing handler sees it as Kafka's)."""
+
+
 class SerializationException(StreamsException):
     """A serde could not turn a value into bytes or back; names the topic and the value's type."""
 

@@ -31,6 +31,7 @@ class _GlobalState:
         self.metrics = TaskMetrics()
         self.stores: dict[str, Any] = {}
         self.global_stores = {store_name: store}
+        self.global_read_only = False   # the global store's processor maintains it
         self.stream_time = -1
         self.processor_metadata: dict[str, int] = {}
         self.cache = None   # global stores are not cached: nothing downstream would see their flushes

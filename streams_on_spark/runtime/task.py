@@ -29,6 +29,7 @@ from streams_on_spark.processor.api import (
 )
 from streams_on_spark.processor.dsl import ChangedSerde
 from streams_on_spark.state.caching import CachingBytesStore, TaskCache
+from streams_on_spark.state.stores import ReadOnlyStore
 from streams_on_spark.topology.builder import (
     InternalTopologyBuilder,
     ProcessorNodeSpec,
@@ -199,6 +200,8 @@ class _TaskContext(ProcessorContext):
         """A store connected to the current processor, or any global store (Kafka's access rule)."""
         node = self.current
         store = self._task.global_stores.get(name)
+        if store is not None and self._task.global_read_only:
+            store = ReadOnlyStore(store)
         if store is None and node is not None and name in node.stores:
             store = self._task.stores.get(name)
         if store is None:
@@ -324,6 +327,7 @@ class StreamTask:
         self._commit_every_record = config.commit_every_record
         self.collector = RecordCollector(partition_counts)
         self.global_stores = dict(global_stores or {})
+        self.global_read_only = True   # its processors read global stores; only the global task writes them
         self.stream_time = UNKNOWN
         self.processor_metadata: dict[str, int] = {}
         self._stream_schedules: list[_Schedule] = []

@@ -110,11 +110,17 @@ class LocalTaskStore:
         batch and :meth:`close` releases it; the store objects stay valid across the cycle."""
         from rocksdict import Rdict
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+        families = {_cf(n): _options() for n in self.stores}
         try:
-            self._db = Rdict(self.path, _options(), column_families={_cf(n): _options() for n in self.stores})
+            self._db = Rdict(self.path, _options(), column_families=families)
         except Exception as e:
-            raise StreamsException(f"cannot open the local state store at {self.path} (is another process running "
-                                   f"this task?): {e}") from e
+            if "lock" in str(e).lower():
+                raise StreamsException(f"cannot open the local state store at {self.path}: another process is running "
+                                       f"this task ({e})") from e
+            # unreadable (a machine crash, a full disk): it is only a copy, the engine rebuilds it from its changelog
+            log.warning("the local state store at %s cannot be opened (%s); deleting it", self.path, e)
+            self.destroy(self.path)
+            self._db = Rdict(self.path, _options(), column_families=families)
         for name, store in self.stores.items():
             store._db = self._db.get_column_family(_cf(name))
 

@@ -71,6 +71,19 @@ def test_rebuilt_from_its_changes_and_dumped_for_compaction(tmp_path):
     copy.close()
 
 
+def test_an_unreadable_copy_is_deleted_and_starts_empty(tmp_path, caplog):
+    path = tmp_path / "task"
+    local = LocalTaskStore(str(path), ["s"])
+    local.stores["s"].put(b"k", b"v")
+    local.commit("1")
+    local.close()
+    (path / "CURRENT").write_bytes(b"MANIFEST-999999\n")   # points at a manifest that does not exist
+    again = LocalTaskStore(str(path), ["s"])
+    assert again.version() is None and again.stores["s"].get(b"k") is None
+    assert "cannot be opened" in caplog.text
+    again.close()
+
+
 def test_a_second_process_cannot_open_a_task_in_use(tmp_path):
     local = LocalTaskStore(str(tmp_path / "task"), ["s"])
     with pytest.raises(StreamsException, match="another process"):

@@ -71,8 +71,9 @@ def keep(key: tuple, live: LiveTask) -> None:
 _UNPICKLABLE: set[tuple] = set()   # tasks (query, subtopology, partition) whose image failed once: not tried again
 
 
-def image(key: tuple, task: StreamTask, externals: Mapping[str, Any]) -> Optional[bytes]:
-    """The task pickled without ``externals`` (tag -> object the reader supplies itself); None if it cannot be."""
+def image(key: tuple, task: StreamTask, externals: Mapping[str, Any], run: str = "") -> Optional[bytes]:
+    """The task pickled without ``externals`` (tag -> object the reader supplies itself), for the application run
+    ``run``; None if it cannot be pickled."""
     if key in _UNPICKLABLE:
         return None
     from pyspark.cloudpickle import Pickler
@@ -86,7 +87,7 @@ def image(key: tuple, task: StreamTask, externals: Mapping[str, Any]) -> Optiona
 
     buffer = io.BytesIO()
     try:
-        TaskPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(task)
+        TaskPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump((run, task))
     except Exception as e:
         _UNPICKLABLE.add(key)
         log.warning("task %s cannot be pickled (%s: %s): on Spark its processors are rebuilt whenever another "
@@ -100,8 +101,10 @@ def _reduce_struct(packer: struct.Struct) -> tuple:
     return struct.Struct, (packer.format,)
 
 
-def restore(data: Optional[bytes], externals: Mapping[str, Any]) -> Optional[StreamTask]:
-    """The task pickled by :func:`image`, with ``externals`` put back; None if there is none or it fails."""
+def restore(data: Optional[bytes], externals: Mapping[str, Any], run: str = "") -> Optional[StreamTask]:
+    """The task pickled by :func:`image` in the application run ``run``, with ``externals`` put back; None if there
+    is none, it is another run's (a restart: possibly other code, and Kafka starts processors afresh too) or it
+    cannot be read."""
     if data is None:
         return None
 
@@ -110,8 +113,8 @@ def restore(data: Optional[bytes], externals: Mapping[str, Any]) -> Optional[Str
             return externals[tag]
 
     try:
-        task = TaskUnpickler(io.BytesIO(data)).load()
+        pickled_run, task = TaskUnpickler(io.BytesIO(data)).load()
     except Exception as e:
         log.warning("a task image could not be read back (%s: %s); rebuilding the task", type(e).__name__, e)
         return None
-    return task if isinstance(task, StreamTask) else None
+    return task if pickled_run == run and isinstance(task, StreamTask) else None

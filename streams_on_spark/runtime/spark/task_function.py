@@ -1,6 +1,7 @@
 """The ``transformWithStateInPandas`` processor of a subtopology: one call runs one task on one micro-batch."""
 from __future__ import annotations
 
+import uuid
 from typing import Any, Iterator, Optional
 
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor
@@ -50,6 +51,9 @@ class SubtopologyTaskFunction:
         self.state_dir = config.app_configs.get(STATE_DIR) if config.app_configs else None
         self._spec: Optional[SubtopologySpec] = None
         self._local_names: Optional[list[str]] = None
+        # this run of the application: tasks continue across batches within it; a restart (possibly with other code
+        # or another topology on the same checkpoint) rebuilds them, and their processors start afresh, as Kafka's
+        self.run_id = uuid.uuid4().hex
         # which global state a worker process keeps for this function: same topics, same application, same topology
         self.global_key = (None if global_reader is None else
                            (repr(global_reader), config.application_id, str(topology.describe())))
@@ -116,7 +120,7 @@ class SubtopologyTaskFunction:
         partition = int(key[0]) % self.task_count()  # the group key is the task's slot (see slots.task_slots)
         saved = state.load()
         query, batch = streaming_batch()
-        live_key = (query, self.subtopology_id, partition)
+        live_key = (query, self.run_id, self.subtopology_id, partition)
         live = live_tasks.take(live_key, None if saved is None else saved.marker) if query is not None else None
         if live is not None:
             local, clock = live.local, live.clock
@@ -135,7 +139,7 @@ class SubtopologyTaskFunction:
             if live is not None and all(live.task.global_stores.get(n) is s for n, s in global_stores.items()):
                 task = live.task
             elif in_sync and saved is not None:   # another worker ran it last: continue from its image
-                task = live_tasks.restore(local.image(), externals)
+                task = live_tasks.restore(local.image(), externals, self.run_id)
             if task is None:
                 task = self.new_task(partition, saved.snapshot if saved is not None else None, clock, local.stores,
                                      global_stores)
@@ -150,7 +154,7 @@ class SubtopologyTaskFunction:
             task.commit()  # the micro-batch is the commit interval: record caches flush their last update per key
             rows = self.output.rows(task.collector.drain(), partition)
             wall = -1 if self.clock is None else clock.mock_ms
-            image = live_tasks.image(live_key, task, externals) if query is not None else None
+            image = live_tasks.image(live_key, task, externals, self.run_id) if query is not None else None
             marker = state.commit(local, -1 if batch is None else batch, task.snapshot(), wall, image)
             if timers is not None:
                 timers.schedule(task.next_wall_clock_punctuation())

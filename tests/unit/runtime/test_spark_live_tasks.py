@@ -1,5 +1,6 @@
 """Tasks move between a Spark executor's Python workers as images: processors keep their fields, the new worker's
-stores, clock and topology are put back in, and a task that cannot be pickled is rebuilt instead."""
+stores, clock and topology are put back in; a task that cannot be pickled, or an image of an earlier run of the
+application (a restart), means the task is rebuilt instead."""
 from __future__ import annotations
 
 import threading
@@ -59,12 +60,13 @@ def test_an_image_continues_the_task_with_the_new_workers_stores(tmp_path):
     task = fn.new_task(0, None, clock, first.stores, {})
     assert feed(task, "a", 0) + feed(task, "a", 1) == [1, 2]
     first.commit("e:1")
-    data = live_tasks.image(("q", 0, 0), task, fn._externals(first, {}, clock))
+    data = live_tasks.image(("q", 0, 0), task, fn._externals(first, {}, clock), "run-1")
     first.close()
 
     second = LocalTaskStore(str(tmp_path / "task"), fn.local_store_names())   # another worker process
     new_clock = WallClock(5)
-    moved = live_tasks.restore(data, fn._externals(second, {}, new_clock))
+    assert live_tasks.restore(data, fn._externals(second, {}, new_clock), "run-2") is None   # after a restart
+    moved = live_tasks.restore(data, fn._externals(second, {}, new_clock), "run-1")
     assert moved is not task and moved.wall_clock is new_clock
     processor = moved.nodes["p"].processor
     assert processor.seen == 2

@@ -26,10 +26,14 @@ Changes = dict[str, dict[bytes, Optional[bytes]]]   # store -> key -> new value 
 
 
 def _options() -> Any:
+    """A task database is opened and closed by every batch: keep few info logs (RocksDB starts one per open), skip
+    reading every file's statistics on open."""
     from rocksdict import Options
     options = Options(raw_mode=True)
     options.create_if_missing(True)
     options.create_missing_column_families(True)
+    options.set_keep_log_file_num(2)
+    options.set_skip_stats_update_on_db_open(True)
     return options
 
 

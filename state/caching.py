@@ -94,8 +94,6 @@ class CachingBytesStore(ABC):
             raise IllegalStateError(f"store {self.name} has unflushed cached writes; commit before pickling")
         state = dict(self.__dict__)
         state["_entries"] = OrderedDict()
-        if "_by_key" in state:
-            state["_by_key"] = {}
         return state
 
     @property
@@ -273,6 +271,11 @@ class _CompositeKeyCache(CachingBytesStore):
                  write: Callable[[Any, Optional[bytes]], None]) -> None:
         super().__init__(wrapped, stored, write)
         self._by_key: dict[bytes, dict[tuple, None]] = {}
+
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()
+        state["_by_key"] = {}   # the index of the entries, pickled empty with them
+        return state
 
     def _cache_composite(self, cache_key: tuple, value: Optional[bytes], typed: Any) -> None:
         """Index the entry under its key bytes (before caching it: caching may evict it again), then cache it."""

@@ -199,17 +199,11 @@ class LocalTaskStore:
             store.pending.clear()
             store._pending_sorted = None
 
-    def dump(self, chunk_entries: int = 100_000) -> Iterator[Changes]:
-        """The committed content as changelog chunks of at most ``chunk_entries`` entries (compaction)."""
+    def dump(self) -> Iterator[tuple[str, bytes, bytes]]:
+        """Every committed entry as ``(store, key, value)``, store by store in key order (compaction)."""
         for name, store in self.stores.items():
-            chunk: dict[bytes, Optional[bytes]] = {}
             for key, value in store.entries_iter():
-                chunk[key] = value
-                if len(chunk) >= chunk_entries:
-                    yield {name: chunk}
-                    chunk = {}
-            if chunk:
-                yield {name: chunk}
+                yield name, key, value
 
     def close(self) -> None:
         """Release the database (uncommitted writes are dropped); :meth:`open` takes it again."""

@@ -1,7 +1,7 @@
 """Global stores on Spark: kept by each Python worker process and moved forward from the offsets they applied.
 
 Kafka Streams keeps one global state per instance, updated by its global thread as the global topics grow. On Spark
-the closest owner is the Python worker process: it keeps a :class:`GlobalStoreFollower` per application between
+the closest owner is the Python worker process: it keeps a :class:`GlobalStoreFollower` per application run between
 micro-batches, and before a task runs, reads only what the global topics gained since (``GlobalReader.read``). A
 batch's cost then grows with the new global records, not with the global tables' size. A worker process that has not
 seen the application yet (a new executor, a restart) reads the topics from the beginning once, as Kafka restores
@@ -20,7 +20,7 @@ from streams_on_spark.topology.builder import InternalTopologyBuilder
 
 log = logging.getLogger(__name__)
 
-_MAX_FOLLOWERS = 8  # applications one worker process keeps global stores for (least recently used dropped)
+_MAX_FOLLOWERS = 8  # application runs one worker process keeps global stores for (least recently used dropped)
 _FOLLOWERS: "OrderedDict[tuple, GlobalStoreFollower]" = OrderedDict()
 
 
@@ -60,7 +60,8 @@ class GlobalStoreFollower:
 
 def global_stores(key: tuple, topology: InternalTopologyBuilder, config: TaskConfig, reader: GlobalReader,
                   clock: Optional[WallClock] = None) -> dict[str, Any]:
-    """This process's global stores of the application identified by ``key``, caught up with their topics."""
+    """This process's global stores of the application run identified by ``key`` (its global reader and run id),
+    caught up with their topics."""
     follower = _FOLLOWERS.get(key)
     if follower is None:
         follower = _FOLLOWERS[key] = GlobalStoreFollower(topology, config, reader)

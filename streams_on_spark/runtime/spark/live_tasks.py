@@ -30,7 +30,7 @@ from streams_on_spark.state.local import LocalTaskStore
 
 log = logging.getLogger(__name__)
 
-_MAX_LIVE = 64   # tasks one worker process keeps (least recently run closed first)
+_MAX_LIVE = 64   # tasks one worker process keeps (least recently run dropped first; its image still continues it)
 _LIVE: "OrderedDict[tuple, LiveTask]" = OrderedDict()
 
 
@@ -40,15 +40,16 @@ class LiveTask:
 
     marker: str
     task: StreamTask
-    local: Optional[LocalTaskStore]
+    local: LocalTaskStore
     clock: WallClock
 
-    def close(self) -> None:
-        """Close the task's processors (a failed batch: the task is closed dirty and rebuilt, as Kafka does)."""
-        try:
-            self.task.close()
-        except Exception:
-            log.warning("closing task %s failed", self.task.id, exc_info=True)
+
+def discard(task: StreamTask) -> None:
+    """Close a task left in an unknown state by a failed batch (Kafka closes it dirty); it is rebuilt next time."""
+    try:
+        task.close()
+    except Exception:
+        log.warning("closing task %s failed", task.id, exc_info=True)
 
 
 def take(key: tuple, marker: Optional[str]) -> Optional[LiveTask]:

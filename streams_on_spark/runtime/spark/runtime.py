@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import time
+import uuid
 from typing import Any, Callable, Optional
 
 from streams_on_spark.config import TaskConfig
@@ -59,9 +60,11 @@ class SparkRuntime:
         self.trigger_interval = trigger_interval
         self.clock = clock
         output: TaskOutput = ReturnedOutput() if on_output is not None else WrittenOutput(connector.writer())
+        run_id = uuid.uuid4().hex   # this run of the application (see SubtopologyTaskFunction.run_id)
         self.functions = {
             s.id: SubtopologyTaskFunction(topology, s.id, config, layout, output, self.global_reader, clock=clock,
-                                          tick_topic=None if clock is None else clock.tick_topic(self.query_name(s.id)))
+                                          tick_topic=None if clock is None else clock.tick_topic(self.query_name(s.id)),
+                                          run_id=run_id)
             for s in topology.subtopologies()}
         # what the queries read: quiescence means none of these grows (output-only topics may, e.g. by punctuation)
         self.input_topics = sorted({t for fn in self.functions.values() for t in fn.input_topics()}

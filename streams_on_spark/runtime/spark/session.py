@@ -105,7 +105,10 @@ def require_rocksdb_state_store(spark: Any) -> None:
     current = spark.conf.get(STATE_STORE_PROVIDER, None)
     if current == ROCKSDB_PROVIDER:
         return
-    chosen = spark.sparkContext.getConf().get(STATE_STORE_PROVIDER, None)
+    try:   # what the launcher set (--conf): not readable under Spark Connect, where only the session conf counts
+        chosen = spark.sparkContext.getConf().get(STATE_STORE_PROVIDER, None)
+    except Exception:
+        chosen = None
     if current and "HDFSBackedStateStoreProvider" not in current:
         chosen = current   # set in the session: not Spark's default
     if chosen not in (None, "", ROCKSDB_PROVIDER):

@@ -38,7 +38,8 @@ class SubtopologyTaskFunction:
 
     def __init__(self, topology: InternalTopologyBuilder, subtopology_id: int, config: TaskConfig,
                  layout: TopicLayout, output: TaskOutput, global_reader: Optional[GlobalReader] = None, *,
-                 clock: Optional[MockClock] = None, tick_topic: Optional[str] = None) -> None:
+                 clock: Optional[MockClock] = None, tick_topic: Optional[str] = None,
+                 run_id: Optional[str] = None) -> None:
         self.topology = topology
         self.subtopology_id = subtopology_id
         self.config = config
@@ -51,12 +52,10 @@ class SubtopologyTaskFunction:
         self.state_dir = config.app_configs.get(STATE_DIR) if config.app_configs else None
         self._spec: Optional[SubtopologySpec] = None
         self._local_names: Optional[list[str]] = None
-        # this run of the application: tasks continue across batches within it; a restart (possibly with other code
-        # or another topology on the same checkpoint) rebuilds them, and their processors start afresh, as Kafka's
-        self.run_id = uuid.uuid4().hex
-        # which global state a worker process keeps for this function: same topics, same application, same topology
-        self.global_key = (None if global_reader is None else
-                           (repr(global_reader), config.application_id, str(topology.describe())))
+        # this run of the application (one for all its subtopologies): tasks continue across batches within it and
+        # workers keep one copy of its global stores; a restart (possibly with other code or another topology on the
+        # same checkpoint) rebuilds tasks and global stores, as Kafka's restart does
+        self.run_id = run_id if run_id is not None else uuid.uuid4().hex
 
     def spec(self) -> SubtopologySpec:
         if self._spec is None:
@@ -92,9 +91,10 @@ class SubtopologyTaskFunction:
 
     def global_stores(self, clock: Optional[WallClock] = None) -> dict[str, Any]:
         """The global stores as this process holds them, caught up with the global topics."""
-        assert self.global_reader is not None and self.global_key is not None
+        assert self.global_reader is not None
         clock = clock if clock is not None else self._wall_clock()
-        return global_stores(self.global_key, self.topology, self.config, self.global_reader, clock)
+        return global_stores((repr(self.global_reader), self.run_id), self.topology, self.config, self.global_reader,
+                             clock)
 
     def schedules_wall_clock_punctuation(self) -> bool:
         """Whether this subtopology's processors schedule wall-clock punctuation when they are initialized."""
@@ -160,7 +160,7 @@ class SubtopologyTaskFunction:
                 timers.schedule(task.next_wall_clock_punctuation())
         except BaseException:
             if task is not None:   # in an unknown state: closed dirty, never kept
-                live_tasks.LiveTask("", task, local, clock).close()
+                live_tasks.discard(task)
             raise
         finally:
             local.close()

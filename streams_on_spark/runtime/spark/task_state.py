@@ -21,7 +21,7 @@ import os
 import pickle
 import uuid
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from streams_on_spark.state.local import Changes, LocalTaskStore
 
@@ -62,19 +62,24 @@ def decode_changes(data: bytes) -> Changes:
     return pickle.loads(data)
 
 
-def _chunks(changes: Changes, max_bytes: int = CHANGELOG_ROW_BYTES) -> Iterator[Changes]:
-    """``changes`` as changelog rows of about ``max_bytes`` each (a big batch never makes one huge row)."""
-    for store, entries in changes.items():
-        chunk: dict[bytes, Optional[bytes]] = {}
-        size = 0
-        for key, value in entries.items():
-            chunk[key] = value
-            size += len(key) + (len(value) if value is not None else 0) + 16
-            if size >= max_bytes:
-                yield {store: chunk}
-                chunk, size = {}, 0
-        if chunk:
-            yield {store: chunk}
+def _chunks(rows: Iterable[tuple[str, bytes, Optional[bytes]]],
+            max_bytes: int = CHANGELOG_ROW_BYTES) -> Iterator[Changes]:
+    """``(store, key, value)`` rows as changelog rows of about ``max_bytes`` each (a big batch or a compaction never
+    makes one huge row)."""
+    chunk: Changes = {}
+    size = 0
+    for store, key, value in rows:
+        chunk.setdefault(store, {})[key] = value
+        size += len(key) + (len(value) if value is not None else 0) + 16
+        if size >= max_bytes:
+            yield chunk
+            chunk, size = {}, 0
+    if chunk:
+        yield chunk
+
+
+def _rows(changes: Changes) -> Iterator[tuple[str, bytes, Optional[bytes]]]:
+    return ((store, key, value) for store, entries in changes.items() for key, value in entries.items())
 
 
 def local_state_path(root: str, query_id: Optional[str], partition: int) -> str:
@@ -132,7 +137,7 @@ class TaskState:
             if entries + changed > 2 * live + COMPACT_MIN_ENTRIES:
                 rows, entries = self._compact(local)
             else:
-                for chunk in _chunks(changes):
+                for chunk in _chunks(_rows(changes)):
                     self._changelog.appendValue((encode_changes(chunk),))
                     rows += 1
                 entries += changed
@@ -144,10 +149,9 @@ class TaskState:
         """Replace the changelog with the stores' content; its rows and entries."""
         self._changelog.clear()
         rows = entries = 0
-        for dumped in local.dump():
-            for chunk in _chunks(dumped):
-                self._changelog.appendValue((encode_changes(chunk),))
-                rows += 1
-                entries += sum(len(c) for c in chunk.values())
+        for chunk in _chunks(local.dump()):
+            self._changelog.appendValue((encode_changes(chunk),))
+            rows += 1
+            entries += sum(len(c) for c in chunk.values())
         log.info("compacted the changelog of %s to %d rows, %d entries", local.path, rows, entries)
         return rows, entries

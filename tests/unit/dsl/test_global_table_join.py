@@ -10,7 +10,6 @@ from streams_on_spark import (
     Produced,
     Serdes,
     StreamsBuilder,
-    StreamsException,
     TopologyTestDriverBuilder,
 )
 
@@ -42,29 +41,3 @@ def test_global_join_uses_the_mapped_key_across_partitions(left):
         expected["o3"] = "p9:5 is None"
     assert got == expected
 
-
-class WritesToGlobal:
-    """A stream processor that tries to write to a global store (Kafka refuses: it is fed from its topic only)."""
-
-    def init(self, context):
-        self.context = context
-        self.store = context.get_state_store("product-store")
-
-    def process(self, record):
-        assert self.store.get("p1").value == "a pen"     # reading is fine
-        self.store.put("p1", None)
-
-    def close(self):
-        pass
-
-
-def test_stream_processors_read_global_stores_but_cannot_write_them():
-    builder = StreamsBuilder()
-    builder.global_table("products", Consumed.with_(S, S), Materialized.as_("product-store"))
-    builder.stream("orders", Consumed.with_(S, S)).process(WritesToGlobal)
-    with (TopologyTestDriverBuilder(builder.build()).with_config({"application.id": "global-ro"})
-          .declare_topic("orders", 2).declare_topic("products", 2).build()) as driver:
-        driver.create_input_topic("products", S, S).pipe_input("p1", "a pen")
-        with pytest.raises(StreamsException, match="UnsupportedOperationError: Global store is read only"):
-            driver.create_input_topic("orders", S, S).pipe_input("o1", "p1:2")
-        assert driver.get_key_value_store("product-store").get("p1") == "a pen"

@@ -223,6 +223,20 @@ class Materialized:
         return replace(self, caching_enabled=True)
 
 
+class _FactoryOrCopy:
+    """A setter that makes a new object when called on the class (Kafka's static ``Repartitioned.numberOfPartitions``)
+    and a copy when called on an instance (``withNumberOfPartitions``): ``Repartitioned.with_(k, v)
+    .with_number_of_partitions(4)`` keeps its serdes, as a Kafka user's chain does."""
+
+    def __init__(self, field: str) -> None:
+        self.field = field
+
+    def __get__(self, obj: Any, cls: type) -> Callable[[Any], Any]:
+        def setter(value: Any) -> Any:
+            return cls(**{self.field: value}) if obj is None else replace(obj, **{self.field: value})
+        return setter
+
+
 @dataclass(frozen=True)
 class Repartitioned:
     """An explicit repartition: topic name prefix, partition count, serdes and partitioner."""
@@ -246,9 +260,7 @@ class Repartitioned:
     def with_(key_serde: Any, value_serde: Any) -> "Repartitioned":
         return Repartitioned(key_serde=key_serde, value_serde=value_serde)
 
-    @staticmethod
-    def with_number_of_partitions(n: int) -> "Repartitioned":
-        return Repartitioned(number_of_partitions=n)
+    with_number_of_partitions = _FactoryOrCopy("number_of_partitions")
 
     @staticmethod
     def stream_partitioner(partitioner: Callable[[str, Any, Any, int], Optional[int]]) -> "Repartitioned":
@@ -262,9 +274,6 @@ class Repartitioned:
 
     def with_value_serde(self, serde: Any) -> "Repartitioned":
         return replace(self, value_serde=serde)
-
-    def with_partitions(self, n: int) -> "Repartitioned":
-        return replace(self, number_of_partitions=n)
 
     def with_stream_partitioner(self, partitioner: Callable[[str, Any, Any, int], Optional[int]]) -> "Repartitioned":
         return replace(self, partitioner=partitioner)

@@ -115,7 +115,7 @@ def test_merge_interleaves_by_processing_order():
 
 def test_repartition_with_explicit_partition_count_and_partitioner():
     def build(b):
-        (b.stream("in").repartition(Repartitioned.as_("spread").with_partitions(3)
+        (b.stream("in").repartition(Repartitioned.as_("spread").with_number_of_partitions(3)
                                     .with_stream_partitioner(lambda topic, k, v, n: int(v) % n))
          .to("out"))
 
@@ -127,6 +127,14 @@ def test_repartition_with_explicit_partition_count_and_partitioner():
             inp.pipe_input("same-key", str(i))
         records = driver.create_output_topic("ops-spread-repartition", S, S).read_records_to_list()
         assert [(r.value, r.partition) for r in records] == [(str(i), i % 3) for i in range(6)]
+
+
+def test_repartitioned_chains_keep_every_setting():
+    """``with_number_of_partitions`` on the class makes one (Kafka's static ``numberOfPartitions``); on an instance it
+    keeps what the chain set before (``withNumberOfPartitions``)."""
+    chained = Repartitioned.with_(S, S).with_name("by-word").with_number_of_partitions(4)
+    assert chained == Repartitioned(name="by-word", number_of_partitions=4, key_serde=S, value_serde=S)
+    assert Repartitioned.with_number_of_partitions(2) == Repartitioned(number_of_partitions=2)
 
 
 def test_partitioner_out_of_range_is_an_error():

@@ -33,7 +33,7 @@ def test_repartition_topic_takes_the_max_of_its_writers_sources():
 
 def test_explicit_number_of_partitions_wins():
     builder = StreamsBuilder()
-    builder.stream("in", Consumed.with_(S, S)).repartition(Repartitioned.as_("r").with_partitions(3)).to("out")
+    builder.stream("in", Consumed.with_(S, S)).repartition(Repartitioned.as_("r").with_number_of_partitions(3)).to("out")
     counts = counts_for(builder.build(), **{"in": 8})
     assert counts["app-r-repartition"] == 3
 

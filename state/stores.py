@@ -105,6 +105,13 @@ class InMemoryKeyValueBytesStore(StateStore):
         m = self._map
         return [(k, m[k]) for k in selected]
 
+    def delete_below(self, bound: bytes) -> None:
+        """Delete every key below ``bound`` (what a local window or session store does with expired segments)."""
+        keys = self._keys()
+        for key in keys[:bisect.bisect_left(keys, bound)]:
+            del self._map[key]
+        self._sorted = None
+
     def approximate_num_entries(self) -> int:
         return len(self._map)
 
@@ -443,10 +450,11 @@ class KeyValueBytesStoreSupplier:
         return "in-memory"
 
 
-def engine_kept(builder: "StoreBuilder") -> bool:
-    """Whether an engine may keep the store's bytes where it wants (a local RocksDB on Spark): a key-value store
-    over the library's own bytes store, which it can then build with :meth:`KeyValueStoreBuilder.build`."""
-    return isinstance(builder, KeyValueStoreBuilder) and type(builder.supplier) is KeyValueBytesStoreSupplier
+def engine_kept(builder: Any) -> bool:
+    """Whether an engine may keep the store's entries where it wants (a local RocksDB on Spark): a store over one of
+    the library's own bytes stores, which the builder then builds over the bytes store the engine gives
+    (``build(bytes_store)``)."""
+    return isinstance(builder, StoreBuilder) and type(getattr(builder, "supplier", None)) in builder.own_suppliers
 
 
 class StoreBuilder(ABC):
@@ -455,6 +463,8 @@ class StoreBuilder(ABC):
     name: str
     logging_enabled: bool = True
     caching_enabled: bool = False
+    #: the library's bytes-store suppliers this builder's stores may come from (see :func:`engine_kept`)
+    own_suppliers: tuple[type, ...] = ()
 
     @abstractmethod
     def build(self) -> StateStore: ...
@@ -479,6 +489,7 @@ class StoreBuilder(ABC):
 
 class KeyValueStoreBuilder(StoreBuilder):
     store_type = KeyValueStore
+    own_suppliers = (KeyValueBytesStoreSupplier,)
 
     def __init__(self, supplier: KeyValueBytesStoreSupplier, key_serde: Any = None, value_serde: Any = None) -> None:
         if supplier is None:

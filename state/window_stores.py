@@ -88,6 +88,16 @@ class _Expiring:
     def _min_live_time(self) -> int:
         return max(0, self.observed_stream_time - self.retention_period_ms + 1)
 
+    def _admit(self, timestamp: int) -> bool:
+        """Before a put at ``timestamp`` (window start, session end): drop expired segments and advance stream time;
+        whether the put may be stored (a late one is dropped, logged and counted)."""
+        self._remove_expired_segments()
+        self.observed_stream_time = max(self.observed_stream_time, timestamp)
+        if self._expired(timestamp):
+            self._record_expired()
+            return False
+        return True
+
     def _expired(self, timestamp: int) -> bool:
         """Whether a put at ``timestamp`` (window start, session end) comes too late to be stored."""
         return timestamp <= self.observed_stream_time - self.retention_period_ms
@@ -167,10 +177,7 @@ class InMemoryWindowBytesStore(_Expiring, StateStore):
 
         With ``retain_duplicates`` every put is kept under a new sequence number and a None value is a no-op.
         """
-        self._remove_expired_segments()
-        self.observed_stream_time = max(self.observed_stream_time, window_start_timestamp)
-        if self._expired(window_start_timestamp):
-            self._record_expired()
+        if not self._admit(window_start_timestamp):
             return
         if value is not None:
             if self.retain_duplicates:
@@ -538,10 +545,7 @@ class InMemorySessionBytesStore(_Expiring, StateStore):
 
     def put(self, key: bytes, start: int, end: int, aggregate: Optional[bytes]) -> None:
         """Store the session ``[start, end]`` of ``key``; None removes it. Skipped when its end has expired."""
-        self._remove_expired_segments()
-        self.observed_stream_time = max(self.observed_stream_time, end)
-        if self._expired(end):
-            self._record_expired()
+        if not self._admit(end):
             return
         if aggregate is None:
             self.remove(key, start, end)
@@ -896,6 +900,7 @@ class WindowStoreBuilder(StoreBuilder):
     """Builds a :class:`WindowStore` per task (Kafka's ``WindowStoreBuilder``)."""
 
     store_type: Callable[..., WindowStore] = WindowStore
+    own_suppliers = (WindowBytesStoreSupplier, PersistentWindowBytesStoreSupplier)
 
     def __init__(self, supplier: WindowBytesStoreSupplier, key_serde: Any = None, value_serde: Any = None) -> None:
         if supplier is None:
@@ -917,8 +922,9 @@ class WindowStoreBuilder(StoreBuilder):
             return self
         return super().with_caching_enabled()
 
-    def build(self) -> WindowStore:
-        inner = self.supplier.get()
+    def build(self, bytes_store: Any = None) -> WindowStore:
+        """The typed store over ``bytes_store``, or over a new store from the supplier."""
+        inner = self.supplier.get() if bytes_store is None else bytes_store
         return self.store_type(CachingWindowBytesStore(inner) if self.caching_enabled else inner, self.key_serde,
                                self.value_serde)
 
@@ -929,6 +935,9 @@ class TimestampedWindowStoreBuilder(WindowStoreBuilder):
 
 class SessionStoreBuilder(StoreBuilder):
     """Builds a :class:`SessionStore` per task (Kafka's ``SessionStoreBuilder``)."""
+
+    own_suppliers = (SessionBytesStoreSupplier, PersistentSessionBytesStoreSupplier,
+                     TimeOrderedSessionBytesStoreSupplier)
 
     def __init__(self, supplier: SessionBytesStoreSupplier, key_serde: Any = None, value_serde: Any = None) -> None:
         if supplier is None:
@@ -942,8 +951,9 @@ class SessionStoreBuilder(StoreBuilder):
     def retention_period(self) -> int:
         return self.supplier.retention_period_ms
 
-    def build(self) -> SessionStore:
-        inner = self.supplier.get()
+    def build(self, bytes_store: Any = None) -> SessionStore:
+        """The typed store over ``bytes_store``, or over a new store from the supplier."""
+        inner = self.supplier.get() if bytes_store is None else bytes_store
         return SessionStore(CachingSessionBytesStore(inner) if self.caching_enabled else inner, self.key_serde,
                             self.value_serde)
 
@@ -961,8 +971,9 @@ class WindowStores:
     @staticmethod
     def persistent_window_store(name: str, retention_period: Any, window_size: Any,
                                 retain_duplicates: bool = False) -> PersistentWindowBytesStoreSupplier:
-        """A window store that reads, orders and expires as Kafka's RocksDB one (the DSL default), held in memory
-        (Spark checkpoints the task state). Also what ``persistent_timestamped_window_store`` gives."""
+        """A window store that reads, orders and expires as Kafka's RocksDB one (the DSL default): in memory in the
+        in-process engine, in the task's local RocksDB on Spark. Also what ``persistent_timestamped_window_store``
+        gives."""
         retention_ms, size_ms = WindowStores._window_params(name, retention_period, window_size)
         return PersistentWindowBytesStoreSupplier(name, retention_ms, size_ms, retain_duplicates)
 
@@ -992,7 +1003,8 @@ class WindowStores:
 
     @staticmethod
     def persistent_session_store(name: str, retention_period: Any) -> PersistentSessionBytesStoreSupplier:
-        """A session store that reads, orders and expires as Kafka's RocksDB one (the DSL default), in memory."""
+        """A session store that reads, orders and expires as Kafka's RocksDB one (the DSL default): in memory in the
+        in-process engine, in the task's local RocksDB on Spark."""
         return PersistentSessionBytesStoreSupplier(name, WindowStores._session_retention(name, retention_period))
 
     @staticmethod

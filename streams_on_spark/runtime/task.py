@@ -316,8 +316,8 @@ class StreamTask:
                  config: TaskConfig, partition_counts: Callable[[str], int], wall_clock: Callable[[], int],
                  global_stores: Optional[Mapping[str, Any]] = None,
                  bytes_stores: Optional[Mapping[str, Any]] = None) -> None:
-        """``bytes_stores``: store name -> the bytes store an engine keeps that store's data in (its local
-        key-value stores); those stores are left out of :meth:`snapshot`."""
+        """``bytes_stores``: store name -> the bytes store an engine keeps that store's data in (its local stores);
+        :meth:`snapshot` holds only what they give as ``entries()`` (a window store's stream time, say)."""
         self.id = task_id
         self.spec = spec
         self.config = config
@@ -600,13 +600,15 @@ class StreamTask:
             raise IllegalStateError(f"task {self.id} still has queued records; drain before taking a snapshot")
         stores = {}
         for name, store in self.stores.items():
-            if name in self._external:
-                continue
             inner = getattr(store, "inner", None)
             if inner is None or not hasattr(inner, "entries"):
+                if name in self._external:
+                    continue
                 raise StreamsException(f"store {name} of task {self.id} cannot be snapshotted "
                                        f"({type(store).__name__} has no bytes-level entries)")
-            stores[name] = inner.entries()
+            entries = inner.entries()   # an engine's own store gives what is not in the engine's copy, if anything
+            if entries is not None:
+                stores[name] = entries
         state = (self.SNAPSHOT_VERSION, self.stream_time,
                  {f"{t}\x00{p}": q.partition_time for (t, p), q in self._queues.items()},
                  stores,

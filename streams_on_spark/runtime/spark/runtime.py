@@ -30,6 +30,8 @@ from streams_on_spark.runtime.spark.session import require_rocksdb_state_store
 from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction
 from streams_on_spark.runtime.spark.task_state import CHANGELOG, TASK_STATE, SavedTask, decode_changes
 from streams_on_spark.runtime.task import StreamTask
+from streams_on_spark.state.local import Changes, apply_changes
+from streams_on_spark.state.stores import InMemoryKeyValueBytesStore
 from streams_on_spark.topology.builder import InternalTopologyBuilder
 from streams_on_spark.topology.partitions import TopicLayout
 
@@ -239,12 +241,12 @@ class SparkRuntime:
 
     def read_tasks(self, subtopology_id: int) -> dict[int, StreamTask]:
         """Offline copies of the subtopology's tasks with the state Spark holds (for store inspection): each task's
-        snapshot and its key-value stores rebuilt from the changelog, read with Spark's state reader."""
+        snapshot and its local stores rebuilt in memory from the changelog, read with Spark's state reader."""
         fn = self.functions[subtopology_id]
         path = self.checkpoint(subtopology_id)
         tasks = fn.task_count()
         saved: dict[int, SavedTask] = {}
-        changes: dict[int, dict[str, dict[bytes, Optional[bytes]]]] = {}
+        changes: dict[int, list[Changes]] = {}
         if os.path.isdir(os.path.join(path, "state")):
             self.spark.streams.active  # noqa: B018 - creates the state store coordinator the RocksDB reader needs
             reader = self.spark.read.format("statestore")
@@ -254,18 +256,16 @@ class SparkRuntime:
                     saved[int(row["key"]["slot"]) % tasks] = SavedTask(*value)
             if fn.local_store_names():
                 for row in reader.option("stateVarName", CHANGELOG).load(path).collect():
-                    if row["list_element"] is None:
-                        continue
-                    stores = changes.setdefault(int(row["key"]["slot"]) % tasks, {})
-                    for store, entries in decode_changes(bytes(row["list_element"]["changes"])).items():
-                        stores.setdefault(store, {}).update(entries)
+                    if row["list_element"] is not None:
+                        changes.setdefault(int(row["key"]["slot"]) % tasks, []).append(
+                            decode_changes(bytes(row["list_element"]["changes"])))
         out = {}
         for p in range(tasks):
+            tables = {name: InMemoryKeyValueBytesStore(name) for name in fn.local_store_names()}
+            apply_changes(changes.get(p, ()), tables)
             state = saved.get(p)
-            task = fn.new_task(p, None if state is None else bytes(state.snapshot))
-            for store, entries in changes.get(p, {}).items():
-                task.stores[store].inner.restore({k: v for k, v in entries.items() if v is not None})
-            out[p] = task
+            out[p] = fn.new_task(p, None if state is None else bytes(state.snapshot),
+                                 bytes_stores=fn.bytes_stores(tables))
         return out
 
 

@@ -17,6 +17,7 @@ from streams_on_spark.runtime.spark import live_tasks
 from streams_on_spark.runtime.spark.task_state import TaskState, local_state_path
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.state.local import LocalTaskStore
+from streams_on_spark.state.local_windows import bytes_store_over
 from streams_on_spark.state.stores import engine_kept
 from streams_on_spark.topology.builder import InternalTopologyBuilder, SubtopologySpec
 from streams_on_spark.topology.partitions import TopicLayout
@@ -105,10 +106,15 @@ class SubtopologyTaskFunction:
             task.close()
 
     def local_store_names(self) -> list[str]:
-        """The subtopology's stores kept in the executor's local RocksDB (its key-value stores)."""
+        """The subtopology's stores kept in the executor's local RocksDB (those over the library's bytes stores)."""
         if self._local_names is None:
             self._local_names = [n for n in self.spec().store_names if engine_kept(self.topology.state_factories[n])]
         return self._local_names
+
+    def bytes_stores(self, tables: dict[str, Any]) -> dict[str, Any]:
+        """The bytes stores of the :meth:`local_store_names` stores, each over its table (a column family)."""
+        factories = self.topology.state_factories
+        return {name: bytes_store_over(factories[name].supplier, table) for name, table in tables.items()}
 
     def processor(self) -> "SubtopologyProcessor":
         """The ``transformWithStateInPandas`` processor running this function's tasks."""
@@ -141,8 +147,8 @@ class SubtopologyTaskFunction:
             elif in_sync and saved is not None:   # another worker ran it last: continue from its image
                 task = live_tasks.restore(local.image(), externals, self.run_id)
             if task is None:
-                task = self.new_task(partition, saved.snapshot if saved is not None else None, clock, local.stores,
-                                     global_stores)
+                task = self.new_task(partition, saved.snapshot if saved is not None else None, clock,
+                                     self.bytes_stores(local.stores), global_stores)
             ticks = self._add_batch(task, [f for f in frames if len(f)])
             if ticks:  # the driver advanced its mock clock: punctuate first, as Kafka's driver does
                 clock.mock_ms = max(ticks)

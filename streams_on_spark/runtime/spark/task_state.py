@@ -3,16 +3,17 @@
 Spark's checkpointed state is the only durable copy (``transformWithStateInPandas`` state variables of the task's
 group, on the RocksDB state store provider):
 
-- ``task`` (a value): the task's snapshot without its key-value stores (stream and partition times, schedules,
-  placement counters, window/session/buffer stores), the version of the state and the changelog's size;
-- ``changelog`` (a list): one row per micro-batch that changed key-value stores, holding just those changes.
+- ``task`` (a value): the task's snapshot without the content of its local stores (stream and partition times,
+  schedules, placement counters, window and session stores' stream times, suppression and join buffers), the
+  version of the state and the changelog's size;
+- ``changelog`` (a list): one row per micro-batch that changed local stores, holding just those changes.
 
-Spark writes a batch's list append, not the whole list, so a batch costs what it changed. The key-value stores are
-read and written in a local RocksDB per task (:class:`~streams_on_spark.state.local.LocalTaskStore`) under the
-executor's directory; its version marker is written atomically with each batch's changes. When the marker is not the
-version Spark's state is at (a new executor or Python worker directory, a replayed batch, a restart), the copy is
-rebuilt from the changelog. When the changelog holds much more than the stores (``2 * entries + 100k``), it is
-replaced by the stores' content (compaction), so its length stays proportional to the stores.
+Spark writes a batch's list append, not the whole list, so a batch costs what it changed. The key-value, window and
+session stores are read and written in a local RocksDB per task (:class:`~streams_on_spark.state.local.LocalTaskStore`)
+under the executor's directory; its version marker is written atomically with each batch's changes. When the marker
+is not the version Spark's state is at (a new executor or Python worker directory, a replayed batch, a restart), the
+copy is rebuilt from the changelog. When the changelog holds much more than the stores (``2 * entries + 100k``), it
+is replaced by the stores' content (compaction), so its length stays proportional to the stores.
 """
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def decode_changes(data: bytes) -> Changes:
     return pickle.loads(data)
 
 
-def _chunks(rows: Iterable[tuple[str, bytes, Optional[bytes]]],
+def _chunks(rows: Iterable[tuple[str, Optional[bytes], Optional[bytes]]],
             max_bytes: int = CHANGELOG_ROW_BYTES) -> Iterator[Changes]:
     """``(store, key, value)`` rows as changelog rows of about ``max_bytes`` each (a big batch or a compaction never
     makes one huge row)."""
@@ -70,7 +71,7 @@ def _chunks(rows: Iterable[tuple[str, bytes, Optional[bytes]]],
     size = 0
     for store, key, value in rows:
         chunk.setdefault(store, {})[key] = value
-        size += len(key) + (len(value) if value is not None else 0) + 16
+        size += (len(key) if key is not None else 0) + (len(value) if value is not None else 0) + 16
         if size >= max_bytes:
             yield chunk
             chunk, size = {}, 0
@@ -78,7 +79,7 @@ def _chunks(rows: Iterable[tuple[str, bytes, Optional[bytes]]],
         yield chunk
 
 
-def _rows(changes: Changes) -> Iterator[tuple[str, bytes, Optional[bytes]]]:
+def _rows(changes: Changes) -> Iterator[tuple[str, Optional[bytes], Optional[bytes]]]:
     return ((store, key, value) for store, entries in changes.items() for key, value in entries.items())
 
 
@@ -124,7 +125,7 @@ class TaskState:
 
     def commit(self, local: LocalTaskStore, batch_id: int, snapshot: bytes, wall_clock: int,
                image: Optional[bytes] = None) -> str:
-        """Write the batch's key-value changes locally (with the task's ``image``) and to the changelog, and the
+        """Write the batch's store changes locally (with the task's ``image``) and to the changelog, and the
         task's value; the new version's marker."""
         saved = self.saved
         epoch = saved.epoch if saved is not None else uuid.uuid4().hex

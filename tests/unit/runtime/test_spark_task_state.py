@@ -3,6 +3,7 @@ only at the version Spark holds and otherwise rebuilt from the changelog, compac
 stood in for by plain objects with the same methods (the Spark tests run the real ones)."""
 from __future__ import annotations
 
+import functools
 import random
 
 from streams_on_spark.runtime.spark import task_state as module
@@ -104,3 +105,46 @@ def test_a_changelog_much_longer_than_the_stores_is_compacted(tmp_path, monkeypa
     assert saved.changelog_entries <= 2 * 5 + 10 + 5
     assert len(handle.changelog.rows) == saved.changelog_rows < 20
     assert run_batch(handle, str(tmp_path / "elsewhere"), 20, []) == {f"k{i}".encode(): b"19" for i in range(5)}
+
+
+def test_a_store_that_keeps_its_size_is_not_compacted_again_and_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(module, "COMPACT_MIN_ENTRIES", 10)
+    handle = Handle()
+    run_batch(handle, str(tmp_path / "task"), 0, [(f"k{i}".encode(), b"0") for i in range(1000)])
+    for batch in range(1, 11):   # 10 changes a batch against 1000 entries (each batch reopens the local store)
+        run_batch(handle, str(tmp_path / "task"), batch, [(f"k{i}".encode(), str(batch).encode()) for i in range(10)])
+    saved = TaskState(handle).load()
+    assert (saved.changelog_rows, saved.changelog_entries) == (11, 1100)
+
+
+def test_expired_window_segments_travel_through_the_changelog_in_chunks(tmp_path, monkeypatch):
+    from streams_on_spark.state.local_windows import bytes_store_over
+    from streams_on_spark.state.window_stores import PersistentWindowBytesStoreSupplier
+    monkeypatch.setattr(module, "_chunks", functools.partial(module._chunks, max_bytes=200))   # rows of ~200 bytes
+    supplier = PersistentWindowBytesStoreSupplier("counts", 120_000, 10_000, False)
+    handle, meta = Handle(), None
+
+    def window_batch(path, batch_id, puts):
+        nonlocal meta
+        state = TaskState(handle)
+        state.load()
+        local = LocalTaskStore(path, ["counts"])
+        try:
+            state.sync(local)
+            store = bytes_store_over(supplier, local.stores["counts"])
+            if meta is not None:
+                store.restore(meta)
+            for key, start in puts:
+                store.put(key, b"v", start)
+            rows = store.all()
+            meta = store.entries()
+            state.commit(local, batch_id, b"snapshot", -1)
+            return rows
+        finally:
+            local.close()
+
+    window_batch(str(tmp_path / "one"), 0, [(b"k%d" % i, i * 1000) for i in range(60)])
+    after = window_batch(str(tmp_path / "one"), 1, [(b"late", 500_000), (b"later", 501_000)])
+    assert after == [(b"late", 500_000, b"v"), (b"later", 501_000, b"v")]
+    assert len(handle.changelog.rows) > 2
+    assert window_batch(str(tmp_path / "elsewhere"), 2, []) == after   # rebuilt: the old segments stay deleted

@@ -71,6 +71,19 @@ def test_rebuilt_from_its_changes_and_dumped_for_compaction(tmp_path):
     copy.close()
 
 
+def test_entry_estimate_survives_reopening(tmp_path):
+    """The estimate decides when the changelog is compacted: reading 0 after the per-batch reopen would compact the
+    whole store into the changelog every batch."""
+    local = LocalTaskStore(str(tmp_path / "task"), ["s"])
+    for i in range(5000):
+        local.stores["s"].put(b"k%d" % i, b"v")
+    local.commit("1")
+    local.close()
+    local.open()
+    assert 4000 <= local.stores["s"].approximate_num_entries() <= 6000
+    local.close()
+
+
 def test_an_unreadable_copy_is_deleted_and_starts_empty(tmp_path, caplog):
     path = tmp_path / "task"
     local = LocalTaskStore(str(path), ["s"])

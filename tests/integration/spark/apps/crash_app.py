@@ -1,0 +1,76 @@
+"""The application the crash test kills: counts per word, and per word in one-minute windows, over embedded topics.
+
+One input partition, repartitioned by word into four: each of the four counting tasks gets its words in timestamp
+order, so no record is ever late and the windows expire (a whole 60 s segment at a time) the same however the run is
+cut into batches.
+
+``python crash_app.py TOPICS CHECKPOINTS STATE_DIR`` processes what arrives until it is killed; with ``--drain`` it
+processes everything there is, prints the stores as JSON and exits.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from pyspark.sql import SparkSession
+
+from streams_on_spark import (Consumed, KafkaStreams, Materialized, Produced, Repartitioned, Serdes, StreamsBuilder,
+                              TimeWindows)
+from streams_on_spark.runtime.spark.session import RUNTIME_DEFAULTS
+
+S, L = Serdes.String(), Serdes.Long()
+
+
+def topology():
+    builder = StreamsBuilder()
+    words = (builder.stream("sentences", Consumed.with_(S, S))
+             .flat_map_values(str.split)
+             .select_key(lambda _k, word: word)
+             .repartition(Repartitioned.with_(S, S).with_name("by-word").with_number_of_partitions(4))
+             .group_by_key())
+    words.count(Materialized.as_("counts")).to_stream().to("counts-out", Produced.with_(S, L))
+    (words.windowed_by(TimeWindows.of_size_with_no_grace(60_000))
+     .count(Materialized.as_("window-counts"))
+     .to_stream().select_key(lambda windowed, _n: f"{windowed.key}@{windowed.window.start}")
+     .to("window-counts-out", Produced.with_(S, L)))
+    return builder.build()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("topics")
+    parser.add_argument("checkpoints")
+    parser.add_argument("state_dir")
+    parser.add_argument("--drain", action="store_true")
+    args = parser.parse_args()
+    builder = (SparkSession.builder.master("local[2,4]").appName("crash-app")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1"))
+    for key, value in RUNTIME_DEFAULTS.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    config = {"application.id": "crash", "embedded.topics.dir": args.topics, "checkpoint.location": args.checkpoints,
+              "state.dir": args.state_dir, "statestore.cache.max.bytes": 0}
+    with KafkaStreams(topology(), config, spark) as streams:
+        streams.start()
+        print("started", flush=True)
+        if not args.drain:
+            while True:
+                streams.process_all_available()
+                time.sleep(0.05)
+        streams.process_all_available()
+        tasks = streams.read_tasks(1)   # subtopology 1: after the repartition topic, both stores
+        stores = {
+            "counts": {kv.key: kv.value.value for task in tasks.values() for kv in task.stores["counts"].all()},
+            "window-counts": {f"{kv.key.key}@{kv.key.window.start}": kv.value.value
+                              for task in tasks.values() for kv in task.stores["window-counts"].all()},
+        }
+        print("stores " + json.dumps(stores), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

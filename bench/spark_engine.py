@@ -8,10 +8,11 @@
    data; both runs checked to produce the same final counts. Prints words/s for each and the ratio.
 2. State cost: per-batch time of a count whose one task's store already holds 10k, 1M or 10M keys when a batch
    updates the same 10k keys (median of 3 batches), and the Python workers' peak memory (VmHWM).
-3. Global table cost: per-batch time of a stream joined with a global table of 1k vs 1M entries, a batch of 10k
+3. Window store cost: the same with a count in one-hour windows (10k and 1M keys in the window).
+4. Global table cost: per-batch time of a stream joined with a global table of 1k vs 1M entries, a batch of 10k
    stream records (median of 3 batches, after warm-up batches that let every Python worker load the table).
 
-    .venv/bin/python bench/spark_engine.py [--words N] [--big-store N] [--big-global N] [--only state,global]
+    .venv/bin/python bench/spark_engine.py [--words N] [--big-store N] [--big-global N] [--only state,windows,global]
 """
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ import sys
 import tempfile
 import time
 
-from streams_on_spark import (Consumed, Grouped, KafkaStreams, Materialized, Produced, Serdes, StreamsBuilder)
+from streams_on_spark import (Consumed, Grouped, KafkaStreams, Materialized, Produced, Serdes, StreamsBuilder,
+                              TimeWindows)
 from streams_on_spark.connectors.embedded import EmbeddedTopics, register
 from streams_on_spark.connectors.records import ProducerRecord
 from streams_on_spark.runtime.spark import local_session
@@ -102,8 +104,18 @@ def run_baseline(spark, lines: list[str]) -> tuple[float, dict[str, int]]:
     return elapsed, counts
 
 
+def window_count():
+    """A count per key in one-hour tumbling windows: a window store (the records of a run share one window)."""
+    builder = StreamsBuilder()
+    (builder.stream("keys", Consumed.with_(S, S)).group_by_key()
+     .windowed_by(TimeWindows.of_size_with_no_grace(3_600_000))
+     .count(Materialized.as_("window-counts")).to_stream().select_key(lambda windowed, _count: windowed.key)
+     .to("counts-out", Produced.with_(S, L)))
+    return builder.build()
+
+
 def state_cost(spark, store_keys: int, updated: int, fill_batch: int = 1_000_000,
-               rounds: int = 3) -> tuple[float, float]:
+               rounds: int = 3, topology=key_count) -> tuple[float, float]:
     """Seconds to fill one task's store with ``store_keys`` keys (batches of ``fill_batch`` records), and the median
     of ``rounds`` later batches each updating the same ``updated`` keys."""
     with EmbeddedTopics() as topics, tempfile.TemporaryDirectory() as checkpoints:
@@ -111,7 +123,7 @@ def state_cost(spark, store_keys: int, updated: int, fill_batch: int = 1_000_000
         topics.create_topic("counts-out", 1)
         config = {"application.id": f"bench-state-{store_keys}", "embedded.topics.dir": topics.root,
                   "checkpoint.location": checkpoints}
-        with KafkaStreams(key_count(), config, spark) as streams:
+        with KafkaStreams(topology(), config, spark) as streams:
             streams.start()
             start = time.perf_counter()
             for first in range(0, store_keys, fill_batch):
@@ -188,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small-store", type=int, default=10_000)
     parser.add_argument("--big-global", type=int, default=1_000_000)
     parser.add_argument("--small-global", type=int, default=1_000)
-    parser.add_argument("--only", default="throughput,state,global", help="sections to run, comma-separated")
+    parser.add_argument("--only", default="throughput,state,windows,global",
+                        help="sections to run, comma-separated")
     args = parser.parse_args(argv)
     sections = set(args.only.split(","))
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
@@ -205,6 +218,15 @@ def main(argv: list[str] | None = None) -> int:
                   f"so far {python_workers_peak_rss_mb():,.0f} MB")
         print(f"ratio {args.big_store:,}-key / {args.small_store:,}-key store per-batch cost: "
               f"{results[args.big_store] / results[args.small_store]:.2f}")
+    if "windows" in sections:
+        results = {}
+        for keys in (args.small_store, args.mid_store):
+            fill_s, update_s = state_cost(spark, keys, args.small_store, topology=window_count)
+            results[keys] = update_s
+            print(f"window store of {keys:>10,} keys in one task: filled in {fill_s:7.2f} s; batch updating "
+                  f"{args.small_store:,} of its keys {update_s:6.2f} s (median of 3)")
+        print(f"ratio {args.mid_store:,}-key / {args.small_store:,}-key window store per-batch cost: "
+              f"{results[args.mid_store] / results[args.small_store]:.2f}")
     if "global" in sections:
         results = {}
         for entries in (args.small_global, args.big_global):

@@ -113,6 +113,14 @@ class LocalKeyValueBytesStore(StateStore):
         """Nothing for the task's snapshot: the content is the engine's (its changelog)."""
         return None
 
+    def restore(self, entries: Any) -> None:
+        """A snapshot holds none of this store's entries (they are the engine's); one that does was written by an
+        older version, which kept the store in the snapshot."""
+        if entries:
+            raise StreamsException(f"store {self.name}: the saved task state holds the store's entries in its "
+                                   "snapshot, as older versions of streams-on-spark wrote it; this version keeps them "
+                                   "in the task's local store and cannot resume that state: start on a new checkpoint")
+
     def entries_iter(self) -> Iterator[tuple[bytes, bytes]]:
         """Every committed entry in key order (for compacting the changelog)."""
         return self._db.items()

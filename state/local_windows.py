@@ -21,7 +21,7 @@ import struct
 from typing import Any, Callable, Optional
 
 from streams_on_spark.dsl.windows import LONG_MAX
-from streams_on_spark.state.stores import INVALID_RANGE_WARNING, KeyValueBytesStoreSupplier
+from streams_on_spark.state.stores import INVALID_RANGE_WARNING
 from streams_on_spark.state.window_stores import (
     InMemorySessionBytesStore,
     InMemoryWindowBytesStore,
@@ -307,13 +307,13 @@ class LocalTimeOrderedSessionBytesStore(TimeOrderedSessionBytesStore, LocalSessi
     """The time-ordered session store of ON_WINDOW_CLOSE aggregations over a table."""
 
 
-def bytes_store_over(supplier: Any, table: Any) -> Any:
-    """The bytes store ``supplier`` makes, with its entries in ``table`` (a builder that ``engine_kept`` says the
-    engine may place): the table itself for a key-value store."""
+def bytes_store_over(builder: Any, table: Any) -> Any:
+    """The bytes store ``builder`` builds its store over, with the entries in ``table`` (for a builder whose
+    ``engine_kept()`` is true): a window or session store over the table, else the table itself (key-value stores
+    and buffers are key-value bytes stores already)."""
+    supplier = getattr(builder, "supplier", None)
     kind = type(supplier)
     store: Any
-    if kind is KeyValueBytesStoreSupplier:
-        return table
     if kind is WindowBytesStoreSupplier:
         store = LocalWindowBytesStore(supplier.name, supplier.retention_period_ms, supplier.window_size_ms,
                                       supplier.retain_duplicates)
@@ -325,7 +325,7 @@ def bytes_store_over(supplier: Any, table: Any) -> Any:
                  PersistentSessionBytesStoreSupplier: LocalPersistentSessionBytesStore,
                  TimeOrderedSessionBytesStoreSupplier: LocalTimeOrderedSessionBytesStore}.get(kind)
         if local is None:
-            raise TypeError(f"an engine cannot place the entries of {supplier!r}")
+            return table
         store = local(supplier.name, supplier.retention_period_ms)
     store.attach(table)
     return store

@@ -78,14 +78,14 @@ class InMemoryKeyValueBytesStore(StateStore):
         if value is None:
             self.delete(key)
             return
-        if key not in self._map:
-            self._sorted = None
+        if key not in self._map and self._sorted is not None:
+            bisect.insort(self._sorted, key)   # kept sorted once a range read needed it: reads after writes stay cheap
         self._map[key] = value
 
     def delete(self, key: bytes) -> Optional[bytes]:
         old = self._map.pop(key, None)
-        if old is not None:
-            self._sorted = None
+        if old is not None and self._sorted is not None:
+            del self._sorted[bisect.bisect_left(self._sorted, key)]
         return old
 
     def _keys(self) -> list[bytes]:
@@ -450,21 +450,20 @@ class KeyValueBytesStoreSupplier:
         return "in-memory"
 
 
-def engine_kept(builder: Any) -> bool:
-    """Whether an engine may keep the store's entries where it wants (a local RocksDB on Spark): a store over one of
-    the library's own bytes stores, which the builder then builds over the bytes store the engine gives
-    (``build(bytes_store)``)."""
-    return isinstance(builder, StoreBuilder) and type(getattr(builder, "supplier", None)) in builder.own_suppliers
-
-
 class StoreBuilder(ABC):
     """Builds one store instance per task."""
 
     name: str
     logging_enabled: bool = True
     caching_enabled: bool = False
-    #: the library's bytes-store suppliers this builder's stores may come from (see :func:`engine_kept`)
+    #: the library's bytes-store suppliers this builder's stores may come from (see :meth:`engine_kept`)
     own_suppliers: tuple[type, ...] = ()
+
+    def engine_kept(self) -> bool:
+        """Whether an engine may keep the store's entries where it wants (a local RocksDB on Spark): a store over one
+        of the library's own bytes stores, which the builder then builds over the bytes store the engine gives
+        (``build(bytes_store)``)."""
+        return type(getattr(self, "supplier", None)) in self.own_suppliers
 
     @abstractmethod
     def build(self) -> StateStore: ...

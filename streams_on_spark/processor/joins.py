@@ -147,10 +147,12 @@ class KStreamKStreamJoin(Processor):
 
 
 class OuterJoinStore(SerdeStore):
-    """Records of a left/outer stream-stream join still waiting for a partner, in (time, side, key) order."""
+    """Records of a left/outer stream-stream join still waiting for a partner, in (time, side, key) order, in a
+    key-value bytes store (in memory, or where the engine keeps it)."""
 
-    def __init__(self, name: str, key_serde: Any, left_value_serde: Any, right_value_serde: Any) -> None:
-        self._init_serdes(InMemoryKeyValueBytesStore(name), key_serde, None)
+    def __init__(self, name: str, key_serde: Any, left_value_serde: Any, right_value_serde: Any,
+                 inner: Any = None) -> None:
+        self._init_serdes(inner if inner is not None else InMemoryKeyValueBytesStore(name), key_serde, None)
         self.left_value_serde, self.right_value_serde = left_value_serde, right_value_serde
 
     def init(self, context: Any) -> None:
@@ -203,8 +205,12 @@ class OuterJoinStoreBuilder(StoreBuilder):
         self.left_value_serde, self.right_value_serde = left_value_serde, right_value_serde
         self.logging_enabled = True
 
-    def build(self) -> OuterJoinStore:
-        return OuterJoinStore(self.name, self.key_serde, self.left_value_serde, self.right_value_serde)
+    def engine_kept(self) -> bool:
+        return True
+
+    def build(self, bytes_store: Any = None) -> OuterJoinStore:
+        """The store over ``bytes_store`` (where the engine keeps it), or in memory."""
+        return OuterJoinStore(self.name, self.key_serde, self.left_value_serde, self.right_value_serde, bytes_store)
 
 
 class KStreamKTableJoin(Processor):

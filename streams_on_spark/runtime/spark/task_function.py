@@ -18,7 +18,7 @@ from streams_on_spark.runtime.spark.task_state import TaskState, local_state_pat
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.state.local import LocalTaskStore
 from streams_on_spark.state.local_windows import bytes_store_over
-from streams_on_spark.state.stores import engine_kept
+from streams_on_spark.state.stores import StoreBuilder
 from streams_on_spark.topology.builder import InternalTopologyBuilder, SubtopologySpec
 from streams_on_spark.topology.partitions import TopicLayout
 
@@ -108,13 +108,15 @@ class SubtopologyTaskFunction:
     def local_store_names(self) -> list[str]:
         """The subtopology's stores kept in the executor's local RocksDB (those over the library's bytes stores)."""
         if self._local_names is None:
-            self._local_names = [n for n in self.spec().store_names if engine_kept(self.topology.state_factories[n])]
+            factories = self.topology.state_factories
+            self._local_names = [n for n in self.spec().store_names
+                                 if isinstance(factories[n], StoreBuilder) and factories[n].engine_kept()]
         return self._local_names
 
     def bytes_stores(self, tables: dict[str, Any]) -> dict[str, Any]:
         """The bytes stores of the :meth:`local_store_names` stores, each over its table (a column family)."""
         factories = self.topology.state_factories
-        return {name: bytes_store_over(factories[name].supplier, table) for name, table in tables.items()}
+        return {name: bytes_store_over(factories[name], table) for name, table in tables.items()}
 
     def processor(self) -> "SubtopologyProcessor":
         """The ``transformWithStateInPandas`` processor running this function's tasks."""

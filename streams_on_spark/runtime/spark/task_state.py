@@ -4,12 +4,12 @@ Spark's checkpointed state is the only durable copy (``transformWithStateInPanda
 group, on the RocksDB state store provider):
 
 - ``task`` (a value): the task's snapshot without the content of its local stores (stream and partition times,
-  schedules, placement counters, window and session stores' stream times, suppression and join buffers), the
-  version of the state and the changelog's size;
+  schedules, placement counters, window and session stores' stream times), the version of the state and the
+  changelog's size;
 - ``changelog`` (a list): one row per micro-batch that changed local stores, holding just those changes.
 
 Spark writes a batch's list append, not the whole list, so a batch costs what it changed. The key-value, window and
-session stores are read and written in a local RocksDB per task (:class:`~streams_on_spark.state.local.LocalTaskStore`)
+session stores and the buffers are read and written in a local RocksDB per task (:class:`~streams_on_spark.state.local.LocalTaskStore`)
 under the executor's directory; its version marker is written atomically with each batch's changes. When the marker
 is not the version Spark's state is at (a new executor or Python worker directory, a replayed batch, a restart), the
 copy is rebuilt from the changelog. When the changelog holds much more than the stores (``2 * entries + 100k``), it

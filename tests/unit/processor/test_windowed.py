@@ -9,6 +9,7 @@ from streams_on_spark import Serdes
 from streams_on_spark.processor.api import Record
 from streams_on_spark.processor.dsl import Change
 from streams_on_spark.processor.windowed import SuppressionBuffer
+from streams_on_spark.state.local import LocalTaskStore
 from streams_on_spark.state.stores import ValueAndTimestamp
 
 S = Serdes.String()
@@ -19,21 +20,32 @@ def _put(buffer: SuppressionBuffer, buffer_time: int, key: str, new: str, old: s
     buffer.put(buffer_time, Record(key, change, ts), change)
 
 
-def test_eviction_emits_the_latest_update_at_the_first_buffer_time():
+@pytest.fixture(params=["in-memory", "rocksdb"])
+def table(request, tmp_path):
+    """The bytes store a suppression buffer keeps its entries in: in memory, or a task's local RocksDB (Spark)."""
+    if request.param == "in-memory":
+        yield None
+        return
+    local = LocalTaskStore(str(tmp_path / "task"), ["buf"])
+    yield local.stores["buf"]
+    local.close()
+
+
+def test_eviction_emits_the_latest_update_at_the_first_buffer_time(table):
     """A re-buffered key keeps its first buffer time (cleanPut) and is evicted as Change(new, old of the latest put)."""
-    buffer = SuppressionBuffer("buf", S, S)
+    buffer = SuppressionBuffer("buf", S, S, table)
     _put(buffer, 0, "k", "x", None, 0)
     _put(buffer, 5, "k", "y", "x", 5)
     _put(buffer, 3, "j", "z", None, 3)
     emitted: list[tuple[str, Change, int]] = []
-    buffer.evict_while(lambda t: t <= 0, lambda record, change: emitted.append((record.key, change, record.timestamp)))
+    buffer.evict(0, lambda record, change: emitted.append((record.key, change, record.timestamp)))
     assert emitted == [("k", Change("y", "x"), 5)]
     assert buffer.size() == 1
 
 
-def test_prior_value_for_buffered_is_the_old_value_at_first_buffering():
+def test_prior_value_for_buffered_is_the_old_value_at_first_buffering(table):
     """priorValueForBuffered: defined (possibly null) for a buffered key, with an unknown timestamp; else undefined."""
-    buffer = SuppressionBuffer("buf", S, S)
+    buffer = SuppressionBuffer("buf", S, S, table)
     _put(buffer, 0, "k", "x", None, 0)
     _put(buffer, 1, "k", "y", "x", 1)
     _put(buffer, 2, "j", "w", "v", 2)
@@ -41,6 +53,25 @@ def test_prior_value_for_buffered_is_the_old_value_at_first_buffering():
     assert buffer.prior_value_for_buffered("k") == (True, None)
     assert buffer.prior_value_for_buffered("j") == (True, ValueAndTimestamp("v", -1))
     assert buffer.prior_value_for_buffered("absent") == (False, None)
+
+
+def test_eviction_order_forced_eviction_and_sizes_survive_a_new_instance(table):
+    """Oldest buffer time first, then key bytes (negative times first); ``force`` evicts that many more; entry count
+    and bytes are kept as it goes and counted again by a new instance over the same entries (a rebuilt task)."""
+    buffer = SuppressionBuffer("buf", S, S, table)
+    for buffer_time, key in ((7, "b"), (-3, "z"), (7, "a"), (2, "c"), (9, "d")):
+        _put(buffer, buffer_time, key, f"{key}-new", None, abs(buffer_time))
+    _put(buffer, 100, "c", "c-newer", "c-new", 100)   # keeps buffer time 2
+    again = SuppressionBuffer("buf", S, S, buffer.inner)
+    assert (again.size(), again.size_bytes()) == (buffer.size(), buffer.size_bytes()) and buffer.size() == 5
+    emitted: list[str] = []
+    buffer.evict(2, lambda record, change: emitted.append(record.key))
+    assert emitted == ["z", "c"]
+    buffer.evict(None, lambda record, change: emitted.append(record.key), force=2)
+    assert emitted == ["z", "c", "a", "b"] and buffer.size() == 1
+    again = SuppressionBuffer("buf", S, S, buffer.inner)
+    assert (again.size(), again.size_bytes()) == (buffer.size(), buffer.size_bytes())
+    assert buffer.prior_value_for_buffered("a") == (False, None)
 
 
 @pytest.mark.parametrize("cached", [False, True], ids=["uncached", "cached"])

@@ -119,9 +119,9 @@ def test_a_store_that_keeps_its_size_is_not_compacted_again_and_again(tmp_path, 
 
 def test_expired_window_segments_travel_through_the_changelog_in_chunks(tmp_path, monkeypatch):
     from streams_on_spark.state.local_windows import bytes_store_over
-    from streams_on_spark.state.window_stores import PersistentWindowBytesStoreSupplier
+    from streams_on_spark.state.window_stores import PersistentWindowBytesStoreSupplier, WindowStoreBuilder
     monkeypatch.setattr(module, "_chunks", functools.partial(module._chunks, max_bytes=200))   # rows of ~200 bytes
-    supplier = PersistentWindowBytesStoreSupplier("counts", 120_000, 10_000, False)
+    builder = WindowStoreBuilder(PersistentWindowBytesStoreSupplier("counts", 120_000, 10_000, False))
     handle, meta = Handle(), None
 
     def window_batch(path, batch_id, puts):
@@ -131,7 +131,7 @@ def test_expired_window_segments_travel_through_the_changelog_in_chunks(tmp_path
         local = LocalTaskStore(path, ["counts"])
         try:
             state.sync(local)
-            store = bytes_store_over(supplier, local.stores["counts"])
+            store = bytes_store_over(builder, local.stores["counts"])
             if meta is not None:
                 store.restore(meta)
             for key, start in puts:

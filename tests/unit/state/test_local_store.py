@@ -84,6 +84,14 @@ def test_entry_estimate_survives_reopening(tmp_path):
     local.close()
 
 
+def test_a_snapshot_with_the_stores_entries_is_refused_by_name(tmp_path):
+    local = LocalTaskStore(str(tmp_path / "task"), ["buffer"])
+    local.stores["buffer"].restore(None)   # what snapshots of this version hold for it
+    with pytest.raises(StreamsException, match="store buffer: the saved task state holds the store's entries"):
+        local.stores["buffer"].restore({b"k": b"v"})
+    local.close()
+
+
 def test_an_unreadable_copy_is_deleted_and_starts_empty(tmp_path, caplog):
     path = tmp_path / "task"
     local = LocalTaskStore(str(path), ["s"])

@@ -18,6 +18,8 @@ from streams_on_spark.state.local_windows import (
 )
 from streams_on_spark.state.stores import InMemoryKeyValueBytesStore
 from streams_on_spark.state.window_stores import (
+    SessionStoreBuilder,
+    WindowStoreBuilder,
     PersistentSessionBytesStoreSupplier,
     PersistentWindowBytesStoreSupplier,
     SessionBytesStoreSupplier,
@@ -84,9 +86,16 @@ class Pair:
         if rebuild:
             self.task_store.clear()
             self.task_store.load(self.changelog, str(self.version))
-        self.local = bytes_store_over(self.supplier, self.task_store.stores[self.supplier.name])
+        self.local = over(self.supplier, self.task_store.stores[self.supplier.name])
         self.local.restore(meta)
         self.local.metrics = self.memory.metrics
+
+
+def over(supplier: Any, table: Any) -> Any:
+    """The bytes store the engine gives the builder of ``supplier``'s stores, over ``table``."""
+    builder = (WindowStoreBuilder if isinstance(supplier, WindowBytesStoreSupplier) else SessionStoreBuilder)(supplier)
+    assert builder.engine_kept()
+    return bytes_store_over(builder, table)
 
 
 def pair(supplier: Any, where: str, tmp_path: Any) -> Pair:
@@ -96,7 +105,7 @@ def pair(supplier: Any, where: str, tmp_path: Any) -> Pair:
         table = task_store.stores[supplier.name]
     else:
         task_store, table = None, InMemoryKeyValueBytesStore(supplier.name)
-    local = bytes_store_over(supplier, table)
+    local = over(supplier, table)
     memory.metrics = local.metrics = Dropped()
     return Pair(memory, local, supplier, task_store)
 
@@ -200,7 +209,7 @@ def test_session_store_over_a_table_answers_as_in_memory(kind, where, tmp_path):
 def test_expired_segments_leave_the_table_with_one_range_deletion(tmp_path):
     supplier = PersistentWindowBytesStoreSupplier("w", 120_000, 10_000, False)
     task_store = LocalTaskStore(str(tmp_path / "task"), ["w"])
-    store = bytes_store_over(supplier, task_store.stores["w"])
+    store = over(supplier, task_store.stores["w"])
     assert isinstance(store, LocalPersistentWindowBytesStore) and isinstance(store, LocalWindowBytesStore)
     for start in range(0, 60_000, 1000):
         store.put(b"k%d" % (start // 1000), b"v", start)
@@ -221,7 +230,7 @@ def test_snapshot_holds_stream_time_only_and_takes_an_older_snapshot_in(tmp_path
     memory = supplier.get()
     memory.put(b"k", 0, 10, b"agg")
     task_store = LocalTaskStore(str(tmp_path / "task"), ["s"])
-    store = bytes_store_over(supplier, task_store.stores["s"])
+    store = over(supplier, task_store.stores["s"])
     assert isinstance(store, LocalSessionBytesStore)
     store.restore(memory.entries())   # a snapshot written by the in-memory store: its sessions move in
     assert store.entries() == {"observed_stream_time": 10}

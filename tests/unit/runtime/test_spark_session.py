@@ -26,6 +26,40 @@ def test_outside_a_streaming_task_there_is_no_producer_identity():
     assert producer_identity(3) == (None, None)   # so writes are plain appends, not deduplicated
 
 
+def test_a_processors_error_names_where_and_the_users_exception():
+    """As Spark reports it: the task's StreamsException, whose message carries the user's traceback, inside
+    Spark's own report and before the query's plan."""
+    error = RuntimeError(
+        "[STREAM_FAILED] Query [id = 1] terminated with exception: [FOREACH_BATCH_USER_FUNCTION_ERROR] An error "
+        "occurred in the user provided function in foreachBatch: Traceback (most recent call last):\n"
+        '  File "/x/pyspark/sql/utils.py", line 163, in call\n'
+        "    self.func(DataFrame(jdf, wrapped_session_jdf), batch_id)\n"
+        "pyspark.errors.exceptions.captured.PythonException: \n"
+        "  An exception was thrown from the Python worker. Please see the stack trace below.\n"
+        "Traceback (most recent call last):\n"
+        '  File "/x/streams_on_spark/runtime/task.py", line 534, in _handle_processing_error\n'
+        "streams_on_spark.errors.StreamsException: Exception caught in process. taskId=0_3, "
+        "processor=KSTREAM-MAPVALUES-0000000001, topic=in, partition=3, offset=17, stacktrace=Traceback (most "
+        "recent call last):\n"
+        '  File "/x/app.py", line 2, in parse\n'
+        "    raise KeyError(v)\n"
+        "KeyError: 'id'\n"
+        "\n"
+        "During handling of the above exception, another exception occurred:\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "/x/app.py", line 6, in boom\n'
+        "    raise ValueError(f\"bad value {v!r}\")\n"
+        "ValueError: bad value 'v1'\n"
+        " SQLSTATE: 39000 SQLSTATE: XXKST\n"
+        "=== Streaming Query ===\n"
+        "Identifier: app-subtopology-0\n"
+        "py4j.protocol.Py4JJavaError: An error occurred")
+    assert str(query_error("app-subtopology-0", error)) == (
+        "query app-subtopology-0 failed: Exception caught in process. taskId=0_3, "
+        "processor=KSTREAM-MAPVALUES-0000000001, topic=in, partition=3, offset=17: ValueError: bad value 'v1'")
+
+
 def test_query_errors_name_the_python_error_not_the_jvm_trace():
     error = RuntimeError("org.apache.spark.SparkException: Job aborted\n  at org.apache...\n"
                          "streams_on_spark.errors.StreamsException: Exception caught in process. taskId=0_1\n"

@@ -1,0 +1,38 @@
+"""A processor that raises on Spark fails the application with the user's error, as in the in-process driver: a
+StreamsException naming the task, processor, topic, partition and offset, with the user's exception type and
+message (not the first line of Spark's report, nor a JVM stack trace)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from streams_on_spark import Consumed, Produced, Serdes, StreamsBuilder, StreamsException, TopologyTestDriverBuilder
+
+pytestmark = pytest.mark.spark
+S = Serdes.String()
+
+
+class BadRecord(ValueError):
+    """A user's own exception type."""
+
+
+def parse(value: str) -> str:
+    if value == "bad":
+        raise BadRecord(f"cannot parse {value!r}")
+    return value
+
+
+def test_a_processors_error_on_spark_names_where_and_the_users_exception(spark):
+    builder = StreamsBuilder()
+    builder.stream("in", Consumed.with_(S, S)).map_values(parse).to("out", Produced.with_(S, S))
+    with (TopologyTestDriverBuilder(builder.build()).with_config({"application.id": "errors"})
+          .declare_topic("in", 2).with_engine("spark", spark).build()) as driver:
+        source = driver.create_input_topic("in", S, S, start_timestamp=0)
+        source.pipe_input("k", "good")
+        with pytest.raises(StreamsException) as raised:
+            source.pipe_input("k", "bad")
+    message = str(raised.value)
+    assert re.fullmatch(r"query errors-subtopology-0 failed: Exception caught in process\. taskId=0_\d, "
+                        r"processor=KSTREAM-MAPVALUES-0000000001, topic=in, partition=\d, offset=1: "
+                        r"(\w+\.)*BadRecord: cannot parse 'bad'", message), message

@@ -140,6 +140,20 @@ def state_cost(spark, store_keys: int, updated: int, fill_batch: int = 1_000_000
     return fill_s, sorted(times)[rounds // 2]
 
 
+def state_section(spark, label: str, sizes: tuple[int, ...], updated: int, topology, memory: bool = False) -> None:
+    """Print the per-batch cost of updating ``updated`` keys of a ``label`` holding each of ``sizes`` keys, and the
+    largest / smallest ratio."""
+    results = {}
+    for keys in sizes:
+        fill_s, update_s = state_cost(spark, keys, updated, topology=topology)
+        results[keys] = update_s
+        peak = f"; Python workers' peak memory so far {python_workers_peak_rss_mb():,.0f} MB" if memory else ""
+        print(f"{label} of {keys:>10,} keys in one task: filled in {fill_s:7.2f} s; batch updating {updated:,} of "
+              f"its keys {update_s:6.2f} s (median of 3){peak}")
+    ratio = results[sizes[-1]] / results[sizes[0]]
+    print(f"ratio {sizes[-1]:,}-key / {sizes[0]:,}-key {label} per-batch cost: {ratio:.2f}")
+
+
 def python_workers_peak_rss_mb() -> float:
     """The largest peak resident memory (VmHWM) among this machine's PySpark Python workers, in MB."""
     peak = 0
@@ -209,24 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     if "throughput" in sections and throughput(spark, args):
         return 1
     if "state" in sections:
-        results = {}
-        for keys in (args.small_store, args.mid_store, args.big_store):
-            fill_s, update_s = state_cost(spark, keys, args.small_store)
-            results[keys] = update_s
-            print(f"store of {keys:>10,} keys in one task: filled in {fill_s:7.2f} s; batch updating "
-                  f"{args.small_store:,} of its keys {update_s:6.2f} s (median of 3); Python workers' peak memory "
-                  f"so far {python_workers_peak_rss_mb():,.0f} MB")
-        print(f"ratio {args.big_store:,}-key / {args.small_store:,}-key store per-batch cost: "
-              f"{results[args.big_store] / results[args.small_store]:.2f}")
+        state_section(spark, "store", (args.small_store, args.mid_store, args.big_store), args.small_store,
+                      key_count, memory=True)
     if "windows" in sections:
-        results = {}
-        for keys in (args.small_store, args.mid_store):
-            fill_s, update_s = state_cost(spark, keys, args.small_store, topology=window_count)
-            results[keys] = update_s
-            print(f"window store of {keys:>10,} keys in one task: filled in {fill_s:7.2f} s; batch updating "
-                  f"{args.small_store:,} of its keys {update_s:6.2f} s (median of 3)")
-        print(f"ratio {args.mid_store:,}-key / {args.small_store:,}-key window store per-batch cost: "
-              f"{results[args.mid_store] / results[args.small_store]:.2f}")
+        state_section(spark, "window store", (args.small_store, args.mid_store), args.small_store, window_count)
     if "global" in sections:
         results = {}
         for entries in (args.small_global, args.big_global):

@@ -22,6 +22,8 @@ from typing import Any, Callable, Optional
 
 from streams_on_spark.dsl.windows import LONG_MAX
 from streams_on_spark.state.stores import INVALID_RANGE_WARNING
+from streams_on_spark.state.stores import ordered_time as _time
+from streams_on_spark.state.stores import time_of as _untime
 from streams_on_spark.state.window_stores import (
     InMemorySessionBytesStore,
     InMemoryWindowBytesStore,
@@ -38,18 +40,7 @@ from streams_on_spark.state.window_stores import (
 log = logging.getLogger(__name__)
 
 _SEQ = struct.Struct(">i")    # a retained duplicate's sequence number, as the in-memory store's
-_TIME = struct.Struct(">Q")
-_OFFSET = 1 << 63
 _HIGH = b"\xff" * 16          # above every time and sequence suffix
-
-
-def _time(t: int) -> bytes:
-    """A time (or segment id) as 8 bytes in numeric order, negative ones first."""
-    return _TIME.pack(t + _OFFSET)
-
-
-def _untime(data: bytes) -> int:
-    return _TIME.unpack(data)[0] - _OFFSET
 
 
 def _escape(key: bytes) -> bytes:

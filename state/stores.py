@@ -38,6 +38,20 @@ def invalid_range(key_from: Optional[bytes], key_to: Optional[bytes]) -> bool:
     return False
 
 
+_ORDERED_TIME = struct.Struct(">Q")
+
+
+def ordered_time(t: int) -> bytes:
+    """A time (or segment id) as 8 bytes whose byte order is the numeric order, negative ones first: the time part
+    of keys that local window, session and buffer stores read in time order."""
+    return _ORDERED_TIME.pack(t + (1 << 63))
+
+
+def time_of(data: bytes) -> int:
+    """The time :func:`ordered_time` encoded."""
+    return _ORDERED_TIME.unpack(data)[0] - (1 << 63)
+
+
 def prefix_upper_bound(prefix: bytes) -> Optional[bytes]:
     """The smallest key above every key starting with ``prefix`` (None: no such key), so a prefix scan is a range
     read of ``[prefix, bound]`` minus the bound itself."""

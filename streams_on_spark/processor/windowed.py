@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import pickle
-import struct
 from abc import abstractmethod
 from typing import Any, Callable, Iterable, Optional
 
@@ -28,6 +27,7 @@ from streams_on_spark.state.stores import (
     StateStore,
     StoreBuilder,
     ValueAndTimestamp,
+    ordered_time,
     prefix_upper_bound,
 )
 
@@ -274,12 +274,6 @@ class KStreamSessionWindowAggregate(_WindowedAggregate):
 
 _BUFFERED = b"\x01"   # key bytes -> buffer time: which keys are buffered, and since when
 _BY_TIME = b"\x02"    # buffer time | key bytes -> the entry: the buffer in eviction order
-_BUFFER_TIME = struct.Struct(">Q")
-
-
-def _buffer_time(t: int) -> bytes:
-    """A buffer time as 8 bytes in numeric order (negative ones first)."""
-    return _BUFFER_TIME.pack(t + (1 << 63))
 
 
 class SuppressionBuffer(StateStore):
@@ -337,7 +331,7 @@ class SuppressionBuffer(StateStore):
         old = self._serialize(change.old_value)
         if existing is None:
             prior = old
-            where = _BY_TIME + _buffer_time(buffer_time) + kb
+            where = _BY_TIME + ordered_time(buffer_time) + kb
             self.inner.put(_BUFFERED + kb, where[1:9])
             self._resize(1, len(kb))
         else:  # a buffered key keeps its first buffer time and prior value; the latest update replaces the rest
@@ -368,7 +362,7 @@ class SuppressionBuffer(StateStore):
         Reads only what it evicts when evicting by time."""
         self._sizes()
         if until is not None:
-            last = _buffer_time(until)
+            last = ordered_time(until)
             upper = prefix_upper_bound(_BY_TIME + last)   # may be the first key past ``until`` itself: checked
             self._evict([e for e in self.inner.range(_BY_TIME, upper) if e[0][1:9] <= last], emit)
         if force > 0 and self.size():

@@ -10,13 +10,12 @@ import pytest
 
 from streams_on_spark.state.local import LocalTaskStore, apply_changes
 from streams_on_spark.state.local_windows import (
-    _time as encoded_time,
     LocalPersistentWindowBytesStore,
     LocalSessionBytesStore,
     LocalWindowBytesStore,
     bytes_store_over,
 )
-from streams_on_spark.state.stores import InMemoryKeyValueBytesStore
+from streams_on_spark.state.stores import InMemoryKeyValueBytesStore, ordered_time
 from streams_on_spark.state.window_stores import (
     SessionStoreBuilder,
     WindowStoreBuilder,
@@ -217,7 +216,7 @@ def test_expired_segments_leave_the_table_with_one_range_deletion(tmp_path):
     store.put(b"late", b"v", 500_000)   # stream time moves on: segments before (500 s - 120 s) / 60 s expire
     assert store.all() == [(b"late", 500_000, b"v")]
     changes = task_store.commit("2")
-    assert changes["w"][None] == encoded_time(6) and len(changes["w"]) == 2   # the put and one range deletion
+    assert changes["w"][None] == ordered_time(6) and len(changes["w"]) == 2   # the put and one range deletion
     assert task_store.stores["w"].range(None, None) == [(store._key(b"late", 500_000), b"v")]
     rebuilt = InMemoryKeyValueBytesStore("w")
     apply_changes([{"w": {store._key(b"a", 1000): b"x"}}, changes], {"w": rebuilt})

@@ -19,11 +19,13 @@ __all__ = ["Connector", "TopicWriter", "GlobalReader"]
 class TopicWriter(Protocol):
     """Writes a task's output, from the Spark executor that ran the task."""
 
-    def write(self, batches: list[RecordBatch], producer: Optional[str] = None,
-              sequence: Optional[int] = None) -> list[int]:
+    def write(self, batches: list[RecordBatch], producer: Optional[str] = None, sequence: Optional[int] = None,
+              positions: Optional[Mapping[tuple[str, int], int]] = None) -> list[int]:
         """Append each batch to its topic-partition (timestamps, headers and partition kept); returns each batch's
-        first offset, -1 where unknown. ``producer``/``sequence`` identify a task's write for one micro-batch:
-        a writer that can (embedded topics) skips a sequence the producer already wrote."""
+        first offset, -1 where unknown. ``producer``/``sequence`` identify a task's write for one micro-batch: a
+        writer that can (embedded topics; Kafka under exactly-once) skips a sequence the producer already wrote.
+        ``positions`` are the task's input partitions with the offset after the last record it read in the batch
+        (-1 where it read none), which Kafka's exactly-once writer commits in the same transaction."""
         ...
 
 

@@ -22,8 +22,8 @@ class EmbeddedTopicWriter:
 
     root: str
 
-    def write(self, batches: list[RecordBatch], producer: Optional[str] = None,
-              sequence: Optional[int] = None) -> list[int]:
+    def write(self, batches: list[RecordBatch], producer: Optional[str] = None, sequence: Optional[int] = None,
+              positions: Optional[Mapping[tuple[str, int], int]] = None) -> list[int]:
         with EmbeddedTopics(self.root) as topics:
             return topics.append_batches(batches, producer, sequence)
 

@@ -232,12 +232,17 @@ class KafkaConnector:
     ``timeout_ms`` bounds every admin and producer call (an unreachable cluster fails with a
     :class:`StreamsException` after about that long). ``fail_on_data_loss`` is Spark's ``failOnDataLoss``; the
     default ``True`` (Spark's default) fails the query when offsets it expected are gone, rather than silently
-    skipping records; pass ``False`` to skip offsets deleted by retention as ``auto.offset.reset=earliest`` does. ``replication_factor`` is used for the topics :meth:`create_topic` creates.
+    skipping records; pass ``False`` to skip offsets deleted by retention as ``auto.offset.reset=earliest`` does.
+    ``replication_factor`` is used for the topics :meth:`create_topic` creates.
+
+    ``exactly_once_group`` (the ``application.id``, given under ``processing.guarantee=exactly_once_v2``): tasks
+    write through :class:`~streams_on_spark.connectors.kafka_transactions.KafkaTransactionalWriter` (one transaction
+    per task and micro-batch, its positions committed for that group), and every read is ``read_committed``.
     """
 
     def __init__(self, bootstrap_servers: str, client_config: Optional[Mapping[str, Any]] = None,
                  *, timeout_ms: int = 10000, fail_on_data_loss: bool = True,
-                 replication_factor: int = 1) -> None:
+                 replication_factor: int = 1, exactly_once_group: Optional[str] = None) -> None:
         if not isinstance(bootstrap_servers, str) or not bootstrap_servers.strip():
             raise ValueError(f"bootstrap_servers must be a non-empty 'host:port[,host:port]' str, "
                              f"got {bootstrap_servers!r}")
@@ -252,6 +257,9 @@ class KafkaConnector:
         self.timeout_ms = timeout_ms
         self.fail_on_data_loss = fail_on_data_loss
         self.replication_factor = replication_factor
+        self.exactly_once_group = exactly_once_group
+        if exactly_once_group is not None:   # Kafka Streams' consumers under exactly-once read committed records only
+            self.client_config["isolation.level"] = "read_committed"
         self._python_config = _python_client_config(self.client_config)
         self._admin_client: Any = None
         self._writer: Optional[KafkaTopicWriter] = None
@@ -316,7 +324,10 @@ class KafkaConnector:
 
     def global_reader(self) -> KafkaGlobalReader:
         """What Spark tasks read global topics through (each Python worker keeps its global stores and follows)."""
-        return KafkaGlobalReader(self.bootstrap_servers, self._python_config, self.timeout_ms)
+        config = dict(self._python_config)
+        if self.exactly_once_group is not None:
+            config["isolation_level"] = "read_committed"
+        return KafkaGlobalReader(self.bootstrap_servers, config, self.timeout_ms)
 
     def reader_options(self, topics: list[str]) -> tuple[str, dict[str, str]]:
         """Format and options of Spark's Kafka source for ``topics`` (read from the earliest offsets, headers too)."""
@@ -427,11 +438,17 @@ class KafkaConnector:
 
     # -- writing ---------------------------------------------------------------------------------------------------
 
-    def writer(self) -> "KafkaTopicWriter":
+    def writer(self) -> Any:
         """The picklable writer Spark tasks write their output with, from their executors (a task's write may wait
         up to ``delivery.timeout.ms``, at least 30 s, for the cluster's acknowledgements)."""
         delivery = int(self.client_config.get("delivery.timeout.ms", 30_000))
-        return KafkaTopicWriter(self._writer_spec(max(self.timeout_ms, delivery)))
+        spec = self._writer_spec(max(self.timeout_ms, delivery))
+        if self.exactly_once_group is None:
+            return KafkaTopicWriter(spec)
+        from streams_on_spark.connectors.kafka_transactions import (DEFAULT_TRANSACTION_TIMEOUT_MS,
+                                                                     KafkaTransactionalWriter)
+        timeout = int(self.client_config.get("transaction.timeout.ms", DEFAULT_TRANSACTION_TIMEOUT_MS))
+        return KafkaTransactionalWriter(spec, self.exactly_once_group, timeout)
 
     def _writer_spec(self, timeout_ms: int) -> Any:
         from streams_on_spark.connectors.kafka_producer import KafkaWriterSpec  # it imports this module's helpers
@@ -450,7 +467,8 @@ class KafkaConnector:
 
 class KafkaTopicWriter:
     """Writes record batches to Kafka from whichever process holds it (a Spark executor's Python worker), through
-    that process's librdkafka producer for the spec. At least once: a replayed micro-batch is written again."""
+    that process's librdkafka producer for the spec. At least once: a replayed micro-batch is written again
+    (exactly-once is :class:`~streams_on_spark.connectors.kafka_transactions.KafkaTransactionalWriter`)."""
 
     def __init__(self, spec: Any) -> None:  # a kafka_producer.KafkaWriterSpec
         self.spec = spec
@@ -458,6 +476,6 @@ class KafkaTopicWriter:
     def __repr__(self) -> str:
         return f"KafkaTopicWriter({self.spec!r})"
 
-    def write(self, batches: list[RecordBatch], producer: Optional[str] = None,
-              sequence: Optional[int] = None) -> list[int]:
+    def write(self, batches: list[RecordBatch], producer: Optional[str] = None, sequence: Optional[int] = None,
+              positions: Optional[Mapping[tuple[str, int], int]] = None) -> list[int]:
         return self.spec.producer().send(batches)

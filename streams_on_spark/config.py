@@ -19,6 +19,9 @@ CACHE_MAX_BYTES_BUFFERING = "cache.max.bytes.buffering"   # the name before Kafk
 DEFAULT_CACHE_MAX_BYTES = 10 * 1024 * 1024
 # where the Spark engine keeps tasks' local stores on each executor (default: Spark's per-application files directory)
 STATE_DIR = "state.dir"
+PROCESSING_GUARANTEE = "processing.guarantee"
+AT_LEAST_ONCE = "at_least_once"
+EXACTLY_ONCE_V2 = "exactly_once_v2"
 # Kafka's private StreamsConfig.InternalConfig key: the wall-clock throttle of ON_WINDOW_CLOSE windowed aggregations
 EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATION = "__emit.interval.ms.kstreams.windowed.aggregation__"
 DEFAULT_EMIT_INTERVAL_MS = 1000
@@ -43,6 +46,7 @@ class TaskConfig:
     cache_max_bytes: int = DEFAULT_CACHE_MAX_BYTES
     # Kafka's test driver commits after every record; an application commits per micro-batch on Spark
     commit_every_record: bool = False
+    processing_guarantee: str = AT_LEAST_ONCE
     # everything the application was configured with, for ``ProcessorContext.app_configs()``; never printed, as it
     # may hold client secrets
     app_configs: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -67,7 +71,11 @@ class TaskConfig:
                           config.get(PROCESSING_EXCEPTION_HANDLER, LOG_AND_FAIL),
                           config.get(DESERIALIZATION_EXCEPTION_HANDLER, LOG_AND_FAIL),
                           config.get(DEFAULT_TIMESTAMP_EXTRACTOR), _cache_max_bytes(config), commit_every_record,
-                          dict(config))
+                          processing_guarantee(config), dict(config))
+
+    @property
+    def exactly_once(self) -> bool:
+        return self.processing_guarantee == EXACTLY_ONCE_V2
 
 
 def _cache_max_bytes(config: Mapping[str, Any]) -> int:
@@ -77,6 +85,16 @@ def _cache_max_bytes(config: Mapping[str, Any]) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
         raise ValueError(f"Invalid value {value!r} for configuration '{key}': expected an int >= 0 (bytes)")
     return int(value)
+
+
+def processing_guarantee(config: Mapping[str, Any]) -> str:
+    """``processing.guarantee``: ``at_least_once`` (the default) or ``exactly_once_v2``, with Kafka's error for
+    anything else (Kafka 4 removed ``exactly_once`` and ``exactly_once_beta``)."""
+    value = config.get(PROCESSING_GUARANTEE, AT_LEAST_ONCE)
+    if value not in (AT_LEAST_ONCE, EXACTLY_ONCE_V2):
+        raise ValueError(f"Invalid value {value} for configuration {PROCESSING_GUARANTEE}: String must be one of: "
+                         f"{AT_LEAST_ONCE}, {EXACTLY_ONCE_V2}")
+    return value
 
 
 def internal_long(config: Mapping[str, Any], key: str, default: int) -> int:

@@ -27,7 +27,8 @@ CHECKPOINT_LOCATION = "checkpoint.location"
 EMBEDDED_TOPICS_DIR = "embedded.topics.dir"
 TRIGGER_INTERVAL = "trigger.interval"
 CLIENT_PREFIXES = ("security.", "sasl.", "ssl.")
-CLIENT_KEYS = {"client.id", "client.dns.lookup", "request.timeout.ms", "default.api.timeout.ms"}
+CLIENT_KEYS = {"client.id", "client.dns.lookup", "request.timeout.ms", "default.api.timeout.ms",
+               "transaction.timeout.ms"}
 
 
 class State(enum.Enum):
@@ -86,7 +87,8 @@ class KafkaStreams:
             return EmbeddedTopicsConnector(self.embedded_topics, spark)
         from streams_on_spark.connectors.kafka import KafkaConnector
         timeout_ms = int(self._config.get("default.api.timeout.ms", 10_000))
-        return KafkaConnector(str(bootstrap), self._client_config(), timeout_ms=timeout_ms)
+        group = self.application_id if self._task_config.exactly_once else None
+        return KafkaConnector(str(bootstrap), self._client_config(), timeout_ms=timeout_ms, exactly_once_group=group)
 
     def __enter__(self) -> "KafkaStreams":
         return self
@@ -141,8 +143,8 @@ class KafkaStreams:
             self._runtime.stop()
             raise
         self.state = State.RUNNING
-        log.info("application %s running %d subtopology queries, checkpoints in %s", self.application_id,
-                 len(self._runtime.queries), self.checkpoint_location)
+        log.info("application %s running %d subtopology queries (%s), checkpoints in %s", self.application_id,
+                 len(self._runtime.queries), self._task_config.processing_guarantee, self.checkpoint_location)
 
     def _running(self) -> Any:
         if self.state is not State.RUNNING or self._runtime is None:

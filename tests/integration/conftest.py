@@ -55,13 +55,15 @@ def kafka_bootstrap() -> str:
     return address
 
 
-def _read_topic(bootstrap: str, topic: str, partitions: int, timeout_s: float = 60) -> list:
+def _read_topic(bootstrap: str, topic: str, partitions: int, timeout_s: float = 60, committed: bool = False) -> list:
     """Every record of ``topic`` up to its end offsets when called (kafka-python ``ConsumerRecord``s, by partition
-    and offset); fails the test if they cannot all be read within ``timeout_s``."""
+    and offset); fails the test if they cannot all be read within ``timeout_s``. ``committed``: as a consumer with
+    ``isolation.level=read_committed`` (up to the last stable offsets, aborted transactions left out)."""
     import time
 
     from kafka import KafkaConsumer, TopicPartition
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
+                             isolation_level="read_committed" if committed else "read_uncommitted")
     try:
         tps = [TopicPartition(topic, p) for p in range(partitions)]
         consumer.assign(tps)
@@ -81,5 +83,7 @@ def _read_topic(bootstrap: str, topic: str, partitions: int, timeout_s: float = 
 
 @pytest.fixture(scope="session")
 def read_topic(kafka_bootstrap) -> Callable[..., list]:
-    """``read_topic(topic, partitions)``: every record of a topic of the test broker, up to its end offsets now."""
-    return lambda topic, partitions, timeout_s=60: _read_topic(kafka_bootstrap, topic, partitions, timeout_s)
+    """``read_topic(topic, partitions, committed=False)``: every record of a topic of the test broker, up to its end
+    offsets now (``committed``: as a read_committed consumer)."""
+    return lambda topic, partitions, timeout_s=60, committed=False: _read_topic(kafka_bootstrap, topic, partitions,
+                                                                                 timeout_s, committed)

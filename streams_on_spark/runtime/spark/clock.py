@@ -10,15 +10,16 @@ TICK = struct.Struct(">q")  # a wall-clock tick record's value: the mock time in
 
 
 class WallClock:
-    """The wall clock one task reads: the system's, or the mock time it was last ticked to (``mock_ms``)."""
+    """The wall clock one task reads: a fixed time (``fixed_ms``: the micro-batch's timestamp, or the test driver's
+    mock time it was last ticked to), else the system's."""
 
-    __slots__ = ("mock_ms",)
+    __slots__ = ("fixed_ms",)
 
-    def __init__(self, mock_ms: Optional[int] = None) -> None:
-        self.mock_ms = mock_ms
+    def __init__(self, fixed_ms: Optional[int] = None) -> None:
+        self.fixed_ms = fixed_ms
 
     def __call__(self) -> int:
-        return int(time.time() * 1000) if self.mock_ms is None else self.mock_ms
+        return int(time.time() * 1000) if self.fixed_ms is None else self.fixed_ms
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ Two strategies, picked once per runtime:
 from __future__ import annotations
 
 from array import array
-from typing import Optional, Protocol
+from typing import Mapping, Optional, Protocol
 
 from streams_on_spark.connectors.base import TopicWriter
 from streams_on_spark.connectors.record_batch import BIG_ENDIAN, RecordBatch, encode_by_partition
@@ -38,7 +38,9 @@ class TaskOutput(Protocol):
     schema: str
     columns: tuple[str, ...]
 
-    def rows(self, records: list[ProducerRecord], task: int) -> list[tuple]:
+    def rows(self, records: list[ProducerRecord], task: int,
+             positions: Optional[Mapping[tuple[str, int], int]] = None) -> list[tuple]:
+        """The rows for ``records``, emitted by task ``task`` after reading its input up to ``positions``."""
         ...
 
 
@@ -51,12 +53,13 @@ class WrittenOutput:
     def __init__(self, writer: TopicWriter) -> None:
         self.writer = writer
 
-    def rows(self, records: list[ProducerRecord], task: int) -> list[tuple]:
+    def rows(self, records: list[ProducerRecord], task: int,
+             positions: Optional[Mapping[tuple[str, int], int]] = None) -> list[tuple]:
         if not records:
             return []
         batches = encode_by_partition(records)
         producer, sequence = producer_identity(task)
-        bases = self.writer.write(batches, producer, sequence)
+        bases = self.writer.write(batches, producer, sequence, positions)
         return [(b.topic, b.partition, task, base, len(b), len(b.data)) for b, base in zip(batches, bases)]
 
 
@@ -87,7 +90,8 @@ class ReturnedOutput:
     schema = RETURNED_SCHEMA
     columns = RETURNED_COLUMNS
 
-    def rows(self, records: list[ProducerRecord], task: int) -> list[tuple]:
+    def rows(self, records: list[ProducerRecord], task: int,
+             positions: Optional[Mapping[tuple[str, int], int]] = None) -> list[tuple]:
         return returned_rows(records, task)
 
 

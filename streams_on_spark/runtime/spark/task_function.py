@@ -31,6 +31,10 @@ class SubtopologyTaskFunction:
     (:mod:`~streams_on_spark.runtime.spark.global_stores`): a task sees what the global topics hold at that moment,
     the view a Kafka Streams task has of its global stores.
 
+    Wall clock: a task reads its micro-batch's timestamp (Spark's, kept in the query's offset log), so a replayed
+    batch sees the time its first run saw and produces the same records (exactly-once relies on it); only a task
+    rebuilt outside a query (store inspection on the driver) reads the system clock.
+
     Wall-clock punctuation: with the system clock the task punctuates after each batch, and when
     ``wall_clock_timeouts`` is set a processing-time timeout wakes the task when its next punctuation is due even
     if no data arrives. With the test driver's :class:`MockClock` time moves only through tick records on
@@ -122,8 +126,10 @@ class SubtopologyTaskFunction:
         """The ``transformWithStateInPandas`` processor running this function's tasks."""
         return SubtopologyProcessor(self)
 
-    def run(self, key: tuple, frames: Iterator[Any], state: TaskState, timers: Any = None) -> Iterator[Any]:
-        """Run one task on one micro-batch: take or rebuild the task, process, write its output, commit its state."""
+    def run(self, key: tuple, frames: Iterator[Any], state: TaskState, timers: Any = None,
+            batch_ms: int = -1) -> Iterator[Any]:
+        """Run one task on one micro-batch (timestamp ``batch_ms``, -1 if unknown): take or rebuild the task,
+        process, write its output, commit its state."""
         import pandas as pd
         partition = int(key[0]) % self.task_count()  # the group key is the task's slot (see slots.task_slots)
         saved = state.load()
@@ -138,7 +144,9 @@ class SubtopologyTaskFunction:
                                    self.local_store_names())
             clock = self._wall_clock()
         if self.clock is not None:
-            clock.mock_ms = self._wall_clock(saved.wall_clock if saved is not None else -1).mock_ms
+            clock.fixed_ms = self._wall_clock(saved.wall_clock if saved is not None else -1).fixed_ms
+        else:
+            clock.fixed_ms = batch_ms if batch_ms >= 0 else None
         task: Optional[StreamTask] = None
         try:
             in_sync = state.sync(local)
@@ -151,17 +159,19 @@ class SubtopologyTaskFunction:
             if task is None:
                 task = self.new_task(partition, saved.snapshot if saved is not None else None, clock,
                                      self.bytes_stores(local.stores), global_stores)
-            ticks = self._add_batch(task, [f for f in frames if len(f)])
+            positions = {(topic, partition): -1 for topic in sorted(self.spec().source_topics)
+                         if partition < self.layout.partitions_of(topic)}
+            ticks = self._add_batch(task, [f for f in frames if len(f)], positions)
             if ticks:  # the driver advanced its mock clock: punctuate first, as Kafka's driver does
-                clock.mock_ms = max(ticks)
+                clock.fixed_ms = max(ticks)
                 task.punctuate_wall_clock()
             while task.process_one():
                 pass
             if self.clock is None:
                 task.punctuate_wall_clock()
             task.commit()  # the micro-batch is the commit interval: record caches flush their last update per key
-            rows = self.output.rows(task.collector.drain(), partition)
-            wall = -1 if self.clock is None else clock.mock_ms
+            rows = self.output.rows(task.collector.drain(), partition, positions)
+            wall = -1 if self.clock is None else clock.fixed_ms
             image = live_tasks.image(live_key, task, externals, self.run_id) if query is not None else None
             marker = state.commit(local, -1 if batch is None else batch, task.snapshot(), wall, image)
             if timers is not None:
@@ -186,8 +196,9 @@ class SubtopologyTaskFunction:
         externals.update((f"global:{name}", store) for name, store in global_stores.items())
         return externals
 
-    def _add_batch(self, task: StreamTask, batches: list[Any]) -> list[int]:
+    def _add_batch(self, task: StreamTask, batches: list[Any], positions: dict[tuple[str, int], int]) -> list[int]:
         """Queue a batch's records in the task per topic-partition in offset order; return its wall-clock ticks.
+        ``positions`` gets the offset after the last record read of each source topic-partition.
 
         Rows are record batches (the embedded source's ``batches`` layout) or single records (Spark's Kafka
         source); Spark keeps no order inside a group, so they are sorted by (topic, partition, offset) first.
@@ -207,6 +218,7 @@ class SubtopologyTaskFunction:
                     ticks.extend(TICK.unpack(v)[0] for v in values)
                 else:
                     task.add_columns(topic, int(part), int(offset), timestamps, keys, values, headers)
+                    positions[(topic, int(part))] = int(offset) + len(batch)
             return ticks
         import numpy as np
         topics, parts = frame["topic"].to_numpy(), frame["partition"].to_numpy()
@@ -222,6 +234,7 @@ class SubtopologyTaskFunction:
             else:
                 task.add_columns(topic, part, offsets[lo:hi], timestamps[lo:hi], keys[lo:hi], values[lo:hi],
                                  headers[lo:hi])
+                positions[(topic, part)] = int(offsets[hi - 1]) + 1
         return ticks
 
 
@@ -261,15 +274,26 @@ class SubtopologyProcessor(StatefulProcessor):
         self.function = function
 
     def init(self, handle: Any) -> None:
+        self.handle = handle
+        self.batch_ms: Optional[int] = None   # init runs once per Spark task (one micro-batch)
         self.state = TaskState(handle)
         self.timers = _Timers(handle) if self.function.wall_clock_timeouts else None
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
-        return self.function.run(key, rows, self.state, self.timers)
+        return self.function.run(key, rows, self.state, self.timers, self._batch_ms(timerValues))
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
         """A wall-clock punctuation is due and the task got no data: run it on an empty batch."""
-        return self.function.run(key, iter(()), self.state, self.timers)
+        return self.function.run(key, iter(()), self.state, self.timers, self._batch_ms(timerValues))
+
+    def _batch_ms(self, timer_values: Any) -> int:
+        """The micro-batch's timestamp. Spark hands it over only in processing-time mode; in mode ``None`` its
+        state server still has it, behind the handle's client (pyspark 4.2's private ``_get_batch_timestamp``)."""
+        if self.batch_ms is None:
+            now = timer_values.getCurrentProcessingTimeInMs()
+            client = getattr(self.handle, "_statefulProcessorApiClient", None)
+            self.batch_ms = now if now >= 0 or client is None else client._get_batch_timestamp()
+        return self.batch_ms
 
     def close(self) -> None:
         pass

@@ -38,7 +38,9 @@ def test_kafka_rows_are_queued_per_partition_in_offset_order_with_their_metadata
                           "key": [r[3] for r in rows], "value": [b"v"] * 4, "headers": [r[4] for r in rows]})
     SEEN.clear()
     task = fn.new_task(0, None)
-    assert fn._add_batch(task, [frame]) == []
+    positions: dict = {}
+    assert fn._add_batch(task, [frame], positions) == []
+    assert positions == {("in", 0): 8, ("in", 1): 1}   # the offset after the last record read per partition
     while task.process_one():
         pass
     assert SEEN == [("in", 1, 0, 5, b"x", (("h", b"1"),)), ("in", 0, 3, 10, b"a", ()), ("in", 0, 4, 20, b"b", ()),

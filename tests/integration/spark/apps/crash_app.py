@@ -1,11 +1,13 @@
-"""The application the crash test kills: counts per word, and per word in one-minute windows, over embedded topics.
+"""The application the crash tests kill: counts per word, and per word in one-minute windows, over embedded topics
+or Kafka, with either processing guarantee.
 
 One input partition, repartitioned by word into four: each of the four counting tasks gets its words in timestamp
 order, so no record is ever late and the windows expire (a whole 60 s segment at a time) the same however the run is
 cut into batches.
 
 ``python crash_app.py TOPICS CHECKPOINTS STATE_DIR`` processes what arrives until it is killed; with ``--drain`` it
-processes everything there is, prints the stores as JSON and exits.
+processes everything there is, prints the stores as JSON and exits. TOPICS is the embedded topics' directory, or with
+``--kafka`` the broker's bootstrap address. ``--master submit`` takes the master spark-submit gives.
 """
 from __future__ import annotations
 
@@ -23,18 +25,18 @@ from streams_on_spark.runtime.spark.session import RUNTIME_DEFAULTS
 S, L = Serdes.String(), Serdes.Long()
 
 
-def topology():
+def topology(prefix: str = ""):
     builder = StreamsBuilder()
-    words = (builder.stream("sentences", Consumed.with_(S, S))
+    words = (builder.stream(f"{prefix}sentences", Consumed.with_(S, S))
              .flat_map_values(str.split)
              .select_key(lambda _k, word: word)
              .repartition(Repartitioned.with_(S, S).with_name("by-word").with_number_of_partitions(4))
              .group_by_key())
-    words.count(Materialized.as_("counts")).to_stream().to("counts-out", Produced.with_(S, L))
+    words.count(Materialized.as_("counts")).to_stream().to(f"{prefix}counts-out", Produced.with_(S, L))
     (words.windowed_by(TimeWindows.of_size_with_no_grace(60_000))
      .count(Materialized.as_("window-counts"))
      .to_stream().select_key(lambda windowed, _n: f"{windowed.key}@{windowed.window.start}")
-     .to("window-counts-out", Produced.with_(S, L)))
+     .to(f"{prefix}window-counts-out", Produced.with_(S, L)))
     return builder.build()
 
 
@@ -44,17 +46,27 @@ def main() -> int:
     parser.add_argument("checkpoints")
     parser.add_argument("state_dir")
     parser.add_argument("--drain", action="store_true")
+    parser.add_argument("--kafka", action="store_true", help="TOPICS is a Kafka bootstrap address")
+    parser.add_argument("--guarantee", default="at_least_once")
+    parser.add_argument("--app-id", default="crash")
+    parser.add_argument("--master", default="local[2,4]")
+    parser.add_argument("--prefix", default="", help="of the input and output topics' names")
     args = parser.parse_args()
-    builder = (SparkSession.builder.master("local[2,4]").appName("crash-app")
+    builder = SparkSession.builder if args.master == "submit" else SparkSession.builder.master(args.master)
+    builder = (builder.appName("crash-app")
                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1"))
     for key, value in RUNTIME_DEFAULTS.items():
         builder = builder.config(key, value)
+    if args.kafka and args.master != "submit":
+        from streams_on_spark.connectors.kafka import kafka_jars
+        builder = builder.config("spark.jars", ",".join(kafka_jars()))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    config = {"application.id": "crash", "embedded.topics.dir": args.topics, "checkpoint.location": args.checkpoints,
-              "state.dir": args.state_dir, "statestore.cache.max.bytes": 0}
-    with KafkaStreams(topology(), config, spark) as streams:
+    config = {"application.id": args.app_id, "checkpoint.location": args.checkpoints, "state.dir": args.state_dir,
+              "statestore.cache.max.bytes": 0, "processing.guarantee": args.guarantee,
+              ("bootstrap.servers" if args.kafka else "embedded.topics.dir"): args.topics}
+    with KafkaStreams(topology(args.prefix), config, spark) as streams:
         streams.start()
         print("started", flush=True)
         if not args.drain:

@@ -5,15 +5,25 @@ Configured with Kafka Streams' keys (``application.id``, ``bootstrap.servers``, 
 settings (``security.*``, ``sasl.*``, ``ssl.*``) pass through to Spark and the admin/producer clients. Without it
 the topics are embedded multi-partition logs (``embedded.topics.dir``), so a topology runs with no Kafka at all. Checkpoints (task state and source offsets) live under ``checkpoint.location``, by default
 ``<state.dir>/<application.id>``; starting again on the same location resumes where the last run stopped.
+
+Stopping: :meth:`KafkaStreams.close` (also on leaving a ``with`` block, and at interpreter exit). Started from the
+main thread, the application also closes on SIGTERM and Ctrl-C (SIGINT): the signal becomes ``SystemExit(128 +
+signal)`` in the main thread, so ``with`` blocks and ``finally`` clauses close it and the process exits quietly, as a
+Kafka Streams application closes from its shutdown hook. Handlers the program installed itself are left alone.
 """
 from __future__ import annotations
 
+import atexit
+import datetime
 import enum
 import logging
 import os
+import signal
 import tempfile
+import threading
 import time
-from typing import Any, Mapping, Optional
+import weakref
+from typing import Any, Mapping, Optional, Union
 
 from streams_on_spark.config import BOOTSTRAP_SERVERS, TaskConfig
 from streams_on_spark.errors import IllegalStateError, StreamsException, TopologyException
@@ -55,6 +65,7 @@ class KafkaStreams:
         self._embedded: Any = None
         self._connector: Any = None
         self.state = State.CREATED
+        self._signal_handlers: dict[int, Any] = {}
         state_dir = self._config.get(STATE_DIR) or os.path.join(tempfile.gettempdir(), "kafka-streams")
         self.checkpoint_location = str(self._config.get(CHECKPOINT_LOCATION)
                                        or os.path.join(state_dir, self._task_config.application_id))
@@ -143,6 +154,8 @@ class KafkaStreams:
             self._runtime.stop()
             raise
         self.state = State.RUNNING
+        self._close_on_signals()
+        atexit.register(_close_at_exit, weakref.ref(self))
         log.info("application %s running %d subtopology queries (%s), checkpoints in %s", self.application_id,
                  len(self._runtime.queries), self._task_config.processing_guarantee, self.checkpoint_location)
 
@@ -178,11 +191,56 @@ class KafkaStreams:
         """Offline copies of a subtopology's tasks with the state Spark holds (to inspect stores)."""
         return self._running().read_tasks(subtopology_id)
 
-    def close(self) -> None:
-        """Stop every query; the checkpoints stay, so a new instance resumes from them."""
+    def close(self, timeout: Union[float, datetime.timedelta, None] = None) -> bool:
+        """Stop every query and release the clients, as Kafka's ``close(Duration)``: True if everything stopped
+        within ``timeout`` (seconds or a timedelta; None waits as long as it takes). A micro-batch in flight may
+        finish first (its transactions commit) or is interrupted and replayed by the next start. The checkpoints
+        stay, so a new instance resumes from them."""
+        if isinstance(timeout, datetime.timedelta):
+            timeout = timeout.total_seconds()
+        if timeout is not None and timeout < 0:
+            raise ValueError(f"timeout must be >= 0, got {timeout}")
+        self._restore_signals()
+        stopped = True
         if self._runtime is not None and self.state in (State.RUNNING, State.ERROR):
             self.state = State.PENDING_SHUTDOWN
-            self._runtime.stop()
+            log.info("application %s closing", self.application_id)
+            stopped = self._runtime.stop(timeout)
         if self._connector is not None:
             self._connector.close()
         self.state = State.NOT_RUNNING
+        return stopped
+
+    def _close_on_signals(self) -> None:
+        """Turn SIGTERM and SIGINT into ``SystemExit`` in the main thread while running (see the module doc)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            current = signal.getsignal(signum)
+            if current in (signal.SIG_DFL, signal.default_int_handler) or _from_pyspark(current):
+                self._signal_handlers[signum] = current
+                signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        log.info("application %s: %s received, closing", self.application_id, signal.Signals(signum).name)
+        self._restore_signals()   # a second signal acts as it did before start()
+        raise SystemExit(128 + signum)
+
+    def _restore_signals(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        handlers, self._signal_handlers = self._signal_handlers, {}
+        for signum, handler in handlers.items():
+            if signal.getsignal(signum) == self._on_signal:
+                signal.signal(signum, handler)
+
+
+def _from_pyspark(handler: Any) -> bool:
+    """pyspark's own SIGINT handler (it cancels every Spark job, which fails the queries with errors)."""
+    return getattr(handler, "__module__", "").startswith("pyspark.")
+
+
+def _close_at_exit(ref: "weakref.ReferenceType[KafkaStreams]") -> None:
+    streams = ref()
+    if streams is not None and streams.state in (State.RUNNING, State.ERROR, State.PENDING_SHUTDOWN):
+        streams.close(30.0)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import time
 import uuid
 from typing import Any, Callable, Optional
@@ -223,21 +224,49 @@ class SparkRuntime:
     def _end_offsets(self) -> dict[str, list[int]]:
         return {t: self.connector.end_offsets(t) for t in self.input_topics}
 
-    def stop(self) -> None:
-        """Stop every query. A batch in flight is interrupted and replayed by the next run from the checkpoint;
-        py4j's report of the interrupted ``foreachBatch`` call is silenced while stopping."""
-        py4j_log = logging.getLogger("py4j.clientserver")
-        level = py4j_log.level
-        py4j_log.setLevel(logging.CRITICAL)
-        try:
-            for sid, query in self.queries.items():
-                try:
-                    query.stop()
-                except Exception:  # a failed query is already stopped; its error was reported
-                    log.debug("stopping query %s failed", self.query_name(sid), exc_info=True)
-        finally:
-            py4j_log.setLevel(level)
+    def stop(self, timeout_s: Optional[float] = None) -> bool:
+        """Stop every query within ``timeout_s`` (None: as long as it takes); True if all stopped in time.
+
+        A batch in flight gets up to half the time to finish, so its writes and transactions commit; one still
+        running after that is interrupted (its open transactions are aborted by the broker, or fenced when its
+        tasks run again) and replayed by the next run from the checkpoint. py4j's report of an interrupted
+        ``foreachBatch`` call is silenced while stopping."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        settle = time.monotonic() + (30.0 if timeout_s is None else timeout_s / 2)
+        queries = list(self.queries.items())
+        while any(self._running_batch(query) for _, query in queries) and time.monotonic() < settle:
+            time.sleep(0.05)
+        done = threading.Event()
+
+        def stop_all() -> None:
+            py4j_log = logging.getLogger("py4j.clientserver")
+            level = py4j_log.level
+            py4j_log.setLevel(logging.CRITICAL)
+            try:
+                for sid, query in queries:
+                    try:
+                        query.stop()
+                    except Exception:  # a failed query is already stopped; its error was reported
+                        log.debug("stopping query %s failed", self.query_name(sid), exc_info=True)
+            finally:
+                py4j_log.setLevel(level)
+                done.set()
+
+        stopper = threading.Thread(target=stop_all, name="streams-on-spark-stop", daemon=True)
+        stopper.start()
+        stopped = done.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
         self.queries.clear()
+        if not stopped:
+            log.warning("queries still stopping after %.1f s", timeout_s)
+        return stopped
+
+    @staticmethod
+    def _running_batch(query: Any) -> bool:
+        try:
+            status = query.status
+            return bool(query.isActive and status.get("isTriggerActive") and status.get("isDataAvailable"))
+        except Exception:   # a query that failed or stopped meanwhile
+            return False
 
     def read_tasks(self, subtopology_id: int) -> dict[int, StreamTask]:
         """Offline copies of the subtopology's tasks with the state Spark holds (for store inspection): each task's

@@ -176,3 +176,51 @@ def test_killed_at_random_moments_nothing_is_lost_or_doubled(request, tmp_path, 
         assert repartitioned == words, f"seed {seed}: the repartition topic holds a word more or less often than sent"
     else:
         assert not words - repartitioned, f"seed {seed}: words lost in the repartition topic"
+
+
+def _expect_clean_exit(proc: subprocess.Popen, log: Path, code: int) -> None:
+    """The application exits with ``code`` within a minute, and wrote no traceback (py4j's or Python's)."""
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        raise AssertionError(f"the application did not close within 60 s: {log.read_text()[-3000:]}")
+    text = log.read_text()
+    assert proc.returncode == code, text[-3000:]
+    assert "Traceback" not in text and "py4j" not in text, text[-5000:]
+
+
+def test_sigterm_and_ctrl_c_close_the_application_quietly_and_the_next_run_goes_on(embedded_topics, tmp_path):
+    """SIGTERM to the application's process (a service manager), then SIGINT to its whole process group (Ctrl-C in
+    a terminal): each time it closes (batches in flight finish) and exits with 128 + the signal, no traceback; a
+    last run drains, and every count update is there exactly once."""
+    rng = random.Random(7)
+    topics = embedded_topics
+    topics.create("sentences", 1)
+    for name in OUTPUTS:
+        topics.create(name, 4)
+    args = [*topics.app_args, str(tmp_path / "checkpoints"), str(tmp_path / "state"), "--guarantee",
+            "exactly_once_v2"]
+    sent = _chunk(rng, topics, "", 0, 300)
+    for run, (signum, to_group) in enumerate(((signal.SIGTERM, False), (signal.SIGINT, True))):
+        proc = _launch(tmp_path, run, args)
+        try:
+            _wait_started(proc, tmp_path / f"run-{run}.log")
+            sent += _chunk(rng, topics, "", len(sent), 300)
+            time.sleep(2.0)
+            if to_group:
+                os.killpg(proc.pid, signum)
+            else:
+                proc.send_signal(signum)
+            _expect_clean_exit(proc, tmp_path / f"run-{run}.log", 128 + signum)
+        finally:
+            if proc.poll() is None:
+                _kill_group(proc)
+    drain = _launch(tmp_path, 2, [*args, "--drain"])
+    out, _ = drain.communicate(timeout=600)
+    assert drain.returncode == 0, _log(tmp_path, 2)
+    words = Counter(word for _, text in sent for word in text.split())
+    updates: dict[str, list[int]] = {}
+    for key, value in topics.read("counts-out", 4):
+        updates.setdefault(S.deserialize("c", key), []).append(L.deserialize("c", value))
+    assert updates == {word: list(range(1, n + 1)) for word, n in words.items()}

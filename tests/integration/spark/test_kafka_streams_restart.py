@@ -121,3 +121,23 @@ def test_missing_source_topic_is_reported_before_anything_runs(spark, tmp_path):
     with KafkaStreams(word_count(), config("missing", topics, tmp_path / "ck"), spark) as streams:
         with pytest.raises(TopologyException, match=r"source topics \['sentences'\] do not exist"):
             streams.start()
+
+
+def test_close_takes_a_timeout_as_kafkas_and_gives_back_the_signal_handlers(spark, tmp_path):
+    import datetime
+    import signal
+    with EmbeddedTopics(str(tmp_path / "topics")) as topics:
+        topics.create_topic("sentences", 4)
+        topics.create_topic("word-counts-out", 4)
+        before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        streams = KafkaStreams(word_count(), config("close", topics, tmp_path / "ck"), spark)
+        with pytest.raises(ValueError, match="timeout must be >= 0"):
+            streams.close(-1)
+        streams.start()
+        assert all(signal.getsignal(s) == streams._on_signal for s in before)   # SIGINT/SIGTERM close it now
+        append(topics, FIRST, 1_000)
+        streams.process_all_available()
+        assert streams.close(datetime.timedelta(seconds=60)) is True
+        assert streams.state.value == "NOT_RUNNING"
+        assert {s: signal.getsignal(s) for s in before} == before
+        assert streams.close(0) is True   # closing again is a no-op

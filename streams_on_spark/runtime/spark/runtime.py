@@ -27,7 +27,7 @@ from streams_on_spark.runtime.spark.errors import query_error
 from streams_on_spark.runtime.spark.output import ReturnedOutput, TaskOutput, WrittenOutput
 from streams_on_spark.runtime.spark.sink import CommitReport, DriverAppend
 from streams_on_spark.runtime.spark.slots import task_slots
-from streams_on_spark.runtime.spark.session import require_rocksdb_state_store
+from streams_on_spark.runtime.spark.session import quiet_task_failure_logs, require_rocksdb_state_store
 from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction
 from streams_on_spark.runtime.spark.task_state import CHANGELOG, TASK_STATE, SavedTask, decode_changes
 from streams_on_spark.runtime.task import StreamTask
@@ -83,6 +83,7 @@ class SparkRuntime:
 
     def start(self) -> None:
         """Start every subtopology's query (upstream first)."""
+        quiet_task_failure_logs(self.spark)
         for sid, fn in self.functions.items():
             if fn.tick_topic:
                 self.connector.create_topic(fn.tick_topic, fn.task_count())

@@ -98,6 +98,29 @@ def application_session(app_name: str, jars: Iterable[str] = ()) -> Any:
     return session
 
 
+# Spark's loggers that report a failed task or query (the Python traceback and pages of JVM stack, three times over)
+# on the driver's console: the runtime raises the same failure as the user's error (runtime/spark/errors.py)
+TASK_FAILURE_LOGGERS = (
+    "org.apache.spark.executor.Executor",                                    # "Exception in task ..."
+    "org.apache.spark.scheduler.TaskSetManager",                             # "Lost task ...", "aborting job"
+    "org.apache.spark.sql.execution.streaming.runtime.MicroBatchExecution",  # "Query ... terminated with error"
+)
+
+
+def quiet_task_failure_logs(spark: Any) -> None:
+    """Keep Spark's reports of failed tasks and queries (:data:`TASK_FAILURE_LOGGERS`) off the console: only what
+    is fatal passes. A logger the application's log4j configuration names is left as configured."""
+    try:
+        jvm = spark.sparkContext._jvm
+        log4j = jvm.org.apache.logging.log4j
+        configuration = log4j.LogManager.getContext(False).getConfiguration()
+        for name in TASK_FAILURE_LOGGERS:
+            if configuration.getLoggerConfig(name).getName() != name:
+                log4j.core.config.Configurator.setLevel(name, log4j.Level.FATAL)
+    except Exception:   # another logging backend, or no JVM of ours (Spark Connect): Spark's logs stay as they are
+        log.debug("could not quiet Spark's task failure logs", exc_info=True)
+
+
 def require_rocksdb_state_store(spark: Any) -> None:
     """Use Spark's RocksDB state store provider, which the runtime's queries need; an error if another was chosen.
     (Changelog checkpointing is one of the session defaults, :data:`RUNTIME_DEFAULTS`, where the user set none.)"""

@@ -36,3 +36,24 @@ def test_a_processors_error_on_spark_names_where_and_the_users_exception(spark):
     assert re.fullmatch(r"query errors-subtopology-0 failed: Exception caught in process\. taskId=0_\d, "
                         r"processor=KSTREAM-MAPVALUES-0000000001, topic=in, partition=\d, offset=1: "
                         r"(\w+\.)*BadRecord: cannot parse 'bad'", message), message
+
+
+def test_the_console_shows_the_error_once_without_sparks_reports(tmp_path):
+    """Run as a user runs it (``python app.py``, a local session of its own): the application gets the error; the
+    console has none of Spark's reports of the failed task and query (the traceback, pages of JVM stack)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    app = Path(__file__).parent / "apps" / "failing_app.py"
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    run = subprocess.run([sys.executable, str(app), str(tmp_path)], capture_output=True, text=True, env=env,
+                         timeout=300, cwd=tmp_path)
+    assert run.returncode == 1, run.stderr[-3000:]
+    assert re.fullmatch(r"error: query failing-subtopology-0 failed: Exception caught in process\. taskId=0_1, "
+                        r"processor=KSTREAM-MAPVALUES-0000000001, topic=in, partition=1, offset=0: "
+                        r"ValueError: cannot parse 'bad'\n", run.stdout), run.stdout
+    console = run.stderr
+    assert "cannot parse" not in console and "Traceback" not in console, console[-3000:]
+    assert "\tat org.apache.spark" not in console and " ERROR " not in console, console[-3000:]
+    assert len(console.splitlines()) < 40, console   # Spark's start-up lines and its Python workers' few prints

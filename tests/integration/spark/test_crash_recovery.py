@@ -12,6 +12,7 @@ changelog compaction, or while Spark writes its offsets or state files.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
@@ -28,14 +29,13 @@ import pytest
 
 from streams_on_spark import Serdes
 from streams_on_spark.connectors.embedded import EmbeddedTopics
-from streams_on_spark.connectors.partitioner import partition_for_key
 from streams_on_spark.connectors.records import ProducerRecord
 
 pytestmark = pytest.mark.spark
 APP = Path(__file__).parent / "apps" / "crash_app.py"
-WORDS = [f"w{i}" for i in range(40)]
-WINDOW = RETENTION = 60_000   # the app's windows: one minute, no grace
-OUTPUTS = ("counts-out", "window-counts-out")
+_spec = importlib.util.spec_from_file_location("crash_app", APP)
+crash_app = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(crash_app)
 S, L = Serdes.String(), Serdes.Long()
 
 
@@ -68,11 +68,10 @@ def kafka_topics(kafka_bootstrap, read_topic, unavailable) -> Topics:
     connector.close()
 
 
-def _chunk(rng: random.Random, topics: Topics, prefix: str, first: int, lines: int) -> list[tuple[int, str]]:
-    """Append ``lines`` sentences (timestamps a second apart from line ``first`` on); what was appended."""
-    out = [(first + i, " ".join(rng.choice(WORDS) for _ in range(rng.randrange(1, 8)))) for i in range(lines)]
-    topics.append([ProducerRecord(f"{prefix}sentences", 0, 1_000 * (n + 1), f"line-{n}".encode(), text.encode(), ())
-                   for n, text in out])
+def _chunk(rng: random.Random, topics: "Topics", prefix: str, first: int, lines: int) -> list[tuple[int, str]]:
+    """Append ``lines`` random sentences from line ``first`` on; what was appended."""
+    out = crash_app.chunk(rng, first, lines)
+    topics.append(crash_app.records(prefix, out))
     return out
 
 
@@ -126,7 +125,7 @@ def test_killed_at_random_moments_nothing_is_lost_or_doubled(request, tmp_path, 
     app_id = f"crash-{uuid.uuid4().hex[:8]}"
     prefix = "" if where == "embedded" else f"{app_id}-"   # Kafka: one broker for the whole suite
     topics.create(f"{prefix}sentences", 1)
-    for name in OUTPUTS:
+    for name in crash_app.OUTPUTS:
         topics.create(f"{prefix}{name}", 4)
     args = [*topics.app_args[:1], str(tmp_path / "checkpoints"), str(tmp_path / "state"), *topics.app_args[1:],
             "--guarantee", guarantee, "--app-id", app_id, "--prefix", prefix]
@@ -148,34 +147,10 @@ def test_killed_at_random_moments_nothing_is_lost_or_doubled(request, tmp_path, 
     out, _ = drain.communicate(timeout=600)
     assert drain.returncode == 0, f"seed {seed}: {_log(tmp_path, kills)}"
     stores = json.loads(next(line for line in out.splitlines() if line.startswith("stores "))[len("stores "):])
-
-    words = Counter(word for _, text in sent for word in text.split())
-    windows = Counter((word, (n + 1) * 1000 // WINDOW * WINDOW) for n, text in sent for word in text.split())
-    assert stores["counts"] == dict(words), f"seed {seed}"
-    # a task's window store keeps the windows starting after its last window start - retention (size + grace)
-    task_of = {word: partition_for_key(S.serialize("by-word", word), 4) for word in words}
-    last = {task_of[word]: start for (word, start) in sorted(windows, key=lambda w: w[1])}
-    kept = {f"{word}@{start}": n for (word, start), n in windows.items() if start > last[task_of[word]] - RETENTION}
-    assert stores["window-counts"] == kept, f"seed {seed}"
-    assert len(kept) < len(windows)   # windows expired along the way, by whole segments
-    windows = Counter({f"{word}@{start}": n for (word, start), n in windows.items()})
-    exactly_once = guarantee == "exactly_once_v2"
-    for topic, expected in ((f"{prefix}counts-out", words), (f"{prefix}window-counts-out", windows)):
-        updates: dict[str, list[int]] = {}
-        for key, value in topics.read(topic, 4):
-            updates.setdefault(S.deserialize(topic, key), []).append(L.deserialize(topic, value))
-        assert set(updates) == set(expected), f"seed {seed}, {topic}"
-        if exactly_once:
-            wrong = {k: v for k, v in updates.items() if v != list(range(1, expected[k] + 1))}
-        else:   # at least once: every update, in order once deduplicated; a replay may repeat some
-            wrong = {k: v for k, v in updates.items() if sorted(set(v)) != list(range(1, expected[k] + 1))}
-        assert not wrong, f"seed {seed}, {topic}: {wrong}"
-    repartitioned = Counter(S.deserialize("r", value) for _, value in
-                            topics.read(f"{app_id}-by-word-repartition", 4))
-    if exactly_once:
-        assert repartitioned == words, f"seed {seed}: the repartition topic holds a word more or less often than sent"
-    else:
-        assert not words - repartitioned, f"seed {seed}: words lost in the repartition topic"
+    try:
+        crash_app.verify(sent, stores, topics.read, prefix, app_id, guarantee == "exactly_once_v2")
+    except AssertionError as e:
+        raise AssertionError(f"seed {seed}: {e}") from None
 
 
 def _expect_clean_exit(proc: subprocess.Popen, log: Path, code: int) -> None:
@@ -197,7 +172,7 @@ def test_sigterm_and_ctrl_c_close_the_application_quietly_and_the_next_run_goes_
     rng = random.Random(7)
     topics = embedded_topics
     topics.create("sentences", 1)
-    for name in OUTPUTS:
+    for name in crash_app.OUTPUTS:
         topics.create(name, 4)
     args = [*topics.app_args, str(tmp_path / "checkpoints"), str(tmp_path / "state"), "--guarantee",
             "exactly_once_v2"]

@@ -8,13 +8,19 @@ cut into batches.
 ``python crash_app.py TOPICS CHECKPOINTS STATE_DIR`` processes what arrives until it is killed; with ``--drain`` it
 processes everything there is, prints the stores as JSON and exits. TOPICS is the embedded topics' directory, or with
 ``--kafka`` the broker's bootstrap address. ``--master submit`` takes the master spark-submit gives.
+
+The crash tests (tests/integration/spark, tests/integration/cluster) load this module for its input (:func:`chunk`)
+and its oracle (:func:`verify`).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import time
+from collections import Counter
+from typing import Callable
 
 from pyspark.sql import SparkSession
 
@@ -23,6 +29,54 @@ from streams_on_spark import (Consumed, KafkaStreams, Materialized, Produced, Re
 from streams_on_spark.runtime.spark.session import RUNTIME_DEFAULTS
 
 S, L = Serdes.String(), Serdes.Long()
+WORDS = [f"w{i}" for i in range(40)]
+WINDOW = RETENTION = 60_000   # one-minute windows, no grace
+OUTPUTS = ("counts-out", "window-counts-out")
+
+
+def chunk(rng: random.Random, first: int, lines: int) -> list[tuple[int, str]]:
+    """``lines`` random sentences, numbered from ``first``: line n goes to the input with timestamp (n + 1) s."""
+    return [(first + i, " ".join(rng.choice(WORDS) for _ in range(rng.randrange(1, 8)))) for i in range(lines)]
+
+
+def records(prefix: str, lines: list[tuple[int, str]]) -> list:
+    """The input records of ``lines`` (for ``append``)."""
+    from streams_on_spark.connectors.records import ProducerRecord
+    return [ProducerRecord(f"{prefix}sentences", 0, 1_000 * (n + 1), f"line-{n}".encode(), text.encode(), ())
+            for n, text in lines]
+
+
+def verify(sent: list[tuple[int, str]], stores: dict, read: Callable[[str, int], list[tuple[bytes, bytes]]],
+           prefix: str, app_id: str, exactly_once: bool) -> None:
+    """After a drain: the stores hold what an uninterrupted run holds; every count update reached the output topics
+    once and in order (``exactly_once``), or at least once; the repartition topic holds every word once (or at
+    least once). ``read(topic, partitions)`` gives a topic's (key, value) pairs, read_committed on Kafka."""
+    from streams_on_spark.connectors.partitioner import partition_for_key
+    words = Counter(word for _, text in sent for word in text.split())
+    windows = Counter((word, (n + 1) * 1000 // WINDOW * WINDOW) for n, text in sent for word in text.split())
+    assert stores["counts"] == dict(words)
+    # a task's window store keeps the windows starting after its last window start - retention (size + grace)
+    task_of = {word: partition_for_key(S.serialize("by-word", word), 4) for word in words}
+    last = {task_of[word]: start for (word, start) in sorted(windows, key=lambda w: w[1])}
+    kept = {f"{word}@{start}": n for (word, start), n in windows.items() if start > last[task_of[word]] - RETENTION}
+    assert stores["window-counts"] == kept
+    assert len(kept) < len(windows)   # windows expired along the way, by whole segments
+    windows = Counter({f"{word}@{start}": n for (word, start), n in windows.items()})
+    for topic, expected in ((f"{prefix}counts-out", words), (f"{prefix}window-counts-out", windows)):
+        updates: dict[str, list[int]] = {}
+        for key, value in read(topic, 4):
+            updates.setdefault(S.deserialize(topic, key), []).append(L.deserialize(topic, value))
+        assert set(updates) == set(expected), topic
+        if exactly_once:
+            wrong = {k: v for k, v in updates.items() if v != list(range(1, expected[k] + 1))}
+        else:   # at least once: every update, in order once deduplicated; a replay may repeat some
+            wrong = {k: v for k, v in updates.items() if sorted(set(v)) != list(range(1, expected[k] + 1))}
+        assert not wrong, f"{topic}: {wrong}"
+    repartitioned = Counter(S.deserialize("r", value) for _, value in read(f"{app_id}-by-word-repartition", 4))
+    if exactly_once:
+        assert repartitioned == words, "the repartition topic holds a word more or less often than it was sent"
+    else:
+        assert not words - repartitioned, "words lost in the repartition topic"
 
 
 def topology(prefix: str = ""):

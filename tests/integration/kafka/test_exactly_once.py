@@ -6,7 +6,6 @@ replayed task finds its batch committed and writes nothing, and a ``read_committ
 """
 from __future__ import annotations
 
-import os
 import uuid
 from collections import Counter
 from pathlib import Path

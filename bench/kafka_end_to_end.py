@@ -8,6 +8,8 @@ run reads that topic from the beginning and writes word counts to its own fresh 
             ``<app>-by-word-repartition`` topic, Kafka's default record cache: the last count per word and
             micro-batch); timed from ``start()`` to the end
             of ``process_all_available()``.
+  ours-eos  the same with ``processing.guarantee=exactly_once_v2``: each task writes a micro-batch in one Kafka
+            transaction with its consumed offsets, every read is read_committed.
   pyspark   a hand-written Structured Streaming query: Spark's kafka source -> ``explode(split(lower(value)))``
             -> ``groupBy(word).count()`` -> Spark's kafka sink (update mode, ``availableNow`` trigger); timed
             from ``start()`` to termination.
@@ -17,6 +19,9 @@ run reads that topic from the beginning and writes word counts to its own fresh 
             Both Java runs are timed from ``KafkaStreams.start()`` until the application's consumer group has
             committed the end offsets of the input and the repartition topic (``commit.interval.ms=1000``, so the
             end is seen at most ~1 s late; ``--java-commit-ms``).
+  java-eos  the ``java`` run with ``processing.guarantee=exactly_once_v2`` (a transaction per commit interval).
+
+Output topics of the exactly-once runs are read back with ``isolation.level=read_committed``.
 
 Every run's output topic is read back (last value per word) and checked against a Counter of the input; a
 mismatch fails the benchmark. Prints words/s for each run and the ratios, then a Markdown block for
@@ -29,7 +34,7 @@ the Java baseline, built with Maven from Maven Central if its jar is missing:
 
     mvn -q -s deps/settings.xml -f bench/baselines/kafka-streams-wordcount/pom.xml package
 
-    .venv/bin/python bench/kafka_end_to_end.py [--words N] [--runs ours,pyspark,java,java-nocache]
+    .venv/bin/python bench/kafka_end_to_end.py [--words N] [--runs ours,ours-eos,pyspark,java,java-nocache,java-eos]
 """
 from __future__ import annotations
 
@@ -54,7 +59,7 @@ JAVA_PROJECT = ROOT / "bench" / "baselines" / "kafka-streams-wordcount"
 JAVA_JAR = JAVA_PROJECT / "target" / "kafka-streams-wordcount.jar"
 JAVA_LIB = JAVA_PROJECT / "target" / "lib"
 BOOTSTRAP_ENV = "STREAMS_ON_SPARK_KAFKA"
-RUNS = ("ours", "pyspark", "java", "java-nocache")
+RUNS = ("ours", "ours-eos", "pyspark", "java", "java-nocache", "java-eos")
 PARTITIONS = 4
 
 log = logging.getLogger("bench.kafka_end_to_end")
@@ -133,12 +138,14 @@ def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
         consumer.close()
 
 
-def read_counts(bootstrap: str, topic: str, timeout_s: float) -> tuple[dict[str, int], int]:
-    """The last value (a Long serde, 8 bytes big-endian) of every key of ``topic``, and its record count."""
+def read_counts(bootstrap: str, topic: str, timeout_s: float, committed: bool = False) -> tuple[dict[str, int], int]:
+    """The last value (a Long serde, 8 bytes big-endian) of every key of ``topic``, and its record count
+    (``committed``: as a read_committed consumer)."""
     from kafka import KafkaConsumer, TopicPartition
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="kafka-bench-reader", enable_auto_commit=False,
                              auto_offset_reset="earliest", max_partition_fetch_bytes=8 * 1024 * 1024,
-                             fetch_max_bytes=64 * 1024 * 1024)
+                             fetch_max_bytes=64 * 1024 * 1024,
+                             isolation_level="read_committed" if committed else "read_uncommitted")
     counts: dict[str, int] = {}
     records = 0
     try:
@@ -186,10 +193,10 @@ def word_count(input_topic: str, output_topic: str):
 
 
 def run_ours(spark, bootstrap: str, input_topic: str, output_topic: str, app_id: str, timeout_s: float,
-             work: str) -> tuple[float, str]:
+             work: str, guarantee: str = "at_least_once") -> tuple[float, str]:
     from streams_on_spark import KafkaStreams
     config = {"application.id": app_id, "bootstrap.servers": bootstrap,
-              "checkpoint.location": os.path.join(work, app_id)}
+              "checkpoint.location": os.path.join(work, app_id), "processing.guarantee": guarantee}
     with KafkaStreams(word_count(input_topic, output_topic), config, spark) as streams:
         start = time.perf_counter()
         streams.start()
@@ -241,12 +248,13 @@ def build_java() -> None:
 
 
 def run_java(bootstrap: str, input_topic: str, output_topic: str, app_id: str, timeout_s: float, work: str,
-             threads: int, cache_bytes: Optional[int], commit_ms: int) -> tuple[float, str]:
+             threads: int, cache_bytes: Optional[int], commit_ms: int,
+             guarantee: str = "at_least_once") -> tuple[float, str]:
     java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else "java"
     cmd = [java, "-Xms512m", "-Xmx1g", "-cp", f"{JAVA_JAR}{os.pathsep}{JAVA_LIB}/*", "WordCount",
            f"bootstrap={bootstrap}", f"input={input_topic}", f"output={output_topic}", f"application.id={app_id}",
            f"state.dir={os.path.join(work, app_id)}", f"threads={threads}", f"commit.interval.ms={commit_ms}",
-           f"timeout.s={timeout_s}"]
+           f"timeout.s={timeout_s}", f"processing.guarantee={guarantee}"]
     if cache_bytes is not None:
         cmd.append(f"cache.max.bytes={cache_bytes}")
     log.info("running %s", " ".join(cmd))
@@ -268,6 +276,11 @@ def run_java(bootstrap: str, input_topic: str, output_topic: str, app_id: str, t
 
 
 # -- main -------------------------------------------------------------------------------------------------------------
+
+def guarantee(run: str) -> str:
+    """The processing.guarantee of a run: exactly_once_v2 for the ``-eos`` runs."""
+    return "exactly_once_v2" if run.endswith("-eos") else "at_least_once"
+
 
 def default_bootstrap() -> Optional[str]:
     if os.environ.get(BOOTSTRAP_ENV):
@@ -308,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no broker: run `make kafka-up`, set ${BOOTSTRAP_ENV} or pass --bootstrap-servers")
     from streams_on_spark.connectors.kafka import kafka_jars
     jars = kafka_jars()
-    if any(r in ("ours", "pyspark") for r in runs) and not jars:
+    if any(r.startswith(("ours", "pyspark")) for r in runs) and not jars:
         parser.error("no Spark Kafka connector jars: run `make deps-spark-kafka`")
     if any(r.startswith("java") for r in runs):
         build_java()
@@ -328,12 +341,12 @@ def main(argv: list[str] | None = None) -> int:
         assert sum(end_offsets(bootstrap, input_topic).values()) == len(lines)
         log.info("produced %d sentences (%d words) into %s in %.2f s", len(lines), args.words, input_topic, produce_s)
 
-        if any(r in ("ours", "pyspark") for r in runs):
+        if any(r.startswith(("ours", "pyspark")) for r in runs):
             from streams_on_spark.runtime.spark import local_session
             spark = local_session("bench-kafka-end-to-end", jars=jars)
             if args.warmup_words > 0:
                 warm_input = f"{rid}-warmup-sentences"
-                warm = [r for r in ("ours", "pyspark") if r in runs]
+                warm = [r for r in ("ours", "pyspark") if r in runs or f"{r}-eos" in runs]
                 create_topics(bootstrap, [warm_input] + [f"{rid}-warmup-{r}-out" for r in warm], PARTITIONS)
                 produce(bootstrap, warm_input, sentences(args.warmup_words, seed=1), PARTITIONS, args.timeout)
                 for r in warm:
@@ -345,6 +358,8 @@ def main(argv: list[str] | None = None) -> int:
         labels = {
             "ours": "ours: `KafkaStreams` on Spark, 2 subtopology queries, repartition topic, "
                     "default record cache (last count per word and micro-batch)",
+            "ours-eos": "ours with `processing.guarantee=exactly_once_v2` (a transaction per task and micro-batch, "
+                        "read_committed)",
             "pyspark": "hand-written PySpark: kafka source → `explode(split)` → `groupBy(word).count()` → "
                        "kafka sink, update mode, availableNow",
             "java": f"Kafka Streams 4.3.1 (Java), {args.java_threads} stream thread(s), "
@@ -352,6 +367,9 @@ def main(argv: list[str] | None = None) -> int:
             "java-nocache": f"Kafka Streams 4.3.1 (Java), {args.java_threads} stream thread(s), "
                             f"`commit.interval.ms={args.java_commit_ms}`, `statestore.cache.max.bytes=0` "
                             "(one count update per word)",
+            "java-eos": f"Kafka Streams 4.3.1 (Java), {args.java_threads} stream thread(s), "
+                        f"`commit.interval.ms={args.java_commit_ms}`, default record cache, "
+                        "`processing.guarantee=exactly_once_v2`",
         }
         for name in runs:
             run = Run(name, labels[name])
@@ -359,9 +377,9 @@ def main(argv: list[str] | None = None) -> int:
             output_topic, app_id = f"{rid}-{name}-out", f"{rid}-{name}"
             log.info("measuring %s -> %s", name, output_topic)
             try:
-                if name == "ours":
+                if name in ("ours", "ours-eos"):
                     run.seconds, run.detail = run_ours(spark, bootstrap, input_topic, output_topic, app_id,
-                                                       args.timeout, work)
+                                                       args.timeout, work, guarantee(name))
                 elif name == "pyspark":
                     run.seconds, run.detail = run_pyspark(spark, bootstrap, input_topic, output_topic, app_id,
                                                           args.timeout, work)
@@ -370,13 +388,14 @@ def main(argv: list[str] | None = None) -> int:
                     run.seconds, run.detail = run_java(bootstrap, input_topic, output_topic, app_id, args.timeout,
                                                        work, args.java_threads,
                                                        0 if name == "java-nocache" else None,
-                                                       args.java_commit_ms)
+                                                       args.java_commit_ms, guarantee(name))
             except Exception as e:
                 run.error = f"{type(e).__name__}: {e}"
                 log.error("run %s failed: %s", name, run.error, exc_info=True)
                 continue
             log.info("%s: %.2f s, %s words/s (%s)", name, run.seconds, f"{args.words / run.seconds:,.0f}", run.detail)
-            counts, run.output_records = read_counts(bootstrap, output_topic, args.timeout)
+            counts, run.output_records = read_counts(bootstrap, output_topic, args.timeout,
+                                                     committed=name.endswith("-eos"))
             run.counts_ok = counts == expected
             if not run.counts_ok:
                 wrong = sorted(w for w in set(counts) | set(expected) if counts.get(w) != expected.get(w))
@@ -420,7 +439,8 @@ def print_results(args, results: list[Run], sentence_count: int, distinct: int, 
         counts = "match" if r.counts_ok else "MISMATCH"
         print(f"| {r.label} | {r.seconds:.2f} | {rate(r):,.0f} | {r.output_records:,} | {counts} | {r.detail} |")
     print()
-    pairs = [("ours", "pyspark"), ("ours", "java"), ("ours", "java-nocache"), ("pyspark", "java")]
+    pairs = [("ours", "pyspark"), ("ours", "java"), ("ours", "java-nocache"), ("pyspark", "java"),
+             ("ours-eos", "ours"), ("ours-eos", "java-eos"), ("java-eos", "java")]
     for a, b in pairs:
         ra, rb = by_name.get(a), by_name.get(b)
         if ra and rb and ra.seconds and rb.seconds and ra.error is None and rb.error is None:

@@ -44,7 +44,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * Arguments, key=value (defaults in brackets): bootstrap (required), input [sentences],
  * output [word-counts-out], application.id [kafka-streams-wordcount], state.dir [a new temp dir],
  * threads [1], commit.interval.ms [100], cache.max.bytes [Kafka Streams' default, 10485760],
- * timeout.s [600], poll.ms [100].
+ * timeout.s [600], poll.ms [100], processing.guarantee [at_least_once; exactly_once_v2 commits the offsets in
+ * its transactions, so the end is detected the same way].
  *
  * Last line on stdout: RESULT elapsed_s=... running_s=... (from start() / from the first RUNNING state).
  */
@@ -84,6 +85,8 @@ public final class WordCount {
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir);
         props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, commitMs);
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, args.getOrDefault("processing.guarantee",
+                StreamsConfig.AT_LEAST_ONCE));
         if (args.containsKey("cache.max.bytes")) {
             props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, Long.parseLong(args.get("cache.max.bytes")));
         }

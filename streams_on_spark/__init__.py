@@ -8,7 +8,17 @@ from streams_on_spark.dsl.emit import EmitStrategy
 from streams_on_spark.dsl.grouped import CogroupedKStream, KGroupedStream, KGroupedTable
 from streams_on_spark.dsl.kstream import BranchedKStream, KStream
 from streams_on_spark.dsl.ktable import KTable
-from streams_on_spark.dsl.params import Branched, Consumed, Grouped, Materialized, Named, Produced, Repartitioned
+from streams_on_spark.dsl.params import (
+    Branched,
+    Consumed,
+    Grouped,
+    Joined,
+    Materialized,
+    Named,
+    Produced,
+    Repartitioned,
+    StreamJoined,
+)
 from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
 from streams_on_spark.dsl.windowed import SessionWindowedKStream, TimeWindowedKStream
 from streams_on_spark.dsl.windows import JoinWindows, SessionWindows, SlidingWindows, TimeWindows, Windowed
@@ -38,5 +48,5 @@ __all__ = [
     "Topology", "TopologyDescription", "TopologyException", "TopologyTestDriver", "TopologyTestDriverBuilder",
     "ValueAndTimestamp", "BufferConfig", "Suppressed", "TimeWindows", "SessionWindows", "SlidingWindows",
     "JoinWindows", "Windowed", "WindowedSerdes", "TimeWindowedKStream", "SessionWindowedKStream",
-    "EmitStrategy",
+    "EmitStrategy", "Joined", "StreamJoined",
 ]

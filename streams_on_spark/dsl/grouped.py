@@ -137,8 +137,8 @@ class CogroupedKStream:
         """One aggregate per key; each input record updates it and emits the result."""
         require_callable(initializer, "initializer")
         return self._build(initializer, named, materialized,
-                           lambda store, aggregator: DslSupplier(p.KStreamCogroupAggregate, store, initializer,
-                                                                 aggregator),
+                           lambda store, aggregator, _name: DslSupplier(p.KStreamCogroupAggregate, store,
+                                                                        initializer, aggregator),
                            materialize, None, None)
 
     def windowed_by(self, windows: Any) -> Any:
@@ -148,7 +148,7 @@ class CogroupedKStream:
                              w.SessionWindowedCogroupedKStream)
 
     def _build(self, initializer: Callable[[], Any], named: Any, materialized: Any,
-               make_processor: Callable[[str, Callable[..., Any]], DslSupplier],
+               make_processor: Callable[[str, Callable[..., Any], str], DslSupplier],
                make_store: Callable[..., Any], key_serde_wrap: Optional[Callable[[Any], Any]],
                windows: Any) -> KTable:
         """Kafka's ``CogroupedStreamAggregateBuilder``: store name, repartitions, one aggregate per input, merge."""
@@ -177,7 +177,7 @@ class CogroupedKStream:
         for i, (key, (grouped, aggregator)) in enumerate(self._inputs.items()):
             name = self._builder.suffixed_or_generate(None if named is None else named.name, f"-cogroup-agg-{i}",
                                                       "COGROUPKSTREAM-AGGREGATE-")
-            supplier = make_processor(store, aggregator)
+            supplier = make_processor(store, aggregator, name)
             agg_suppliers.append(supplier)
             if agg_nodes:
                 node = ProcessorGraphNode(name, supplier, store_names=[store])

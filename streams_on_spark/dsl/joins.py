@@ -236,8 +236,8 @@ def stream_table_join(stream: "KStream", table: "KTable", joiner: Callable[..., 
     jn = joined or Joined()
     builder = stream._builder
     if stream._repartition_required:
-        stream = _repartition_for_join(stream, jn.name if jn.name else stream.name, stream.key_serde,
-                                       stream.value_serde)
+        # Joined's serdes, else the stream's: Kafka's repartitionForJoin(name, joined.keySerde(), joined.valueSerde())
+        stream = _repartition_for_join(stream, jn.name if jn.name else stream.name, jn.key_serde, jn.value_serde)
     builder.copartition_groups.append(sorted(stream._source_nodes | table._source_nodes))
     name = builder.name_or_generate(jn.name, "KSTREAM-LEFTJOIN-" if left else "KSTREAM-JOIN-")
     getter = value_getter(table)

@@ -223,8 +223,8 @@ class TimeWindowedCogroupedKStream:
 
         return self._cogrouped._build(
             initializer, named, materialized,
-            lambda store, aggregator: DslSupplier(w.KStreamWindowAggregate, windows, store, _ON_UPDATE, initializer,
-                                                  aggregator),
+            lambda store, aggregator, name: DslSupplier(w.KStreamWindowAggregate, windows, store, _ON_UPDATE,
+                                                        initializer, aggregator, name),
             lambda m, store, key_serde, value_serde: window_store_builder(m, store, windows, key_serde, value_serde),
             serde, windows)
 
@@ -245,8 +245,8 @@ class SlidingWindowedCogroupedKStream:
 
         return self._cogrouped._build(
             initializer, named, materialized,
-            lambda store, aggregator: DslSupplier(w.KStreamSlidingWindowAggregate, windows, store, _ON_UPDATE,
-                                                  initializer, aggregator),
+            lambda store, aggregator, name: DslSupplier(w.KStreamSlidingWindowAggregate, windows, store,
+                                                        _ON_UPDATE, initializer, aggregator, name),
             lambda m, store, key_serde, value_serde: sliding_store_builder(m, store, windows, key_serde, value_serde),
             serde, windows)
 
@@ -269,8 +269,8 @@ class SessionWindowedCogroupedKStream:
 
         return self._cogrouped._build(
             initializer, named, materialized,
-            lambda store, aggregator: DslSupplier(w.KStreamSessionWindowAggregate, windows, store, _ON_UPDATE,
-                                                  initializer, aggregator, merger),
+            lambda store, aggregator, name: DslSupplier(w.KStreamSessionWindowAggregate, windows, store,
+                                                        _ON_UPDATE, initializer, aggregator, merger, name),
             lambda m, store, key_serde, value_serde: session_store_builder(m, store, windows, key_serde, value_serde),
             serde, windows)
 

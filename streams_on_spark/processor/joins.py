@@ -229,10 +229,11 @@ class KStreamKTableJoin(Processor):
 
     def process(self, record: Record) -> None:
         table_key = record.key if self.key_mapper is None else self.key_mapper(record.key, record.value)
-        if not (self.left and record.key is None and record.value is not None):
-            if table_key is None or record.value is None:
-                drop_record(self.context, "null join key or value", record)
-                return
+        # A null value is dropped; a null join key only by the inner join: a left join calls the joiner with no
+        # table value (KIP-962, Kafka 3.7+), also when a global table's key mapper returns null.
+        if record.value is None or (table_key is None and not self.left):
+            drop_record(self.context, "null join key or value", record)
+            return
         other = None
         if table_key is not None:
             vat = self.getter(table_key)

@@ -94,8 +94,10 @@ class _WindowedAggregate(Processor):
     """
 
     def __init__(self, windows: Any, store_name: str, emit_strategy: EmitStrategy, initializer: Callable[[], Any],
-                 aggregator: Callable[[Any, Any, Any], Any]) -> None:
+                 aggregator: Callable[[Any, Any, Any], Any], stream_time_of: Optional[str] = None) -> None:
         self.windows, self.store_name = windows, store_name
+        # a cogroup's inputs share the store but each observes its own stream time, as each of Kafka's processors
+        self.stream_time_key = store_name if stream_time_of is None else f"{store_name}:{stream_time_of}"
         self.emit_final = emit_strategy.type() is StrategyType.ON_WINDOW_CLOSE
         self.initializer, self.aggregator = initializer, aggregator
         self.send_old_values = False
@@ -106,7 +108,7 @@ class _WindowedAggregate(Processor):
         # Kafka's TimestampedTupleForwarder: a cached store forwards the updates when it flushes, with
         # TimestampedCacheFlushListener's (time windows) or SessionCacheFlushListener's (sessions) timestamp
         self.forward_updates = not self.emit_final and not forward_on_flush(self, self.store)
-        self.stream_time = _ObservedStreamTime(context, self.store_name)
+        self.stream_time = _ObservedStreamTime(context, self.stream_time_key)
         if self.emit_final:
             self.last_emit_close_time = _MetadataTime(context, self.store_name)
             # Kafka's TimeTracker.nextTimeToEmit (starts at 0); kept with the task so Spark batches share it
@@ -211,8 +213,9 @@ class KStreamSessionWindowAggregate(_WindowedAggregate):
     are deleted (forwarded as tombstones) and the new session is forwarded with its end as timestamp."""
 
     def __init__(self, windows: Any, store_name: str, emit_strategy: EmitStrategy, initializer: Callable[[], Any],
-                 aggregator: Callable[[Any, Any, Any], Any], merger: Callable[[Any, Any, Any], Any]) -> None:
-        super().__init__(windows, store_name, emit_strategy, initializer, aggregator)
+                 aggregator: Callable[[Any, Any, Any], Any], merger: Callable[[Any, Any, Any], Any],
+                 stream_time_of: Optional[str] = None) -> None:
+        super().__init__(windows, store_name, emit_strategy, initializer, aggregator, stream_time_of)
         self.merger = merger
 
     def _emit(self, windowed: Any, old: Any, new: Any) -> None:

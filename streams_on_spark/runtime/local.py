@@ -17,7 +17,7 @@ from streams_on_spark.errors import StreamsException
 from streams_on_spark.processor.api import Record, TaskId
 from streams_on_spark.runtime.task import StreamTask, TaskMetrics, _Node, _TaskContext
 from streams_on_spark.topology.builder import InternalTopologyBuilder, SubtopologySpec
-from streams_on_spark.topology.partitions import resolve_partition_counts
+from streams_on_spark.topology.partitions import driver_partition_counts
 
 log = logging.getLogger(__name__)
 
@@ -105,9 +105,7 @@ class LocalEngine:
         self.multi_partition = multi_partition
         self.wall_clock_ms = wall_clock_ms
         topology.application_id = config.application_id
-        self.counts = resolve_partition_counts(topology, declared, default_unknown=1)
-        for topic, n in declared.items():
-            self.counts.setdefault(topic, n)
+        self.counts = driver_partition_counts(topology, declared, multi_partition)
         self.offsets: dict[str, list[int]] = {}  # topic -> next offset per partition
         self.captured: dict[str, deque[ProducerRecord]] = {}
         self.produced_topics: set[str] = set()

@@ -73,6 +73,19 @@ def resolve_partition_counts(builder: InternalTopologyBuilder, known: Mapping[st
     return counts
 
 
+def driver_partition_counts(builder: InternalTopologyBuilder, declared: Mapping[str, int],
+                            multi_partition: bool) -> dict[str, int]:
+    """The test driver's partition counts: resolved in multi-partition mode, else one per topic.
+
+    Kafka's driver runs a topology as one task ``0_0`` whatever counts the topology sets itself
+    (``Repartitioned.with_number_of_partitions``), so single-partition mode gives every topic one partition.
+    """
+    counts = resolve_partition_counts(builder, declared, default_unknown=1)
+    for topic, n in declared.items():
+        counts.setdefault(topic, n)
+    return counts if multi_partition else dict.fromkeys(counts, 1)
+
+
 def _enforce_copartition(group: list[str], internal: Mapping[str, object], enforced: set[str],
                          counts: dict[str, int]) -> None:
     if not group:

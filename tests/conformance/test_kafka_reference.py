@@ -34,6 +34,7 @@ from streams_on_spark import (
     EmitStrategy,
     Grouped,
     JoinWindows,
+    Joined,
     KeyValue,
     Materialized,
     Named,
@@ -352,6 +353,52 @@ def punctuation(variant: str, config: dict) -> Topology:
     return topology
 
 
+def global_table_join_null_key(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    products = builder.global_table("products", Consumed.with_(S, S), Materialized.as_("product-store"))
+    orders = builder.stream("orders", Consumed.with_(S, S))
+    join = orders.join if variant == "inner" else orders.left_join
+    join(products, lambda k, v: None if v is None or ":" not in v else v.split(":")[0],
+         lambda o, p: f"{n(o)}={n(p)}").to("orders-out", Produced.with_(S, S))
+    return builder.build(config)
+
+
+def repartitioned_partitions(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    (builder.stream("events", Consumed.with_(S, S))
+     .select_key(lambda k, v: v.split(":")[0])
+     .repartition(Repartitioned.as_("by-user").with_key_serde(S).with_value_serde(S).with_number_of_partitions(3))
+     .group_by_key(Grouped.with_(S, S))
+     .count(Materialized.as_("user-counts"))
+     .to_stream()
+     .to("user-counts-out", Produced.with_(S, L)))
+    return builder.build(config)
+
+
+def cogroup_windowed_stream_time(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    clicks = builder.stream("clicks", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+    views = builder.stream("views", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+    (clicks.cogroup(lambda k, v, agg: f"{agg}c{v}")
+     .cogroup(views, lambda k, v, agg: f"{agg}v{v}")
+     .windowed_by(TimeWindows.of_size_and_grace(10, 5))
+     .aggregate(lambda: "", materialized=Materialized.as_("cogrouped-windows").with_key_serde(S)
+                .with_value_serde(S).with_caching_disabled())
+     .to_stream()
+     .to("cogrouped-windows-out", Produced.with_(TIME10, S)))
+    return builder.build(config)
+
+
+def stream_table_join_joined(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    customers = builder.table("customers", Consumed.with_(S, S))
+    (builder.stream("orders", Consumed.with_(S, S))
+     .select_key(lambda k, v: v.split(":")[0])
+     .join(customers, lambda o, c: f"{o}@{c}", Joined.with_(S, S, S))
+     .to("orders-enriched", Produced.with_(S, S)))
+    return builder.build(config)
+
+
 BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "wordcount": wordcount,
     "reduce": reduce,
@@ -377,19 +424,25 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "selectkey-optimization": selectkey_optimization,
     "split-merge": split_merge,
     "punctuation": punctuation,
+    "global-table-join-null-key": global_table_join_null_key,
+    "repartitioned-partitions": repartitioned_partitions,
+    "cogroup-windowed-stream-time": cogroup_windowed_stream_time,
+    "stream-table-join-joined": stream_table_join_joined,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
 KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "table-filter", "to-table",
              "stream-table-join", "global-table-join", "table-table-join", "repartition", "selectkey-optimization",
-             "split-merge", "table-reduce", "merge-rekey"}
+             "split-merge", "table-reduce", "merge-rekey", "global-table-join-null-key", "repartitioned-partitions",
+             "stream-table-join-joined"}
 
 # The Spark engine runs this representative subset (about 1-3 s each). Not tumbling-cached: a Spark task's record
 # cache lives one batch, so its store cannot show windows expired beneath the cache, as Kafka's driver's does
 # (a documented difference, docs/architecture.md "The record cache").
 SPARK = {"wordcount-cached", "table-aggregate-uncached", "tumbling-uncached", "session-uncached",
          "suppress-time-limit-default", "emit-on-window-close-tumbling", "repartition-default",
-         "selectkey-optimization-all", "split-merge-default", "punctuation-default"}
+         "selectkey-optimization-all", "split-merge-default", "punctuation-default",
+         "global-table-join-null-key-left", "repartitioned-partitions-default", "stream-table-join-joined-default"}
 
 
 # ---------------------------------------------------------------------------------------------------- goldens

@@ -16,7 +16,7 @@ from streams_on_spark.runtime.spark.runtime import SparkRuntime
 from streams_on_spark.runtime.spark.session import local_session
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.topology.builder import InternalTopologyBuilder
-from streams_on_spark.topology.partitions import TopicLayout, resolve_partition_counts
+from streams_on_spark.topology.partitions import TopicLayout, driver_partition_counts
 
 
 class SparkEngine:
@@ -34,12 +34,10 @@ class SparkEngine:
         self.wall_clock_ms = wall_clock_ms
         topology.application_id = config.application_id
         self.topology = topology
-        counts = resolve_partition_counts(topology, declared, default_unknown=1)
+        counts = driver_partition_counts(topology, declared, multi_partition)
         for sub in topology.subtopologies():
             for topic in sub.sink_topics:
                 counts.setdefault(topic, declared.get(topic, 1))
-        for topic, n in declared.items():
-            counts.setdefault(topic, n)
         self.layout = TopicLayout.of(topology, config.application_id, counts)
         self.spark = spark if spark is not None else local_session(f"{config.application_id}-driver")
         self.embedded = EmbeddedTopics()

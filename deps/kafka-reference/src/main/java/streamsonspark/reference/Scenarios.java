@@ -19,6 +19,7 @@ import org.apache.kafka.streams.kstream.EmitStrategy;
 import org.apache.kafka.streams.kstream.GlobalKTable;
 import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.JoinWindows;
+import org.apache.kafka.streams.kstream.Joined;
 import org.apache.kafka.streams.kstream.KGroupedStream;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.KTable;
@@ -121,6 +122,13 @@ final class Scenarios {
         all.add(splitMerge());
         all.add(mergeRekey());
         all.add(punctuation());
+        // Differences Kafka 4.3.1 showed beyond the scenarios above (issue 13).
+        for (final String kind : new String[] {"inner", "left"}) {
+            all.add(globalTableJoinNullKey(kind));
+        }
+        all.add(repartitionedPartitions());
+        all.add(cogroupWindowedStreamTime());
+        all.add(streamTableJoinJoined());
         return all;
     }
 
@@ -818,5 +826,120 @@ final class Scenarios {
                 .pipe("events", "b", "v", 36L)
                 .advanceWallClock(500L)
                 .pipe("events", "c", "v", 50L);
+    }
+
+    // ------------------------------------------------------------------ differences found beyond the first goldens
+
+    static Scenario globalTableJoinNullKey(final String kind) {
+        return new Scenario("global-table-join-null-key", kind,
+                "KStream " + kind + " join GlobalKTable whose key mapper returns null (KIP-962), null keys and values",
+                props -> {
+                    final StreamsBuilder builder = new StreamsBuilder();
+                    final GlobalKTable<String, String> products = builder.globalTable("products",
+                            Consumed.with(S, S), Materialized.as("product-store"));
+                    final KStream<String, String> orders = builder.stream("orders", Consumed.with(S, S));
+                    final ValueJoiner<String, String, String> joiner = (o, p) -> n(o) + "=" + n(p);
+                    final org.apache.kafka.streams.kstream.KeyValueMapper<String, String, String> product =
+                            (k, v) -> v == null || !v.contains(":") ? null : v.split(":")[0];
+                    (kind.equals("inner")
+                            ? orders.join(products, product, joiner)
+                            : orders.leftJoin(products, product, joiner))
+                            .to("orders-out", Produced.with(S, S));
+                    return builder.build(props);
+                })
+                .input("products", "string", "string")
+                .input("orders", "string", "string")
+                .output("orders-out", "string", "string")
+                .store("product-store", "timestamped-kv")
+                .pipe("products", "p1", "pen", 1L)
+                .pipe("orders", "o1", "p1:2", 3L, "h", "o1")
+                .pipe("orders", "o2", "no-product", 4L, "h", "o2")
+                .pipe("orders", null, "p1:3", 5L)
+                .pipe("orders", null, "no-product", 6L)
+                .pipe("orders", "o3", null, 7L)
+                .pipe("orders", "o4", "p9:1", 8L);
+    }
+
+    static Scenario repartitionedPartitions() {
+        return new Scenario("repartitioned-partitions", "default",
+                "Repartitioned.withNumberOfPartitions(3): the single-partition driver keeps one task",
+                props -> {
+                    final StreamsBuilder builder = new StreamsBuilder();
+                    builder.stream("events", Consumed.with(S, S))
+                            .selectKey((k, v) -> v.split(":")[0])
+                            .repartition(Repartitioned.<String, String>as("by-user").withKeySerde(S)
+                                    .withValueSerde(S).withNumberOfPartitions(3))
+                            .groupByKey(Grouped.with(S, S))
+                            .count(Materialized.as("user-counts"))
+                            .toStream()
+                            .to("user-counts-out", Produced.with(S, L));
+                    return builder.build(props);
+                })
+                .input("events", "string", "string")
+                .output("user-counts-out", "string", "long")
+                .store("user-counts", "timestamped-kv")
+                .pipe("events", "e1", "u1:a", 10L)
+                .pipe("events", "e2", "u2:b", 11L)
+                .pipe("events", "e3", "u3:c", 12L)
+                .pipe("events", "e4", "u1:d", 13L)
+                .pipe("events", "e5", "u4:e", 14L)
+                .pipe("events", "e6", "u2:f", 15L);
+    }
+
+    static Scenario cogroupWindowedStreamTime() {
+        return new Scenario("cogroup-windowed-stream-time", "default",
+                "windowed cogroup: each input keeps its own observed stream time for lateness",
+                props -> {
+                    final StreamsBuilder builder = new StreamsBuilder();
+                    final KGroupedStream<String, String> clicks =
+                            builder.stream("clicks", Consumed.with(S, S)).groupByKey(Grouped.with(S, S));
+                    final KGroupedStream<String, String> views =
+                            builder.stream("views", Consumed.with(S, S)).groupByKey(Grouped.with(S, S));
+                    clicks.<String>cogroup((k, v, agg) -> agg + "c" + v)
+                            .cogroup(views, (k, v, agg) -> agg + "v" + v)
+                            .windowedBy(TimeWindows.ofSizeAndGrace(Duration.ofMillis(10), Duration.ofMillis(5)))
+                            .aggregate(() -> "", window("cogrouped-windows", S, false))
+                            .toStream()
+                            .to("cogrouped-windows-out",
+                                    Produced.with(WindowedSerdes.timeWindowedSerdeFrom(String.class, 10), S));
+                    return builder.build(props);
+                })
+                .input("clicks", "string", "string")
+                .input("views", "string", "string")
+                .output("cogrouped-windows-out", "time-windowed:10", "string")
+                .store("cogrouped-windows", "window")
+                .pipe("clicks", "u1", "1", 2L)
+                .pipe("views", "u1", "2", 4L)
+                .pipe("clicks", "u1", "3", 40L)
+                .pipe("views", "u1", "4", 6L, "h", "late-for-clicks")
+                .pipe("clicks", "u1", "5", 7L)
+                .pipe("views", "u1", "6", 41L)
+                .pipe("views", "u1", "7", 8L)
+                .pipe("clicks", "u2", "8", 33L)
+                .pipe("views", "u2", "9", 31L);
+    }
+
+    static Scenario streamTableJoinJoined() {
+        return new Scenario("stream-table-join-joined", "default",
+                "selectKey then join(table, Joined.with(key, value, other)): the repartition takes Joined's serdes",
+                props -> {
+                    final StreamsBuilder builder = new StreamsBuilder();
+                    final KTable<String, String> customers = builder.table("customers", Consumed.with(S, S));
+                    builder.stream("orders", Consumed.with(S, S))
+                            .selectKey((k, v) -> v.split(":")[0])
+                            .join(customers, (o, c) -> o + "@" + c, Joined.with(S, S, S))
+                            .to("orders-enriched", Produced.with(S, S));
+                    return builder.build(props);
+                })
+                .input("customers", "string", "string")
+                .input("orders", "string", "string")
+                .output("orders-enriched", "string", "string")
+                .pipe("customers", "c1", "Ada", 1L)
+                .pipe("customers", "c2", "Bob", 2L)
+                .pipe("orders", "o1", "c1:pen", 3L, "h", "o1")
+                .pipe("orders", "o2", "c2:cup", 4L)
+                .pipe("orders", "o3", "c3:ink", 5L)
+                .pipe("customers", "c1", "Ada L.", 6L)
+                .pipe("orders", "o4", "c1:pad", 7L);
     }
 }

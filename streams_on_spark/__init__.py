@@ -30,7 +30,16 @@ from streams_on_spark.errors import (
 )
 from streams_on_spark.kafka_streams import KafkaStreams
 from streams_on_spark.keyvalue import KeyValue
-from streams_on_spark.processor.api import Processor, ProcessorContext, PunctuationType, Record, RecordMetadata
+from streams_on_spark.processor.api import (
+    FixedKeyProcessor,
+    FixedKeyProcessorContext,
+    FixedKeyRecord,
+    Processor,
+    ProcessorContext,
+    PunctuationType,
+    Record,
+    RecordMetadata,
+)
 from streams_on_spark.serde import Serde, Serdes
 from streams_on_spark.serde.windowed import WindowedSerdes
 from streams_on_spark.state.stores import Stores, ValueAndTimestamp
@@ -48,5 +57,5 @@ __all__ = [
     "Topology", "TopologyDescription", "TopologyException", "TopologyTestDriver", "TopologyTestDriverBuilder",
     "ValueAndTimestamp", "BufferConfig", "Suppressed", "TimeWindows", "SessionWindows", "SlidingWindows",
     "JoinWindows", "Windowed", "WindowedSerdes", "TimeWindowedKStream", "SessionWindowedKStream",
-    "EmitStrategy", "Joined", "StreamJoined",
+    "EmitStrategy", "Joined", "StreamJoined", "FixedKeyProcessor", "FixedKeyProcessorContext", "FixedKeyRecord",
 ]

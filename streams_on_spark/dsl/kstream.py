@@ -302,18 +302,34 @@ class KStream:
         The output key may differ, so downstream stateful operations repartition — but ``process`` itself
         never does: a key changed before ``process`` splits its state across partitions (KIP-1238's example).
         """
+        node = self._processor_api_node("KSTREAM-PROCESSOR-", supplier, supplier, store_names, named)
+        return KStream(self._builder, node.name, None, None, self._source_nodes, True, node)
+
+    def process_values(self, supplier: Callable[[], Any], *store_names: str,
+                       named: Optional[Named] = None) -> "KStream":
+        """Run a ``FixedKeyProcessor`` (KIP-820): values, timestamps and headers may change, the key cannot, so
+        no repartition follows (unless one was already due)."""
+        node = self._processor_api_node("KSTREAM-PROCESSVALUES-", supplier,
+                                        DslSupplier(p.KStreamProcessValues, supplier), store_names, named)
+        return KStream(self._builder, node.name, self.key_serde, None, self._source_nodes,
+                       self._repartition_required, node)
+
+    def _processor_api_node(self, prefix: str, supplier: Any, node_supplier: Callable[[], Any],
+                            store_names: tuple[str, ...], named: Optional[Named]) -> ProcessorGraphNode:
+        """The graph node of ``process``/``process_values``, connected to ``store_names`` and the stores the
+        supplier's ``stores()`` declares (added to the topology)."""
         if not callable(require(supplier, "processorSupplier")):
-            raise bad_argument("processorSupplier", "a zero-argument callable returning a Processor (e.g. the "
-                               "Processor class), not a Processor instance", supplier)
+            raise bad_argument("processorSupplier", "a zero-argument callable returning a processor (e.g. the "
+                               "processor class), not a processor instance", supplier)
         for store in store_names:
             require_str(store, "stateStoreNames")
-        name = _named(named) if named is not None else self._builder.new_processor_name("KSTREAM-PROCESSOR-")
-        node = ProcessorGraphNode(name, supplier, store_names=store_names)
+        name = _named(named) if named is not None else self._builder.new_processor_name(prefix)
+        node = ProcessorGraphNode(name, node_supplier, store_names=store_names)
         for store_builder in getattr(supplier, "stores", lambda: ())() or ():
             node.store_names.append(store_builder.name)
             self._builder.add_graph_node(self._builder.root, StateStoreNode(store_builder))
         self._builder.add_graph_node(self._node, node)
-        return KStream(self._builder, name, None, None, self._source_nodes, True, node)
+        return node
 
 
 class BranchedKStream:

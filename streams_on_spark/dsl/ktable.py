@@ -3,11 +3,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from streams_on_spark.errors import require_callable, require_instance
+from streams_on_spark.errors import bad_argument, require_callable, require_instance
 from streams_on_spark.dsl.params import Grouped, Materialized, Named
 from streams_on_spark.processor import dsl as p
 from streams_on_spark.processor.windowed import KTableSuppress, SuppressionBufferBuilder
-from streams_on_spark.serde import Serdes
 from streams_on_spark.state.stores import Stores, TimestampedKeyValueStoreBuilder
 from streams_on_spark.topology.graph import DslSupplier, GraphNode, InternalStreamsBuilder, ProcessorGraphNode
 
@@ -152,14 +151,26 @@ class KTable:
             raise ValueError("joiner can't be null")
         return table_table_join(self, other, joiner, named, materialized, left, right)
 
-    def to_stream(self, named: Optional[Named] = None) -> "KStream":
-        """The stream of updates (deletes arrive as ``None`` values)."""
+    def to_stream(self, mapper_or_named: Any = None, named: Optional[Named] = None) -> "KStream":
+        """The stream of updates (deletes arrive as ``None`` values): ``to_stream()``, ``to_stream(named)``, or
+        ``to_stream(mapper, named=None)`` re-keying it with ``mapper(key, value)`` (Kafka's ``selectKey`` after)."""
         from streams_on_spark.dsl.kstream import KStream
+        mapper = None
+        if isinstance(mapper_or_named, Named):
+            if named is not None:
+                raise bad_argument("named", "given once: to_stream(named) or to_stream(mapper, named)", named)
+            named = mapper_or_named
+        elif callable(mapper_or_named):
+            mapper = mapper_or_named
+        elif mapper_or_named is not None:
+            raise bad_argument("to_stream's first argument", "a mapper(key, value) -> new key or a Named",
+                               mapper_or_named)
         require_instance(named, "named", Named, optional=True)
         name = self._name_or_generate(named, "KTABLE-TOSTREAM-")
         node = ProcessorGraphNode(name, DslSupplier(p.KTableToStream))
         self._builder.add_graph_node(self._node, node)
-        return KStream(self._builder, name, self.key_serde, self.value_serde, self._source_nodes, False, node)
+        stream = KStream(self._builder, name, self.key_serde, self.value_serde, self._source_nodes, False, node)
+        return stream if mapper is None else stream.select_key(mapper)
 
     def group_by(self, selector: Callable[[Any, Any], Any], grouped: Optional[Grouped] = None) -> "KGroupedTable":
         """Re-key the table with ``selector(key, value) -> KeyValue`` for an aggregation with a subtractor."""

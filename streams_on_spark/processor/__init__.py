@@ -1,6 +1,9 @@
 """Processor API: ``Processor``, ``Record``, ``ProcessorContext``, punctuation."""
 from streams_on_spark.processor.api import (
     Cancellable,
+    FixedKeyProcessor,
+    FixedKeyProcessorContext,
+    FixedKeyRecord,
     Processor,
     ProcessorContext,
     ProcessorSupplier,
@@ -10,5 +13,5 @@ from streams_on_spark.processor.api import (
     TaskId,
 )
 
-__all__ = ["Cancellable", "Processor", "ProcessorContext", "ProcessorSupplier", "PunctuationType", "Record",
+__all__ = ["Cancellable", "FixedKeyProcessor", "FixedKeyProcessorContext", "FixedKeyRecord", "Processor", "ProcessorContext", "ProcessorSupplier", "PunctuationType", "Record",
            "RecordMetadata", "TaskId"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 import enum
 import numbers
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, NamedTuple, Optional, TypeVar
 
 from streams_on_spark.errors import bad_argument
@@ -166,6 +165,56 @@ class Processor(ABC, Generic[K, V]):
 
 
 ProcessorSupplier = Callable[[], Processor]
+
+
+class FixedKeyRecord(Record[K, V]):
+    """The record a ``FixedKeyProcessor`` gets (KIP-820): its key cannot change, so no repartition follows."""
+
+    __slots__ = ()
+
+    def with_key(self, key: Any) -> "Record":
+        raise TypeError("a FixedKeyRecord's key cannot change (process_values keeps the key; use process() to "
+                        "change it)")
+
+    def with_value(self, value: Any) -> "FixedKeyRecord":
+        return FixedKeyRecord(self.key, value, self.timestamp, self.headers)
+
+    def with_timestamp(self, timestamp: int) -> "FixedKeyRecord":
+        return FixedKeyRecord(self.key, self.value, timestamp, self.headers)
+
+    def with_headers(self, headers: Any) -> "FixedKeyRecord":
+        return FixedKeyRecord(self.key, self.value, self.timestamp, headers)
+
+
+class FixedKeyProcessorContext:
+    """A ``ProcessorContext`` whose ``forward`` takes only ``FixedKeyRecord`` s derived from the input (KIP-820)."""
+
+    def __init__(self, context: ProcessorContext) -> None:
+        self._context = context
+
+    def forward(self, record: FixedKeyRecord, child: str | None = None) -> None:
+        if not isinstance(record, FixedKeyRecord):
+            raise bad_argument("FixedKeyProcessorContext.forward(record)",
+                               "a FixedKeyRecord made from the input record with with_value/with_timestamp/"
+                               "with_headers", record)
+        self._context.forward(Record(record.key, record.value, record.timestamp, record.headers), child)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
+
+
+class FixedKeyProcessor(ABC, Generic[K, V]):
+    """A processor that may change values, timestamps and headers but never the key (``KStream.process_values``)."""
+
+    def init(self, context: FixedKeyProcessorContext) -> None:
+        self.context = context
+
+    @abstractmethod
+    def process(self, record: FixedKeyRecord[K, V]) -> None: ...
+
+    def close(self) -> None:
+        pass
+
 
 
 class TaskId(NamedTuple):

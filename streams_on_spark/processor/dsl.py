@@ -11,7 +11,14 @@ from typing import Any, Callable, Iterable, Optional
 
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.keyvalue import KeyValue
-from streams_on_spark.processor.api import Processor, ProcessorContext, Record
+from streams_on_spark.processor.api import (
+    FixedKeyProcessor,
+    FixedKeyProcessorContext,
+    FixedKeyRecord,
+    Processor,
+    ProcessorContext,
+    Record,
+)
 from streams_on_spark.state.stores import ValueAndTimestamp
 
 log = logging.getLogger(__name__)
@@ -48,6 +55,26 @@ def drop_record(context: ProcessorContext, what: str, record: Record) -> None:
     metrics = getattr(context, "metrics", None)
     if metrics is not None:
         metrics.record_dropped()
+
+
+class KStreamProcessValues(Processor):
+    """Runs a user's ``FixedKeyProcessor`` (``KStream.process_values``): records in as ``FixedKeyRecord``."""
+
+    def __init__(self, supplier: Callable[[], FixedKeyProcessor]) -> None:
+        self.supplier = supplier
+
+    def init(self, context: ProcessorContext) -> None:
+        self.processor = self.supplier()
+        if not isinstance(self.processor, FixedKeyProcessor):
+            raise StreamsException(f"process_values needs a supplier of FixedKeyProcessor, got "
+                                   f"{type(self.processor).__name__} (use process() for a Processor)")
+        self.processor.init(FixedKeyProcessorContext(context))
+
+    def process(self, record: Record) -> None:
+        self.processor.process(FixedKeyRecord(record.key, record.value, record.timestamp, record.headers))
+
+    def close(self) -> None:
+        self.processor.close()
 
 
 class _Stateless(Processor):

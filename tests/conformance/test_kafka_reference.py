@@ -32,6 +32,7 @@ from streams_on_spark import (
     Branched,
     Consumed,
     EmitStrategy,
+    FixedKeyProcessor,
     Grouped,
     JoinWindows,
     Joined,
@@ -399,6 +400,35 @@ def stream_table_join_joined(variant: str, config: dict) -> Topology:
     return builder.build(config)
 
 
+class Numbering(FixedKeyProcessor):
+    """Scenarios.Numbering: numbers each key's values in the "seen" store, value#n, the key unchanged."""
+
+    def init(self, context) -> None:
+        super().init(context)
+        self.seen = context.get_state_store("seen")
+
+    def process(self, record) -> None:
+        old = self.seen.get(record.key)
+        n = 1 if old is None else old + 1
+        self.seen.put(record.key, n)
+        self.context.forward(record.with_value(f"{record.value}#{n}"))
+
+
+def process_values(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    builder.add_state_store(
+        Stores.key_value_store_builder(Stores.in_memory_key_value_store("seen"), S, L).with_logging_disabled())
+    numbered = (builder.stream("events", Consumed.with_(S, S))
+                .select_key(lambda k, v: v.split(":")[0])
+                .process_values(Numbering, "seen"))
+    numbered.to("numbered-values", Produced.with_(S, S))
+    (numbered.group_by_key(Grouped.with_(S, S))
+     .count(Materialized.as_("numbered-counts"))
+     .to_stream(lambda k, count: f"{k}/{count}")
+     .to("numbered-out", Produced.with_(S, L)))
+    return builder.build(config)
+
+
 BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "wordcount": wordcount,
     "reduce": reduce,
@@ -428,6 +458,7 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "repartitioned-partitions": repartitioned_partitions,
     "cogroup-windowed-stream-time": cogroup_windowed_stream_time,
     "stream-table-join-joined": stream_table_join_joined,
+    "process-values": process_values,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
@@ -435,6 +466,8 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
              "stream-table-join", "global-table-join", "table-table-join", "repartition", "selectkey-optimization",
              "split-merge", "table-reduce", "merge-rekey", "global-table-join-null-key", "repartitioned-partitions",
              "stream-table-join-joined"}
+# Not process-values: its key changes before process_values, which does not repartition, so at 4 partitions one
+# key's "seen" counts split across tasks (KIP-1238's point; tests/unit/dsl/test_process_values.py shows it).
 
 # The Spark engine runs this representative subset (about 1-3 s each). Not tumbling-cached: a Spark task's record
 # cache lives one batch, so its store cannot show windows expired beneath the cache, as Kafka's driver's does
@@ -442,7 +475,8 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
 SPARK = {"wordcount-cached", "table-aggregate-uncached", "tumbling-uncached", "session-uncached",
          "suppress-time-limit-default", "emit-on-window-close-tumbling", "repartition-default",
          "selectkey-optimization-all", "split-merge-default", "punctuation-default",
-         "global-table-join-null-key-left", "repartitioned-partitions-default", "stream-table-join-joined-default"}
+         "global-table-join-null-key-left", "repartitioned-partitions-default", "stream-table-join-joined-default",
+         "process-values-default"}
 
 
 # ---------------------------------------------------------------------------------------------------- goldens

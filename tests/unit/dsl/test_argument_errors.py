@@ -119,7 +119,8 @@ CASES = [
     (_call("stream", "join", GLOBAL_TABLE, lambda k, v: k, lambda a, b: a, "n"),
      "named must be a Named, got 'n'"),
     # KTable
-    (lambda: StreamsBuilder().table("t").to_stream("x"), "named must be a Named, got 'x'"),
+    (lambda: StreamsBuilder().table("t").to_stream("x"),
+     "to_stream's first argument must be a mapper(key, value) -> new key or a Named, got 'x'"),
     # BranchedKStream
     (_call("split", "branch", None), "predicate can't be null"),
     (_call("split", "branch", lambda k, v: True, "b"), "branched must be a Branched, got 'b'"),

@@ -35,6 +35,9 @@ import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.kstream.ValueJoiner;
 import org.apache.kafka.streams.kstream.WindowedSerdes;
 import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.FixedKeyProcessor;
+import org.apache.kafka.streams.processor.api.FixedKeyProcessorContext;
+import org.apache.kafka.streams.processor.api.FixedKeyRecord;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -129,6 +132,7 @@ final class Scenarios {
         all.add(repartitionedPartitions());
         all.add(cogroupWindowedStreamTime());
         all.add(streamTableJoinJoined());
+        all.add(processValues());
         return all;
     }
 
@@ -941,5 +945,53 @@ final class Scenarios {
                 .pipe("orders", "o3", "c3:ink", 5L)
                 .pipe("customers", "c1", "Ada L.", 6L)
                 .pipe("orders", "o4", "c1:pad", 7L);
+    }
+
+    static Scenario processValues() {
+        return new Scenario("process-values", "default",
+                "KIP-820 processValues with a store after selectKey (still repartitions), then toStream(mapper)",
+                props -> {
+                    final StreamsBuilder builder = new StreamsBuilder();
+                    builder.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("seen"), S, L)
+                            .withLoggingDisabled());
+                    final KStream<String, String> numbered = builder.stream("events", Consumed.with(S, S))
+                            .selectKey((k, v) -> v.split(":")[0])
+                            .processValues(Numbering::new, "seen");
+                    numbered.to("numbered-values", Produced.with(S, S));
+                    numbered.groupByKey(Grouped.with(S, S))
+                            .count(Materialized.as("numbered-counts"))
+                            .toStream((k, count) -> k + "/" + count)
+                            .to("numbered-out", Produced.with(S, L));
+                    return builder.build(props);
+                })
+                .input("events", "string", "string")
+                .output("numbered-values", "string", "string")
+                .output("numbered-out", "string", "long")
+                .store("seen", "kv")
+                .store("numbered-counts", "timestamped-kv")
+                .pipe("events", "e1", "u1:a", 10L, "h", "e1")
+                .pipe("events", "e2", "u2:b", 11L)
+                .pipe("events", "e3", "u1:c", 12L)
+                .pipe("events", "e4", "u1:d", 9L);
+    }
+
+    /** Numbers each key's values in the "seen" store: value#n, the key unchanged (a FixedKeyProcessor). */
+    static final class Numbering implements FixedKeyProcessor<String, String, String> {
+        private FixedKeyProcessorContext<String, String> context;
+        private KeyValueStore<String, Long> seen;
+
+        @Override
+        public void init(final FixedKeyProcessorContext<String, String> context) {
+            this.context = context;
+            seen = context.getStateStore("seen");
+        }
+
+        @Override
+        public void process(final FixedKeyRecord<String, String> record) {
+            final Long old = seen.get(record.key());
+            final long n = old == null ? 1 : old + 1;
+            seen.put(record.key(), n);
+            context.forward(record.withValue(record.value() + "#" + n));
+        }
     }
 }

@@ -6,13 +6,19 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from streams_on_spark.error_handlers import (
+    DESERIALIZATION_EXCEPTION_HANDLER,
+    ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME,
+    PROCESSING_EXCEPTION_HANDLER,
+    PRODUCTION_EXCEPTION_HANDLER,
+    configured_handler,
+)
+
 APPLICATION_ID = "application.id"
 BOOTSTRAP_SERVERS = "bootstrap.servers"
 DEFAULT_KEY_SERDE = "default.key.serde"
 DEFAULT_VALUE_SERDE = "default.value.serde"
 TOPOLOGY_OPTIMIZATION = "topology.optimization"
-PROCESSING_EXCEPTION_HANDLER = "processing.exception.handler"
-DESERIALIZATION_EXCEPTION_HANDLER = "deserialization.exception.handler"
 DEFAULT_TIMESTAMP_EXTRACTOR = "default.timestamp.extractor"
 STATESTORE_CACHE_MAX_BYTES = "statestore.cache.max.bytes"
 CACHE_MAX_BYTES_BUFFERING = "cache.max.bytes.buffering"   # the name before Kafka 3.4, still read
@@ -26,11 +32,12 @@ EXACTLY_ONCE_V2 = "exactly_once_v2"
 EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATION = "__emit.interval.ms.kstreams.windowed.aggregation__"
 DEFAULT_EMIT_INTERVAL_MS = 1000
 
-LOG_AND_FAIL = "log-and-fail"
-LOG_AND_CONTINUE = "log-and-continue"
-_HANDLERS = {LOG_AND_FAIL, LOG_AND_CONTINUE}
-
 log = logging.getLogger(__name__)
+
+
+def _handler_field(key: str) -> Any:
+    """A ``TaskConfig`` field holding the error handler ``key`` names (Kafka's default when not configured)."""
+    return field(default_factory=lambda: configured_handler({}, key), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -40,8 +47,11 @@ class TaskConfig:
     application_id: str
     default_key_serde: Any = None
     default_value_serde: Any = None
-    processing_handler: str = LOG_AND_FAIL
-    deserialization_handler: str = LOG_AND_FAIL
+    # error handlers, resolved and configured once (streams_on_spark.error_handlers)
+    deserialization_handler: Any = _handler_field(DESERIALIZATION_EXCEPTION_HANDLER)
+    processing_handler: Any = _handler_field(PROCESSING_EXCEPTION_HANDLER)
+    production_handler: Any = _handler_field(PRODUCTION_EXCEPTION_HANDLER)
+    dead_letter_queue_topic: Optional[str] = None
     timestamp_extractor: Any = None
     cache_max_bytes: int = DEFAULT_CACHE_MAX_BYTES
     # Kafka's test driver commits after every record; an application commits per micro-batch on Spark
@@ -58,18 +68,20 @@ class TaskConfig:
         app_id = config.get(APPLICATION_ID) or default_app_id
         if not app_id:
             raise ValueError(f"Missing required configuration '{APPLICATION_ID}'")
-        for key in (PROCESSING_EXCEPTION_HANDLER, DESERIALIZATION_EXCEPTION_HANDLER):
-            if config.get(key, LOG_AND_FAIL) not in _HANDLERS:
-                raise ValueError(f"Invalid value {config[key]!r} for configuration '{key}': "
-                                 f"expected one of {sorted(_HANDLERS)}")
         for key in (DEFAULT_KEY_SERDE, DEFAULT_VALUE_SERDE):
             serde = config.get(key)
             if serde is not None and not (hasattr(serde, "serialize") and hasattr(serde, "deserialize")):
                 raise ValueError(f"Invalid value for configuration '{key}': expected a Serde (e.g. Serdes.String()), "
                                  f"got {serde!r}")
+        dead_letter_queue_topic = config.get(ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME)
+        if dead_letter_queue_topic is not None and (not isinstance(dead_letter_queue_topic, str)
+                                                    or not dead_letter_queue_topic):
+            raise ValueError(f"Invalid value {dead_letter_queue_topic!r} for configuration "
+                             f"{ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME}: expected a topic name")
         return TaskConfig(app_id, config.get(DEFAULT_KEY_SERDE), config.get(DEFAULT_VALUE_SERDE),
-                          config.get(PROCESSING_EXCEPTION_HANDLER, LOG_AND_FAIL),
-                          config.get(DESERIALIZATION_EXCEPTION_HANDLER, LOG_AND_FAIL),
+                          configured_handler(config, DESERIALIZATION_EXCEPTION_HANDLER),
+                          configured_handler(config, PROCESSING_EXCEPTION_HANDLER),
+                          configured_handler(config, PRODUCTION_EXCEPTION_HANDLER), dead_letter_queue_topic,
                           config.get(DEFAULT_TIMESTAMP_EXTRACTOR), _cache_max_bytes(config), commit_every_record,
                           processing_guarantee(config), dict(config))
 

@@ -14,7 +14,18 @@ import traceback
 from collections import deque
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
-from streams_on_spark.config import LOG_AND_CONTINUE, TaskConfig
+from streams_on_spark.config import TaskConfig
+from streams_on_spark.error_handlers import (
+    DESERIALIZATION_EXCEPTION_HANDLER,
+    PROCESSING_EXCEPTION_HANDLER,
+    PRODUCTION_EXCEPTION_HANDLER,
+    ErrorHandlerContext,
+    LogAndFailProcessingExceptionHandler,
+    Response,
+    Result,
+    SerializationExceptionOrigin,
+    response_of,
+)
 from streams_on_spark.connectors.partitioner import DefaultPartitioner, partition_for_key
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
 from streams_on_spark.errors import IllegalStateError, StreamsException
@@ -62,31 +73,52 @@ class RecordCollector:
     Explicit partitioner result wins; else murmur2 of the serialized key; else (null key) round-robin per topic.
     """
 
-    def __init__(self, partition_counts: Callable[[str], int]) -> None:
+    def __init__(self, partition_counts: Callable[[str], int],
+                 on_serialization_error: Optional[Callable[..., Response]] = None) -> None:
         self._partition_counts = partition_counts
         self._counts: dict[str, int] = {}  # topic partition counts are fixed once the engine started
         self._default = DefaultPartitioner()
         self.buffer: list[ProducerRecord] = []
+        # the task's production exception handler: (node, record, exception, origin) -> Response
+        self._on_serialization_error = on_serialization_error
 
     def send(self, topic: str, record: Record, key_serde: Any, value_serde: Any, partitioner: Any,
              node: str) -> None:
         key, value = record.key, record.value
+        origin = SerializationExceptionOrigin.KEY
         try:
             key_bytes = key_serde.serialize(topic, key) if key is not None else None
+            origin = SerializationExceptionOrigin.VALUE
             value_bytes = value_serde.serialize(topic, value) if value is not None else None
-        except StreamsException as e:
-            raise StreamsException(f"Error serializing the record sent by sink {node} to topic {topic}: {e}") from e
         except Exception as e:
+            if self._on_serialization_error is not None:
+                if self._on_serialization_error(node, record, e, origin).result is Result.RESUME:
+                    return
+            if isinstance(e, StreamsException):
+                raise StreamsException(f"Error serializing the record sent by sink {node} to topic {topic}: "
+                                       f"{e}") from e
             raise StreamsException(
                 f"Sink {node} could not serialize its record for topic {topic} (key type "
                 f"{type(record.key).__name__}, value type {type(record.value).__name__}) with key serde "
                 f"{key_serde!r} and value serde {value_serde!r}: {e}. A serde may not match the data: set one in "
                 "Produced/Grouped/Materialized or 'default.key.serde'/'default.value.serde'.") from e
+        self._place(topic, record.timestamp, key_bytes, value_bytes, record.headers, partitioner, record, node)
+
+    def send_raw(self, record: ProducerRecord) -> None:
+        """A record already in bytes (a dead letter queue record); without a partition, placed by its key."""
+        if record.partition is not None:
+            self.buffer.append(record)
+        else:
+            self._place(record.topic, record.timestamp, record.key, record.value, record.headers, None, None, "")
+
+    def _place(self, topic: str, timestamp: int, key_bytes: Optional[bytes], value_bytes: Optional[bytes],
+               headers: Any, partitioner: Any, record: Optional[Record], node: str) -> None:
+        """Pick the record's partition and buffer it."""
         n = self._counts.get(topic)
         if n is None:
             n = self._counts[topic] = self._partition_counts(topic)
         partition = None
-        if partitioner is not None:
+        if partitioner is not None and record is not None:
             partition = partitioner(topic, record.key, record.value, n)
             if partition is not None and not (0 <= partition < n):
                 raise StreamsException(f"Partitioner of sink {node} returned partition {partition} for topic "
@@ -98,8 +130,7 @@ class RecordCollector:
                 partition = 0
             else:
                 partition = partition_for_key(key_bytes, n)
-        self.buffer.append(ProducerRecord(topic, partition, record.timestamp, key_bytes, value_bytes,
-                                          record.headers))
+        self.buffer.append(ProducerRecord(topic, partition, timestamp, key_bytes, value_bytes, headers))
 
     def drain(self) -> list[ProducerRecord]:
         out, self.buffer = self.buffer, []
@@ -111,6 +142,15 @@ class RecordCollector:
 
     def restore(self, counters: Mapping[str, int]) -> None:
         self._default = DefaultPartitioner(dict(counters))
+
+
+class _FailedProcessing(Exception):
+    """Kafka's ``FailedProcessingException``: a processing failure already handled (FAIL) at a node, passed up
+    through the other nodes untouched."""
+
+    def __init__(self, failure: StreamsException) -> None:
+        super().__init__(str(failure))
+        self.failure = failure
 
 
 class _Schedule(Cancellable):
@@ -296,7 +336,9 @@ class _PartitionQueue:
 
     def __init__(self, topic: str, partition: int, source: _Node, spec: SourceNodeSpec, config: TaskConfig) -> None:
         self.topic, self.partition, self.source = topic, partition, source
-        self.records: deque[tuple] = deque()  # (timestamp, offset, key, value, headers), offset order
+        # (timestamp, offset, key, value, headers, raw key, raw value), offset order; the raw bytes are what a
+        # dead letter queue record holds
+        self.records: deque[tuple] = deque()
         self.partition_time = UNKNOWN
         self.key_serde = _resolve(spec.key_serde, config.default_key_serde)
         self.value_serde = _resolve(spec.value_serde, config.default_value_serde)
@@ -325,7 +367,8 @@ class StreamTask:
         self.metrics = TaskMetrics()
         self.cache = TaskCache(config.cache_max_bytes)
         self._commit_every_record = config.commit_every_record
-        self.collector = RecordCollector(partition_counts)
+        self.collector = RecordCollector(partition_counts, self._serialization_error)
+        self._source_raw: tuple[Optional[bytes], Optional[bytes]] = (None, None)  # of the record in process
         self.global_stores = dict(global_stores or {})
         self.global_read_only = True   # its processors read global stores; only the global task writes them
         self.stream_time = UNKNOWN
@@ -369,6 +412,10 @@ class StreamTask:
             source_spec = next(n for n in spec.nodes if n.name == source_name)
             assert isinstance(source_spec, SourceNodeSpec)
             self._topic_sources[topic] = (self.nodes[source_name], source_spec)
+        if type(config.processing_handler) is not LogAndFailProcessingExceptionHandler:
+            for node_spec in spec.nodes:  # Kafka's default fails the task: the task-level catch does that
+                if isinstance(node_spec, ProcessorNodeSpec):
+                    self._guard(self.nodes[node_spec.name])
         ctx = self.context
         for node in self.nodes.values():
             ctx.current = node
@@ -434,14 +481,8 @@ class StreamTask:
                 key = kd(topic, raw_key) if raw_key is not None else None
                 value = vd(topic, raw_value) if raw_value is not None else None
             except Exception as e:
-                if self.config.deserialization_handler == LOG_AND_CONTINUE:
-                    log.warning("Skipping record due to deserialization error. topic=[%s] partition=[%d] "
-                                "offset=[%d]: %s", topic, partition, offset, e)
-                    self.metrics.record_dropped()
-                    continue
-                raise StreamsException(f"Deserialization exception handler is set to fail upon a deserialization "
-                                       f"error. Deserialization failed for the record at topic={topic}, "
-                                       f"partition={partition}, offset={offset} in task {self.id}: {e}") from e
+                self._deserialization_error(queue, offset, ts, raw_key, raw_value, headers, e)
+                continue
             if queue.extractor is not None:
                 ts = queue.extractor(ConsumerRecord(topic, partition, offset, ts, key, value, headers),
                                      queue.partition_time)
@@ -449,7 +490,7 @@ class StreamTask:
                 raise StreamsException(f"Input record at topic={topic}, partition={partition}, offset={offset} "
                                        f"has invalid (negative) timestamp {ts}. Use a timestamp extractor that "
                                        "handles it (Consumed.with_timestamp_extractor).")
-            append((ts, offset, key, value, headers))
+            append((ts, offset, key, value, headers, raw_key, raw_value))
 
     def add_record(self, topic: str, partition: int, offset: int, timestamp: int, key: Optional[bytes],
                    value: Optional[bytes], headers: Any) -> None:
@@ -466,7 +507,7 @@ class StreamTask:
             self.add_records(topic, partition, (ConsumerRecord(topic, partition, offset, timestamp, key, value,
                                                                headers),))
             return
-        queue.records.append((timestamp, offset, k, v, headers))
+        queue.records.append((timestamp, offset, k, v, headers, key, value))
 
     def has_records(self) -> bool:
         for q in self._queue_list:
@@ -492,7 +533,7 @@ class StreamTask:
                         best, best_ts = q, ts
             if best is None:
                 return False
-        ts, offset, key, value, headers = best.records.popleft()
+        ts, offset, key, value, headers, raw_key, raw_value = best.records.popleft()
         if ts > best.partition_time:
             best.partition_time = ts
         if ts > self.stream_time:
@@ -502,12 +543,14 @@ class StreamTask:
         node = best.source
         ctx.current = node
         ctx.record = record = Record(key, value, ts, headers)
+        self._source_raw = (raw_key, raw_value)
         try:
             node.process(record)
         except Exception as e:
-            self._handle_processing_error(e, best.topic, best.partition, offset)
+            self._handle_processing_error(e, best.topic, best.partition, offset, record)
         finally:
             ctx.current = ctx.queue = ctx.record = None
+            self._source_raw = (None, None)
         self.metrics.processed += 1
         if self._stream_schedules:
             self.punctuate_stream_time()
@@ -520,20 +563,104 @@ class StreamTask:
         for cache in self._caches:
             cache.flush()
 
-    def _handle_processing_error(self, e: Exception, topic: Optional[str], partition: Optional[int],
-                                 offset: Optional[int]) -> None:
-        node = self.context.current.name if self.context.current else "?"
-        if self.config.processing_handler == LOG_AND_CONTINUE and not isinstance(e, IllegalStateError):
-            log.warning("Exception caught during processing, processor node: %s, taskId: %s, source topic: %s, "
-                        "source partition: %s, source offset: %s; the record is dropped", node, self.id, topic,
-                        partition, offset, exc_info=e)
+    # ------------------------------------------------------------------ errors
+    def _error_context(self, node: str, record: Optional[Record], timestamp: int) -> ErrorHandlerContext:
+        """Kafka's ``ErrorHandlerContext`` for a failure at ``node`` while it handled ``record``."""
+        queue, ctx = self.context.queue, self.context
+        raw_key, raw_value = self._source_raw
+        return ErrorHandlerContext(None if queue is None else queue.topic, -1 if queue is None else queue.partition,
+                                   -1 if queue is None else ctx.offset, () if record is None else record.headers,
+                                   node, self.id, timestamp if record is None else record.timestamp, raw_key,
+                                   raw_value)
+
+    def _respond(self, key: str, ask: Callable[[], Any], allow_retry: bool = False) -> Response:
+        """Ask a handler; its dead letter queue records go out with the task's output."""
+        try:
+            response = response_of(ask(), key, allow_retry)
+        except Exception as fatal:
+            raise StreamsException(f"Fatal user code error in {key} callback of task {self.id}: "
+                                   f"{type(fatal).__name__}: {fatal}") from fatal
+        for dead_letter in response.dead_letter_queue_records:
+            self.collector.send_raw(dead_letter)
+        return response
+
+    def _deserialization_error(self, queue: _PartitionQueue, offset: int, timestamp: int, raw_key: Optional[bytes],
+                               raw_value: Optional[bytes], headers: Any, e: Exception) -> None:
+        """Kafka's ``handleDeserializationFailure``: resume (drop and count the record) or fail the task."""
+        topic, partition = queue.topic, queue.partition
+        context = ErrorHandlerContext(topic, partition, offset, headers, queue.source.name, self.id, timestamp,
+                                      raw_key, raw_value)
+        raw = ConsumerRecord(topic, partition, offset, timestamp, raw_key, raw_value, headers)
+        response = self._respond(DESERIALIZATION_EXCEPTION_HANDLER,
+                                 lambda: self.config.deserialization_handler.handle_error(context, raw, e))
+        if response.result is Result.FAIL:
+            raise StreamsException(f"Deserialization exception handler is set to fail upon a deserialization "
+                                   f"error. Deserialization failed for the record at topic={topic}, "
+                                   f"partition={partition}, offset={offset} in task {self.id}: {e}") from e
+        log.warning("Skipping record due to deserialization error. topic=[%s] partition=[%d] offset=[%d]: %s",
+                    topic, partition, offset, e)
+        self.metrics.record_dropped()
+
+    def _serialization_error(self, node: str, record: Record, e: Exception,
+                             origin: SerializationExceptionOrigin) -> Response:
+        """A sink's record that its serdes could not serialize: the production handler decides."""
+        context = self._error_context(node, record, record.timestamp)
+        response = self._respond(PRODUCTION_EXCEPTION_HANDLER,
+                                 lambda: self.config.production_handler.handle_serialization_error(
+                                     context, record, e, origin))
+        if response.result is Result.RESUME:
+            log.warning("Skipping record due to serialization error at sink %s in task %s: %s", node, self.id, e)
             self.metrics.record_dropped()
-            return
+        return response
+
+    def _guard(self, node: _Node) -> None:
+        """Hand what ``node``'s processor raises to the processing exception handler at that node, as Kafka's
+        ``ProcessorNode`` does: a resumed record stops there and its siblings still get it."""
+        process = node.process
+
+        def guarded(record: Record) -> None:
+            try:
+                process(record)
+            except (_FailedProcessing, IllegalStateError):
+                raise
+            except Exception as e:
+                self._processing_error(node.name, record, e)
+        node.process = guarded
+
+    def _handle_processing_error(self, e: Exception, topic: Optional[str], partition: Optional[int],
+                                 offset: Optional[int], record: Optional[Record], timestamp: int = -1) -> None:
+        """An error that reached the task (a record's or a punctuation's): handled at the node that raised."""
+        if isinstance(e, _FailedProcessing):
+            raise e.failure
+        node = self.context.current.name if self.context.current else "?"
+        if isinstance(e, IllegalStateError):
+            raise self._failure(e, node)
+        try:
+            self._processing_error(node, record, e, timestamp)
+        except _FailedProcessing as failed:
+            raise failed.failure from e
+
+    def _processing_error(self, node: str, record: Optional[Record], e: Exception, timestamp: int = -1) -> None:
+        """Kafka's processing exception handling (KIP-1033): resume (drop and count) or fail."""
+        context = self._error_context(node, record, timestamp)
+        response = self._respond(PROCESSING_EXCEPTION_HANDLER,
+                                 lambda: self.config.processing_handler.handle_error(context, record, e))
+        if response.result is Result.FAIL:
+            raise _FailedProcessing(self._failure(e, node))
+        self.metrics.record_dropped()
+
+    def _failure(self, e: Exception, node: str) -> StreamsException:
+        """The error a failing task raises: where (task, processor, topic, partition, offset) and the user's error."""
         if isinstance(e, StreamsException):
-            raise e
-        raise StreamsException(f"Exception caught in process. taskId={self.id}, processor={node}, topic={topic}, "
-                               f"partition={partition}, offset={offset}, stacktrace="
-                               f"{''.join(traceback.format_exception(e)).strip()}") from e
+            return e
+        queue = self.context.queue
+        topic, partition, offset = ((None, None, None) if queue is None
+                                    else (queue.topic, queue.partition, self.context.offset))
+        failure = StreamsException(f"Exception caught in process. taskId={self.id}, processor={node}, "
+                                   f"topic={topic}, partition={partition}, offset={offset}, stacktrace="
+                                   f"{''.join(traceback.format_exception(e)).strip()}")
+        failure.__cause__ = e
+        return failure
 
     # ------------------------------------------------------------------ punctuation
     def schedule(self, node: _Node, interval: int, kind: PunctuationType,
@@ -573,7 +700,7 @@ class StreamTask:
             try:
                 sched.punctuator(now)
             except Exception as e:
-                self._handle_processing_error(e, None, None, None)
+                self._handle_processing_error(e, None, None, None, None, now)
             finally:
                 ctx.current = ctx.record = None
             if sched.time + sched.interval <= now:

@@ -43,6 +43,9 @@ MARKER_PREFIX = "streams-on-spark"
 DEFAULT_TRANSACTION_TIMEOUT_MS = 10_000
 _FENCED_CODES = frozenset({-144, 90, 47})   # librdkafka _FENCED, PRODUCER_FENCED, INVALID_PRODUCER_EPOCH
 _UNSTABLE_OFFSET_COMMIT = 88
+# what a committed-offsets read retries until its deadline: a transaction of these partitions is completing, or the
+# group coordinator is moving or loading (a fresh broker, a coordinator failover)
+_RETRIED = {_UNSTABLE_OFFSET_COMMIT, 14, 15, 16}   # + COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, NOT_COORDINATOR
 # librdkafka settings a consumer shares with a producer (connection, security); the rest are the producer's
 _CONSUMER_PREFIXES = ("security.", "sasl.", "ssl.", "client.", "socket.", "reconnect.", "broker.", "enable.ssl",
                       "enable.sasl", "request.timeout.ms", "metadata.", "topic.metadata", "debug", "bootstrap.")
@@ -184,13 +187,13 @@ class _TaskTransactions:
             try:
                 found = consumer.committed(tps, timeout=max(1.0, deadline - time.monotonic()))
             except Exception as e:
-                if _code(e) == _UNSTABLE_OFFSET_COMMIT and time.monotonic() < deadline:
-                    time.sleep(0.05)   # a transaction of these partitions is completing
+                if _code(e) in _RETRIED and time.monotonic() < deadline:
+                    time.sleep(0.05)
                     continue
                 self._close_consumer()
                 raise StreamsException(f"cannot read the committed positions of {self.transactional_id} (group "
                                        f"{self.writer.group_id}): {e}") from None
-            if any(tp.error is not None and tp.error.code() == _UNSTABLE_OFFSET_COMMIT for tp in found) \
+            if any(tp.error is not None and tp.error.code() in _RETRIED for tp in found) \
                     and time.monotonic() < deadline:
                 time.sleep(0.05)
                 continue

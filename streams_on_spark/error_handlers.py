@@ -139,8 +139,8 @@ class LogAndFailExceptionHandler(DeserializationExceptionHandler):
 
     def handle_error(self, context: ErrorHandlerContext, record: ConsumerRecord,
                      exception: BaseException) -> Response:
-        # no traceback here: the task fails with one
-        log.error("Exception caught during Deserialization, taskId: %s, topic: %s, partition: %s, offset: %s: %s",
+        # at debug, not Kafka's error: the task fails with this text, which the application reports once
+        log.debug("Exception caught during Deserialization, taskId: %s, topic: %s, partition: %s, offset: %s: %s",
                   context.task_id, record.topic, record.partition, record.offset, exception)
         return Response.fail(self._dead_letters(context, exception))
 
@@ -163,8 +163,9 @@ class LogAndFailProcessingExceptionHandler(ProcessingExceptionHandler):
     """Kafka's default: log the error and fail the task."""
 
     def handle_error(self, context: ErrorHandlerContext, record: Any, exception: BaseException) -> Response:
-        log.error(_PROCESSING_LOG + ": %s", context.processor_node_id, context.task_id, context.topic,
-                  context.partition, context.offset, exception)  # no traceback here: the task fails with one
+        # at debug, not Kafka's error: the task fails with this text, which the application reports once
+        log.debug(_PROCESSING_LOG + ": %s", context.processor_node_id, context.task_id, context.topic,
+                  context.partition, context.offset, exception)
         return Response.fail(self._dead_letters(context, exception))
 
 

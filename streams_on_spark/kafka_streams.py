@@ -134,13 +134,12 @@ class KafkaStreams:
                 raise TopologyException(f"repartition topic {decorated} exists with {existing[decorated]} "
                                         f"partitions, but the topology needs {want}")
             connector.create_repartition_topic(decorated, want)
-        for sub in builder.subtopologies():
-            for topic in sub.sink_topics:
-                if topic not in counts:
-                    if topic not in existing:
-                        log.warning("sink topic %s does not exist; creating it with 1 partition", topic)
-                        connector.create_topic(topic, 1)
-                    counts[topic] = connector.partitions(topic)
+        for topic in builder.output_topics(self._task_config.dead_letter_queue_topic):
+            if topic not in counts:
+                if topic not in existing:
+                    log.warning("sink topic %s does not exist; creating it with 1 partition", topic)
+                    connector.create_topic(topic, 1)
+                counts[topic] = connector.partitions(topic)
         if "://" not in self.checkpoint_location:  # a local path; Spark creates remote ones (hdfs://, s3a://)
             os.makedirs(self.checkpoint_location, exist_ok=True)
         layout = TopicLayout.of(builder, self.application_id, counts)

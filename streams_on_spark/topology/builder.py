@@ -363,6 +363,16 @@ class InternalTopologyBuilder:
                     out.append(t)
         return out
 
+    def output_topics(self, dead_letter_queue_topic: Optional[str] = None) -> list[str]:
+        """Every topic the tasks write (decorated sink topics, in subtopology order), and the dead letter queue
+        topic when one is configured."""
+        out: list[str] = []
+        for sub in self.subtopologies():
+            out.extend(t for t in sub.sink_topics if t not in out)
+        if dead_letter_queue_topic is not None and dead_letter_queue_topic not in out:
+            out.append(dead_letter_queue_topic)
+        return out
+
     # ------------------------------------------------------------------ describe
     def describe(self) -> d.TopologyDescription:
         description = d.TopologyDescription()

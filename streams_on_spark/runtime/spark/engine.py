@@ -35,9 +35,8 @@ class SparkEngine:
         topology.application_id = config.application_id
         self.topology = topology
         counts = driver_partition_counts(topology, declared, multi_partition)
-        for sub in topology.subtopologies():
-            for topic in sub.sink_topics:
-                counts.setdefault(topic, declared.get(topic, 1))
+        for topic in topology.output_topics(config.dead_letter_queue_topic):
+            counts.setdefault(topic, declared.get(topic, 1))
         self.layout = TopicLayout.of(topology, config.application_id, counts)
         self.spark = spark if spark is not None else local_session(f"{config.application_id}-driver")
         self.embedded = EmbeddedTopics()

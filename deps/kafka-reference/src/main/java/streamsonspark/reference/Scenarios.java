@@ -133,6 +133,8 @@ final class Scenarios {
         all.add(cogroupWindowedStreamTime());
         all.add(streamTableJoinJoined());
         all.add(processValues());
+        all.add(deadLetterQueueDeserialization());
+        all.add(deadLetterQueueProcessing());
         return all;
     }
 
@@ -993,5 +995,60 @@ final class Scenarios {
             seen.put(record.key(), n);
             context.forward(record.withValue(record.value() + "#" + n));
         }
+    }
+
+    // ------------------------------------------------------------------ error handlers and the dead letter queue
+
+    static Scenario deadLetterQueueDeserialization() {
+        return new Scenario("dead-letter-queue", "deserialization",
+                "LogAndContinueExceptionHandler with errors.dead.letter.queue.topic.name: undecodable values go to "
+                        + "the DLQ with Kafka's headers; the records around them are processed",
+                props -> {
+                    final StreamsBuilder builder = new StreamsBuilder();
+                    builder.stream("numbers", Consumed.with(S, L))
+                            .mapValues(v -> v % 1000)
+                            .to("numbers-mod", Produced.with(S, L));
+                    return builder.build(props);
+                })
+                .config("deserialization.exception.handler",
+                        "org.apache.kafka.streams.errors.LogAndContinueExceptionHandler")
+                .config("errors.dead.letter.queue.topic.name", "dlq")
+                .input("numbers", "string", "string")
+                .output("numbers-mod", "string", "long")
+                .output("dlq", "string", "string")
+                .pipe("numbers", "a", "AAAAAAAA", 1L, "h", "a")
+                .pipe("numbers", "b", "bad", 2L, "h", "b")
+                .pipe("numbers", "c", "BBBBBBBB", 3L)
+                .pipe("numbers", null, "worse", 4L)
+                .pipe("numbers", "d", "CCCCCCCC", 5L);
+    }
+
+    static Scenario deadLetterQueueProcessing() {
+        return new Scenario("dead-letter-queue", "processing",
+                "LogAndContinueProcessingExceptionHandler (KIP-1033) with a DLQ (KIP-1034): the failing processor's "
+                        + "record goes to the DLQ, its sibling still gets it",
+                props -> {
+                    final StreamsBuilder builder = new StreamsBuilder();
+                    final KStream<String, String> words = builder.stream("words", Consumed.with(S, S));
+                    words.mapValues(v -> {
+                        if (v.startsWith("bad")) {
+                            throw new IllegalArgumentException("bad value " + v);
+                        }
+                        return v.toUpperCase();
+                    }).to("upper", Produced.with(S, S));
+                    words.to("copy", Produced.with(S, S));
+                    return builder.build(props);
+                })
+                .config("processing.exception.handler",
+                        "org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler")
+                .config("errors.dead.letter.queue.topic.name", "dlq")
+                .input("words", "string", "string")
+                .output("upper", "string", "string")
+                .output("copy", "string", "string")
+                .output("dlq", "string", "string")
+                .pipe("words", "a", "ok", 1L, "h", "a")
+                .pipe("words", "b", "bad1", 2L, "h", "b")
+                .pipe("words", "c", "fine", 3L)
+                .pipe("words", "b", "bad2", 4L);
     }
 }

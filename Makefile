@@ -48,13 +48,14 @@ WHEEL         := dist/streams_on_spark-$(VERSION)-py3-none-any.whl
 WHEEL_SOURCES := pyproject.toml setup.py $(shell find streams_on_spark connectors state -name __pycache__ -prune -o \( -type d -o -name '*.py' \) -print 2>/dev/null)
 
 # Spark workers must use the venv interpreter, and Spark binds to loopback only.
-SPARK_ENV_TARGETS := test test-unit run bench bench-spark bench-kafka stress-submit
+SPARK_ENV_TARGETS := test test-unit run bench bench-spark bench-kafka stress-submit checkpoint-fixture
 $(SPARK_ENV_TARGETS): export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 $(SPARK_ENV_TARGETS): export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
 $(SPARK_ENV_TARGETS): export SPARK_LOCAL_IP := 127.0.0.1
 
 .PHONY: help setup deps deps-kafka-broker deps-spark-kafka kafka-up kafka-down spark-cluster-up spark-cluster-down \
-	wheel test stress-submit test-unit run bench bench-kafka bench-spark clean clean-deps kafka-reference
+	wheel test stress-submit test-unit run bench bench-kafka bench-spark clean clean-deps kafka-reference \
+	checkpoint-fixture
 
 help: ## List the targets
 	@echo "streams-on-spark — make targets:"
@@ -180,6 +181,11 @@ $(KAFKA_REF_JAR): $(KAFKA_REF)/pom.xml $(KAFKA_REF_SOURCES) deps/settings.xml
 	@command -v $(MVN) >/dev/null || { echo "$(MVN) not found: install Maven 3.8+ (apt-get install maven)" >&2; exit 1; }
 	rm -rf $(KAFKA_REF)/target
 	$(MVN_CMD) -f $(KAFKA_REF)/pom.xml package
+
+# A checkpoint written by this version that later versions must keep resuming
+# (tests/integration/spark/test_checkpoint_fixture.py): rewrite it only for a deliberate format change.
+checkpoint-fixture: $(SETUP_STAMP) ## Rewrite tests/data/checkpoint-fixture (a checkpoint later versions must resume)
+	cd tests/integration/spark/apps && $(CURDIR)/$(PY) make_checkpoint_fixture.py $(CURDIR)/tests/data/checkpoint-fixture
 
 kafka-reference: $(KAFKA_REF_JAR) ## Regenerate the Kafka Streams 4.3.1 goldens tests/data/kafka-reference/*.json (Java, mvn)
 	$(if $(SCENARIOS),,rm -f tests/data/kafka-reference/*.json)

@@ -22,6 +22,7 @@ from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.base import Connector
 from streams_on_spark.connectors.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError, StreamsException
+from streams_on_spark.runtime.spark.checkpoints import relocate_state_schema_paths
 from streams_on_spark.runtime.spark.clock import TICK, MockClock
 from streams_on_spark.runtime.spark.errors import query_error
 from streams_on_spark.runtime.spark.output import ReturnedOutput, TaskOutput, WrittenOutput
@@ -118,6 +119,7 @@ class SparkRuntime:
         stream = frame.groupBy("slot").transformWithStateInPandas(fn.processor(), fn.output.schema, "Append",
                                                                   time_mode)
         name = self.query_name(sid)
+        relocate_state_schema_paths(self.checkpoint(sid))
         sink = (DriverAppend(self.connector.writer(), self.on_output, name) if self.on_output is not None
                 else CommitReport(name))
         query = (stream.writeStream.queryName(name).outputMode("append")

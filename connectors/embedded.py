@@ -223,6 +223,28 @@ class EmbeddedTopics:
             self._partition_counts[name] = partitions
             log.debug("created topic %s with %d partitions in %s", name, partitions, self._root)
 
+    def delete_topic(self, name: str) -> None:
+        """Delete topic ``name`` and its records (the application reset tool's step); a no-op if it does not exist.
+        Its meta file goes first, so a reader sees the topic whole or not at all."""
+        validate_topic_name(name)
+        with self._mutex, open(os.path.join(self._root, _LOCK), "a+b") as lock_file:
+            fcntl.flock(lock_file.fileno(), fcntl.LOCK_EX)
+            for key in [k for k in self._fds if k[0] == name]:
+                os.close(self._fds.pop(key))
+            fd = self._lock_fds.pop(name, None)
+            if fd is not None:
+                os.close(fd)
+            self._partition_counts.pop(name, None)
+            tdir = self._topic_dir(name)
+            if not os.path.isdir(tdir):
+                return
+            try:
+                os.remove(os.path.join(tdir, _META))
+            except FileNotFoundError:
+                pass
+            shutil.rmtree(tdir)
+            log.info("deleted topic %s from %s", name, self._root)
+
     def _read_meta(self, name: str) -> Optional[int]:
         """Partition count from the topic's meta file, or None if the topic does not exist."""
         try:

@@ -424,6 +424,46 @@ class KafkaConnector:
             raise ValueError(f"topic {topic} already exists with {existing} partitions, "
                              f"cannot create it with {partitions}")
 
+    def delete_topics(self, topics: list[str]) -> None:
+        """Delete ``topics`` (those that exist) and wait until they are gone (the application reset tool's step)."""
+        from kafka.errors import UnknownTopicOrPartitionError
+        if not topics:
+            return
+        try:
+            self._admin().delete_topics(list(topics), timeout_ms=self.timeout_ms)
+        except UnknownTopicOrPartitionError:
+            pass
+        except Exception as e:
+            raise self._error(f"cannot delete topics {sorted(topics)}", e) from None
+        deadline = time.monotonic() + self.timeout_ms / 1000
+        while any(self._partition_count(t) is not None for t in topics):
+            if time.monotonic() > deadline:
+                raise StreamsException(f"topics {sorted(topics)} were deleted in Kafka at {self.bootstrap_servers} "
+                                       "but still exist")
+            time.sleep(0.1)
+        log.info("deleted topics %s", sorted(topics))
+
+    def consumer_groups(self) -> list[str]:
+        """The ids of the cluster's consumer groups."""
+        try:
+            return sorted(str(g["group_id"]) for g in self._admin().list_groups())
+        except Exception as e:
+            raise self._error("cannot list consumer groups", e) from None
+
+    def delete_consumer_group(self, group: str) -> bool:
+        """Delete consumer group ``group`` and its committed offsets; False if there is no such group."""
+        try:
+            results = self._admin().delete_groups([group])
+        except Exception as e:
+            raise self._error(f"cannot delete consumer group {group}", e) from None
+        outcome = dict(results).get(group)   # kafka-python: {group: "OK" | an error's name}
+        name = outcome if isinstance(outcome, str) or outcome is None else type(outcome).__name__
+        if name in (None, "OK", "NoError"):
+            return True
+        if name == "GroupIdNotFoundError":
+            return False
+        raise StreamsException(f"cannot delete consumer group {group} in Kafka at {self.bootstrap_servers}: {name}")
+
     def end_offsets(self, topic: str) -> list[int]:
         """The log-end offset of each partition of ``topic``, by partition."""
         from kafka import TopicPartition

@@ -25,7 +25,7 @@ import time
 import weakref
 from typing import Any, Mapping, Optional, Union
 
-from streams_on_spark.config import BOOTSTRAP_SERVERS, TaskConfig
+from streams_on_spark.config import APPLICATION_ID, BOOTSTRAP_SERVERS, TaskConfig
 from streams_on_spark.errors import IllegalStateError, StreamsException, TopologyException
 from streams_on_spark.topology.partitions import TopicLayout, resolve_partition_counts
 from streams_on_spark.topology.topology import Topology
@@ -51,6 +51,18 @@ class State(enum.Enum):
     ERROR = "ERROR"
 
 
+def checkpoint_location(config: Mapping[str, Any]) -> str:
+    """Where an application's checkpoints live: ``checkpoint.location``, else ``<state.dir>/<application.id>``
+    (``state.dir`` defaulting to ``<tmp>/kafka-streams``, Kafka's default)."""
+    state_dir = config.get(STATE_DIR) or os.path.join(tempfile.gettempdir(), "kafka-streams")
+    return str(config.get(CHECKPOINT_LOCATION) or os.path.join(state_dir, str(config.get(APPLICATION_ID))))
+
+
+def client_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Kafka client settings passed through to Spark's Kafka source and the admin/producer clients."""
+    return {k: v for k, v in config.items() if k.startswith(CLIENT_PREFIXES) or k in CLIENT_KEYS}
+
+
 class KafkaStreams:
     """A topology running on Spark Structured Streaming; a context manager that closes itself."""
 
@@ -66,9 +78,7 @@ class KafkaStreams:
         self._connector: Any = None
         self.state = State.CREATED
         self._signal_handlers: dict[int, Any] = {}
-        state_dir = self._config.get(STATE_DIR) or os.path.join(tempfile.gettempdir(), "kafka-streams")
-        self.checkpoint_location = str(self._config.get(CHECKPOINT_LOCATION)
-                                       or os.path.join(state_dir, self._task_config.application_id))
+        self.checkpoint_location = checkpoint_location(self._config)
 
     @property
     def application_id(self) -> str:
@@ -81,10 +91,6 @@ class KafkaStreams:
             from streams_on_spark.connectors.embedded import EmbeddedTopics
             self._embedded = EmbeddedTopics(self._config.get(EMBEDDED_TOPICS_DIR))
         return self._embedded
-
-    def _client_config(self) -> dict[str, Any]:
-        """Kafka client settings passed through to Spark's Kafka source and the admin/producer clients."""
-        return {k: v for k, v in self._config.items() if k.startswith(CLIENT_PREFIXES) or k in CLIENT_KEYS}
 
     @property
     def spark(self) -> Any:
@@ -99,7 +105,8 @@ class KafkaStreams:
         from streams_on_spark.connectors.kafka import KafkaConnector
         timeout_ms = int(self._config.get("default.api.timeout.ms", 10_000))
         group = self.application_id if self._task_config.exactly_once else None
-        return KafkaConnector(str(bootstrap), self._client_config(), timeout_ms=timeout_ms, exactly_once_group=group)
+        return KafkaConnector(str(bootstrap), client_config(self._config), timeout_ms=timeout_ms,
+                              exactly_once_group=group)
 
     def __enter__(self) -> "KafkaStreams":
         return self

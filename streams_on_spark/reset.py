@@ -1,0 +1,105 @@
+"""Kafka's application reset tool for this runtime: start an application over from its input's beginning.
+
+Kafka's ``kafka-streams-application-reset`` deletes the application's internal topics and resets its consumer group
+to the input's start; local state goes with ``KafkaStreams.cleanUp()``. Here source positions and task state both
+live in the queries' checkpoints, so a reset deletes:
+
+- the internal topics (``<application.id>-...-repartition``, ``-changelog`` and the foreign-key join topics), in Kafka
+  or in the embedded topics;
+- the checkpoint location (``checkpoint.location``, or the default ``KafkaStreams`` uses), so every query starts at
+  the earliest offsets with empty stores;
+- on Kafka, the consumer group ``application.id`` (what ``exactly_once_v2`` commits positions and batch markers to).
+
+Stop the application first. ``dry_run=True`` only lists what would go.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from streams_on_spark.config import APPLICATION_ID, BOOTSTRAP_SERVERS
+from streams_on_spark.kafka_streams import EMBEDDED_TOPICS_DIR, checkpoint_location, client_config
+
+log = logging.getLogger(__name__)
+
+# Kafka's StreamsResetter.isInternalTopic
+INTERNAL_TOPIC_SUFFIXES = ("-changelog", "-repartition", "-subscription-registration-topic",
+                           "-subscription-response-topic")
+
+
+def is_internal_topic(application_id: str, topic: str) -> bool:
+    """Whether ``topic`` is one of ``application_id``'s internal topics (Kafka's rule: prefix and suffix)."""
+    return topic.startswith(application_id + "-") and topic.endswith(INTERNAL_TOPIC_SUFFIXES)
+
+
+@dataclass(frozen=True)
+class ResetResult:
+    """What a reset deleted (or, in a dry run, would delete)."""
+
+    application_id: str
+    internal_topics: tuple[str, ...]
+    checkpoint_location: Optional[str]      # None: there was none
+    consumer_group: Optional[str]           # None: not on Kafka, or no such group
+    dry_run: bool
+
+    def __str__(self) -> str:
+        verb = "would delete" if self.dry_run else "deleted"
+        lines = [f"application {self.application_id}: {verb}"]
+        lines += [f"  internal topic {t}" for t in self.internal_topics] or ["  no internal topics"]
+        lines.append(f"  checkpoints {self.checkpoint_location}" if self.checkpoint_location else "  no checkpoints")
+        if self.consumer_group:
+            lines.append(f"  consumer group {self.consumer_group}")
+        return "\n".join(lines)
+
+
+def reset_application(config: Mapping[str, Any], *, dry_run: bool = False) -> ResetResult:
+    """Reset the application ``config`` describes (as given to ``KafkaStreams``): its internal topics, checkpoints
+    and, on Kafka, consumer group; ``dry_run`` lists them and deletes nothing."""
+    application_id = config.get(APPLICATION_ID)
+    if not isinstance(application_id, str) or not application_id:
+        raise ValueError(f"Missing required configuration '{APPLICATION_ID}'")
+    checkpoints = checkpoint_location(config)
+    local = "://" not in checkpoints
+    has_checkpoints = os.path.exists(checkpoints) if local else True
+    bootstrap = config.get(BOOTSTRAP_SERVERS)
+    if bootstrap:
+        from streams_on_spark.connectors.kafka import KafkaConnector
+        with KafkaConnector(str(bootstrap), client_config(config),
+                            timeout_ms=int(config.get("default.api.timeout.ms", 10_000))) as kafka:
+            topics = tuple(sorted(t for t in kafka.topics() if is_internal_topic(application_id, t)))
+            if dry_run:
+                group = application_id if application_id in kafka.consumer_groups() else None
+            else:
+                kafka.delete_topics(list(topics))
+                group = application_id if kafka.delete_consumer_group(application_id) else None
+    else:
+        from streams_on_spark.connectors.embedded import EmbeddedTopics
+        embedded = EmbeddedTopics(config.get(EMBEDDED_TOPICS_DIR))
+        topics = tuple(sorted(t for t in embedded.topics() if is_internal_topic(application_id, t)))
+        group = None
+        if not dry_run:
+            for topic in topics:
+                embedded.delete_topic(topic)
+    if has_checkpoints and not dry_run:
+        if local:
+            shutil.rmtree(checkpoints)
+        else:
+            _delete_remote(checkpoints)
+    result = ResetResult(application_id, topics, checkpoints if has_checkpoints else None, group, dry_run)
+    log.info("%s", result)
+    return result
+
+
+def _delete_remote(path: str) -> None:
+    """Delete a checkpoint on a Hadoop file system (hdfs://, s3a://) through Spark's JVM."""
+    from pyspark.sql import SparkSession
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        raise ValueError(f"checkpoint.location {path} is remote: reset it from a Spark application (an active "
+                         "SparkSession), or delete it with your file system's tools")
+    jvm = spark.sparkContext._jvm
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(hadoop_path, True)

@@ -36,7 +36,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
-from streams_on_spark.connectors.kafka import _REDACTING_FILTER, MASK, _jaas_options, is_secret, mask_config
+from streams_on_spark.connectors.kafka_config import _REDACTING_FILTER, MASK, _jaas_options, is_secret, mask_config
 from streams_on_spark.connectors.record_batch import RecordBatch, parse_records
 from streams_on_spark.errors import StreamsException
 

@@ -1,4 +1,5 @@
 """State stores (installed as ``streams_on_spark.state``)."""
+from streams_on_spark.state.factory import Stores
 from streams_on_spark.state.stores import (
     InMemoryKeyValueBytesStore,
     KeyValueBytesStoreSupplier,
@@ -7,7 +8,6 @@ from streams_on_spark.state.stores import (
     KeyValueStoreFacade,
     StateStore,
     StoreBuilder,
-    Stores,
     TimestampedKeyValueStore,
     TimestampedKeyValueStoreBuilder,
     ValueAndTimestamp,

@@ -20,7 +20,7 @@ import logging
 import struct
 from typing import Any, Callable, Optional
 
-from streams_on_spark.dsl.windows import LONG_MAX
+from streams_on_spark.window import LONG_MAX
 from streams_on_spark.state.stores import INVALID_RANGE_WARNING
 from streams_on_spark.state.stores import ordered_time as _time
 from streams_on_spark.state.stores import time_of as _untime

@@ -525,68 +525,7 @@ class TimestampedKeyValueStoreBuilder(KeyValueStoreBuilder):
     store_type = TimestampedKeyValueStore
 
 
-class Stores:
-    """Factories for store suppliers and builders, named like Kafka's ``Stores``."""
-
-    @staticmethod
-    def in_memory_key_value_store(name: str) -> KeyValueBytesStoreSupplier:
-        return KeyValueBytesStoreSupplier(name)
-
-    @staticmethod
-    def key_value_store_builder(supplier: KeyValueBytesStoreSupplier, key_serde: Any = None,
-                                value_serde: Any = None) -> KeyValueStoreBuilder:
-        return KeyValueStoreBuilder(supplier, key_serde, value_serde)
-
-    @staticmethod
-    def timestamped_key_value_store_builder(supplier: KeyValueBytesStoreSupplier, key_serde: Any = None,
-                                            value_serde: Any = None) -> TimestampedKeyValueStoreBuilder:
-        return TimestampedKeyValueStoreBuilder(supplier, key_serde, value_serde)
-
-    # window and session stores live in window_stores.py; Kafka offers them on Stores too
-    @staticmethod
-    def in_memory_window_store(name: str, retention_period: Any, window_size: Any, retain_duplicates: bool) -> Any:
-        from streams_on_spark.state.window_stores import WindowStores
-        return WindowStores.in_memory_window_store(name, retention_period, window_size, retain_duplicates)
-
-    @staticmethod
-    def persistent_window_store(name: str, retention_period: Any, window_size: Any, retain_duplicates: bool) -> Any:
-        from streams_on_spark.state.window_stores import WindowStores
-        return WindowStores.persistent_window_store(name, retention_period, window_size, retain_duplicates)
-
-    @staticmethod
-    def persistent_timestamped_window_store(name: str, retention_period: Any, window_size: Any,
-                                            retain_duplicates: bool) -> Any:
-        from streams_on_spark.state.window_stores import WindowStores
-        return WindowStores.persistent_timestamped_window_store(name, retention_period, window_size,
-                                                                retain_duplicates)
-
-    @staticmethod
-    def window_store_builder(supplier: Any, key_serde: Any = None, value_serde: Any = None) -> Any:
-        from streams_on_spark.state.window_stores import WindowStores
-        return WindowStores.window_store_builder(supplier, key_serde, value_serde)
-
-    @staticmethod
-    def timestamped_window_store_builder(supplier: Any, key_serde: Any = None, value_serde: Any = None) -> Any:
-        from streams_on_spark.state.window_stores import WindowStores
-        return WindowStores.timestamped_window_store_builder(supplier, key_serde, value_serde)
-
-    @staticmethod
-    def in_memory_session_store(name: str, retention_period: Any) -> Any:
-        from streams_on_spark.state.window_stores import WindowStores
-        return WindowStores.in_memory_session_store(name, retention_period)
-
-    @staticmethod
-    def persistent_session_store(name: str, retention_period: Any) -> Any:
-        from streams_on_spark.state.window_stores import WindowStores
-        return WindowStores.persistent_session_store(name, retention_period)
-
-    @staticmethod
-    def session_store_builder(supplier: Any, key_serde: Any = None, value_serde: Any = None) -> Any:
-        from streams_on_spark.state.window_stores import WindowStores
-        return WindowStores.session_store_builder(supplier, key_serde, value_serde)
-
-
 __all__ = ["StateStore", "InMemoryKeyValueBytesStore", "KeyValueStore", "TimestampedKeyValueStore",
            "ValueAndTimestamp", "ValueAndTimestampSerde", "KeyValueStoreFacade", "KeyValueBytesStoreSupplier",
-           "StoreBuilder", "KeyValueStoreBuilder", "TimestampedKeyValueStoreBuilder", "Stores", "KeyValue",
+           "StoreBuilder", "KeyValueStoreBuilder", "TimestampedKeyValueStoreBuilder", "KeyValue",
            "IllegalStateError"]

@@ -1,4 +1,4 @@
-"""Window and session stores: in-memory bytes stores, typed views, suppliers, builders and ``WindowStores``.
+"""Window and session stores: in-memory bytes stores, typed views, suppliers and builders (``Stores`` makes them).
 
 The bytes stores reproduce Kafka's ``InMemoryWindowStore`` and ``InMemorySessionStore``
 (``org.apache.kafka.streams.state.internals``): the same retention rule (a record whose window start — or
@@ -21,15 +21,6 @@ import struct
 from operator import itemgetter
 from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
 
-from streams_on_spark.dsl.windows import (
-    LONG_MAX,
-    SessionWindow,
-    TimeWindow,
-    Windowed,
-    java_duration_string,
-    validate_millis,
-)
-from streams_on_spark.errors import StreamsException
 from streams_on_spark.keyvalue import KeyValue
 from streams_on_spark.state.caching import CachingSessionBytesStore, CachingWindowBytesStore, FlushListener
 from streams_on_spark.state.stores import (
@@ -39,6 +30,12 @@ from streams_on_spark.state.stores import (
     StoreBuilder,
     TimestampedValues,
     ValueAndTimestamp,
+)
+from streams_on_spark.window import (
+    LONG_MAX,
+    SessionWindow,
+    TimeWindow,
+    Windowed,
 )
 
 log = logging.getLogger(__name__)
@@ -769,7 +766,7 @@ def _check_name(name: Optional[str]) -> str:
 
 
 class WindowBytesStoreSupplier:
-    """Makes the bytes store a window-store builder wraps (``WindowStores.in_memory_window_store``)."""
+    """Makes the bytes store a window-store builder wraps (``Stores.in_memory_window_store``)."""
 
     def __init__(self, name: str, retention_period_ms: int, window_size_ms: int, retain_duplicates: bool) -> None:
         self.name = _check_name(name)
@@ -790,7 +787,7 @@ class WindowBytesStoreSupplier:
 
 
 class PersistentWindowBytesStoreSupplier(WindowBytesStoreSupplier):
-    """Makes :class:`PersistentWindowBytesStore` s (``WindowStores.persistent_window_store``)."""
+    """Makes :class:`PersistentWindowBytesStore` s (``Stores.persistent_window_store``)."""
 
     def __init__(self, name: str, retention_period_ms: int, window_size_ms: int, retain_duplicates: bool,
                  time_first: bool = False) -> None:
@@ -810,7 +807,7 @@ class PersistentWindowBytesStoreSupplier(WindowBytesStoreSupplier):
 
 
 class SessionBytesStoreSupplier:
-    """Makes the bytes store a session-store builder wraps (``WindowStores.in_memory_session_store``)."""
+    """Makes the bytes store a session-store builder wraps (``Stores.in_memory_session_store``)."""
 
     def __init__(self, name: str, retention_period_ms: int) -> None:
         self.name = _check_name(name)
@@ -877,7 +874,7 @@ class TimeOrderedSessionBytesStore(PersistentSessionBytesStore):
 
 
 class PersistentSessionBytesStoreSupplier(SessionBytesStoreSupplier):
-    """Makes :class:`PersistentSessionBytesStore` s (``WindowStores.persistent_session_store``)."""
+    """Makes :class:`PersistentSessionBytesStore` s (``Stores.persistent_session_store``)."""
 
     def get(self) -> PersistentSessionBytesStore:
         return PersistentSessionBytesStore(self.name, self.retention_period_ms)
@@ -958,87 +955,8 @@ class SessionStoreBuilder(StoreBuilder):
                             self.value_serde)
 
 
-class WindowStores:
-    """Factories for window and session store suppliers and builders, named like Kafka's ``Stores``."""
-
-    @staticmethod
-    def in_memory_window_store(name: str, retention_period: Any, window_size: Any,
-                               retain_duplicates: bool = False) -> WindowBytesStoreSupplier:
-        """An in-memory window store keeping windows for ``retention_period`` (``>= window_size``)."""
-        retention_ms, size_ms = WindowStores._window_params(name, retention_period, window_size)
-        return WindowBytesStoreSupplier(name, retention_ms, size_ms, retain_duplicates)
-
-    @staticmethod
-    def persistent_window_store(name: str, retention_period: Any, window_size: Any,
-                                retain_duplicates: bool = False) -> PersistentWindowBytesStoreSupplier:
-        """A window store that reads, orders and expires as Kafka's RocksDB one (the DSL default): in memory in the
-        in-process engine, in the task's local RocksDB on Spark. Also what ``persistent_timestamped_window_store``
-        gives."""
-        retention_ms, size_ms = WindowStores._window_params(name, retention_period, window_size)
-        return PersistentWindowBytesStoreSupplier(name, retention_ms, size_ms, retain_duplicates)
-
-    persistent_timestamped_window_store = persistent_window_store
-
-    @staticmethod
-    def _window_params(name: str, retention_period: Any, window_size: Any) -> tuple[int, int]:
-        """Kafka's checks of a window store's name, retention and size; the two in milliseconds."""
-        if name is None:
-            raise ValueError("name cannot be null")
-        retention_ms = validate_millis(retention_period, "retentionPeriod")
-        if retention_ms < 0:
-            raise ValueError("retentionPeriod cannot be negative")
-        size_ms = validate_millis(window_size, "windowSize")
-        if size_ms < 0:
-            raise ValueError("windowSize cannot be negative")
-        if size_ms > retention_ms:
-            raise ValueError(f"The retention period of the window store {name} must be no smaller than its window "
-                             f"size. Got size=[{java_duration_string(size_ms)}], "
-                             f"retention=[{java_duration_string(retention_ms)}]")
-        return retention_ms, size_ms
-
-    @staticmethod
-    def in_memory_session_store(name: str, retention_period: Any) -> SessionBytesStoreSupplier:
-        """An in-memory session store keeping sessions whose end is within ``retention_period`` of stream time."""
-        return SessionBytesStoreSupplier(name, WindowStores._session_retention(name, retention_period))
-
-    @staticmethod
-    def persistent_session_store(name: str, retention_period: Any) -> PersistentSessionBytesStoreSupplier:
-        """A session store that reads, orders and expires as Kafka's RocksDB one (the DSL default): in memory in the
-        in-process engine, in the task's local RocksDB on Spark."""
-        return PersistentSessionBytesStoreSupplier(name, WindowStores._session_retention(name, retention_period))
-
-    @staticmethod
-    def _session_retention(name: str, retention_period: Any) -> int:
-        if name is None:
-            raise ValueError("name cannot be null")
-        retention_ms = validate_millis(retention_period, "retentionPeriod")
-        if retention_ms < 0:
-            raise ValueError("retentionPeriod cannot be negative")
-        return retention_ms
-
-    @staticmethod
-    def time_ordered_session_store(name: str, retention_ms: int) -> TimeOrderedSessionBytesStoreSupplier:
-        """The default session store of an ON_WINDOW_CLOSE aggregation (Kafka's time-ordered session store)."""
-        return TimeOrderedSessionBytesStoreSupplier(name, retention_ms)
-
-    @staticmethod
-    def window_store_builder(supplier: WindowBytesStoreSupplier, key_serde: Any = None,
-                             value_serde: Any = None) -> WindowStoreBuilder:
-        return WindowStoreBuilder(supplier, key_serde, value_serde)
-
-    @staticmethod
-    def timestamped_window_store_builder(supplier: WindowBytesStoreSupplier, key_serde: Any = None,
-                                         value_serde: Any = None) -> TimestampedWindowStoreBuilder:
-        return TimestampedWindowStoreBuilder(supplier, key_serde, value_serde)
-
-    @staticmethod
-    def session_store_builder(supplier: SessionBytesStoreSupplier, key_serde: Any = None,
-                              value_serde: Any = None) -> SessionStoreBuilder:
-        return SessionStoreBuilder(supplier, key_serde, value_serde)
-
-
 __all__ = ["InMemoryWindowBytesStore", "TimeOrderedSessionBytesStore", "TimeOrderedSessionBytesStoreSupplier",
            "WindowStore", "TimestampedWindowStore", "WindowStoreFacade",
            "InMemorySessionBytesStore", "SessionStore", "WindowBytesStoreSupplier", "SessionBytesStoreSupplier",
-           "WindowStoreBuilder", "TimestampedWindowStoreBuilder", "SessionStoreBuilder", "WindowStores",
+           "WindowStoreBuilder", "TimestampedWindowStoreBuilder", "SessionStoreBuilder",
            "NO_TIMESTAMP"]

@@ -42,7 +42,8 @@ from streams_on_spark.processor.api import (
 )
 from streams_on_spark.serde import Serde, Serdes
 from streams_on_spark.serde.windowed import WindowedSerdes
-from streams_on_spark.state.stores import Stores, ValueAndTimestamp
+from streams_on_spark.state.factory import Stores
+from streams_on_spark.state.stores import ValueAndTimestamp
 from streams_on_spark.testing import TestRecord, TopologyTestDriver, TopologyTestDriverBuilder
 from streams_on_spark.topology.description import TopologyDescription
 from streams_on_spark.topology.topology import Topology

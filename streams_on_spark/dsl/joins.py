@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from streams_on_spark.dsl.params import Joined, Materialized, Named, StreamJoined
+from streams_on_spark.dsl.params import Joined, Named, StreamJoined
 from streams_on_spark.errors import TopologyException
 from streams_on_spark.processor import dsl as p
 from streams_on_spark.processor import joins as j
@@ -147,10 +147,10 @@ class StreamStreamJoinNode(GraphNode):
 
 
 def _join_store(name: str, windows: Any, key_serde: Any, value_serde: Any, logging: bool) -> Any:
-    from streams_on_spark.state.window_stores import WindowStores
-    supplier = WindowStores.persistent_window_store(name, windows.before_ms + windows.after_ms + windows.grace_ms,
-                                                    windows.before_ms + windows.after_ms, True)
-    builder = WindowStores.window_store_builder(supplier, key_serde, value_serde)
+    from streams_on_spark.state.factory import Stores
+    supplier = Stores.persistent_window_store(name, windows.before_ms + windows.after_ms + windows.grace_ms,
+                                              windows.before_ms + windows.after_ms, True)
+    builder = Stores.window_store_builder(supplier, key_serde, value_serde)
     return builder if logging else builder.with_logging_disabled()
 
 

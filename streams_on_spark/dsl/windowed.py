@@ -75,10 +75,11 @@ def _window_store(m: Materialized, name: str, retention_ms: int, size_ms: int, k
                   emit_strategy: EmitStrategy, emit_final_cached: bool = False) -> Any:
     """A timestamped window store over ``m``'s supplier, else Kafka's default DSL one (RocksDB semantics; the
     time-ordered store when emitting on window close)."""
-    from streams_on_spark.state.window_stores import PersistentWindowBytesStoreSupplier, WindowStores
+    from streams_on_spark.state.factory import Stores
+    from streams_on_spark.state.window_stores import PersistentWindowBytesStoreSupplier
     time_first = emit_strategy.type() is StrategyType.ON_WINDOW_CLOSE
     return _materialize(m, lambda: PersistentWindowBytesStoreSupplier(name, retention_ms, size_ms, False, time_first),
-                        WindowStores.timestamped_window_store_builder, key_serde, value_serde, emit_strategy,
+                        Stores.timestamped_window_store_builder, key_serde, value_serde, emit_strategy,
                         emit_final_cached)
 
 
@@ -86,12 +87,13 @@ def session_store_builder(m: Materialized, name: str, windows: Any, key_serde: A
                           emit_strategy: EmitStrategy = _ON_UPDATE) -> Any:
     """The session store of a session-windowed aggregation; retention = gap + grace (Kafka's default). With
     ON_WINDOW_CLOSE the default store is Kafka's time-ordered one (``TimeOrderedSessionBytesStoreSupplier``)."""
-    from streams_on_spark.state.window_stores import WindowStores
+    from streams_on_spark.state.factory import Stores
+    from streams_on_spark.state.window_stores import TimeOrderedSessionBytesStoreSupplier
     retention = windows.inactivity_gap_ms + windows.grace_ms
     time_ordered = emit_strategy.type() is StrategyType.ON_WINDOW_CLOSE
-    return _materialize(m, lambda: WindowStores.time_ordered_session_store(name, retention) if time_ordered
-                        else WindowStores.persistent_session_store(name, retention),
-                        WindowStores.session_store_builder, key_serde, value_serde, emit_strategy)
+    return _materialize(m, lambda: TimeOrderedSessionBytesStoreSupplier(name, retention) if time_ordered
+                        else Stores.persistent_session_store(name, retention),
+                        Stores.session_store_builder, key_serde, value_serde, emit_strategy)
 
 
 class _WindowedAggregations(ABC):

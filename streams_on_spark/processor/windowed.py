@@ -18,7 +18,7 @@ from streams_on_spark.config import (
     EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATION,
     internal_long,
 )
-from streams_on_spark.dsl.emit import EmitStrategy, StrategyType
+from streams_on_spark.emit import EmitStrategy, StrategyType
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record
 from streams_on_spark.processor.dsl import Change, drop_record, forward_on_flush
@@ -30,6 +30,7 @@ from streams_on_spark.state.stores import (
     ordered_time,
     prefix_upper_bound,
 )
+from streams_on_spark.window import SessionWindow, TimeWindow, Windowed
 
 log = logging.getLogger(__name__)
 UNKNOWN = -1
@@ -118,7 +119,6 @@ class _WindowedAggregate(Processor):
     def _maybe_forward_update(self, record: Record, window: Any, old_agg: Any, new_agg: Any, new_ts: int) -> None:
         """Kafka's ``maybeForwardUpdate``: a window update with the input's headers, unless emitting final results
         or the store's cache forwards it."""
-        from streams_on_spark.dsl.windows import Windowed
         if self.forward_updates:
             self.forward(Record(Windowed(record.key, window),
                                 Change(new_agg, old_agg if self.send_old_values else None), new_ts, record.headers))
@@ -237,7 +237,6 @@ class KStreamSessionWindowAggregate(_WindowedAggregate):
         self._maybe_forward_final_result(record, close_time)
 
     def _aggregate(self, record: Record, close_time: int, observed: int) -> None:
-        from streams_on_spark.dsl.windows import SessionWindow, Windowed
         key, ts, gap = record.key, record.timestamp, self.windows.inactivity_gap_ms
         new_window = SessionWindow(ts, ts)
         merged_window = new_window
@@ -469,7 +468,6 @@ class KStreamSlidingWindowAggregate(_WindowedAggregate):
 
     def _process_reverse(self, record: Record, close_time: int) -> None:
         """Kafka's ``processReverse``: walk the key's windows from the newest, updating those holding the record."""
-        from streams_on_spark.dsl.windows import TimeWindow
         ts, diff = record.timestamp, self.windows.time_difference_ms
         starts: set[int] = set()
         left_agg = right_agg = None
@@ -501,7 +499,6 @@ class KStreamSlidingWindowAggregate(_WindowedAggregate):
                              previous_ts)
 
     def _process_early(self, record: Record, close_time: int) -> None:
-        from streams_on_spark.dsl.windows import TimeWindow
         ts, diff = record.timestamp, self.windows.time_difference_ms
         combined = None
         right_agg = None
@@ -533,7 +530,6 @@ class KStreamSlidingWindowAggregate(_WindowedAggregate):
 
     def _create_windows(self, record: Record, close_time: int, starts: set[int], right_agg: Any, left_agg: Any,
                         left_created: bool, right_created: bool, previous_ts: Optional[int]) -> None:
-        from streams_on_spark.dsl.windows import TimeWindow
         ts, diff = record.timestamp, self.windows.time_difference_ms
         if previous_ts is not None:
             previous_right_start = previous_ts + 1
@@ -549,13 +545,11 @@ class KStreamSlidingWindowAggregate(_WindowedAggregate):
             self._create_current_right(ts, right_agg, record)
 
     def _create_current_right(self, ts: int, right_agg: ValueAndTimestamp, record: Record) -> None:
-        from streams_on_spark.dsl.windows import TimeWindow
         window = TimeWindow(ts + 1, ts + 1 + self.windows.time_difference_ms)
         self.store.put(record.key, right_agg, window.start)
         self._maybe_forward_update(record, window, None, right_agg.value, right_agg.timestamp)
 
     def _create_previous_right(self, start: int, record: Record, close_time: int) -> None:
-        from streams_on_spark.dsl.windows import TimeWindow
         window = TimeWindow(start, start + self.windows.time_difference_ms)
         self._update(window, ValueAndTimestamp.make(self.initializer(), record.timestamp), record, close_time)
 

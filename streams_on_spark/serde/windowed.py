@@ -14,7 +14,7 @@ import logging
 import struct
 from typing import Any, Optional
 
-from streams_on_spark.dsl.windows import LONG_MAX, SessionWindow, TimeWindow, Windowed, validate_millis
+from streams_on_spark.window import LONG_MAX, SessionWindow, TimeWindow, Windowed, validate_millis
 from streams_on_spark.errors import SerializationException
 from streams_on_spark.serde import Serde
 

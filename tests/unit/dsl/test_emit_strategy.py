@@ -29,7 +29,7 @@ from streams_on_spark import (
 )
 from streams_on_spark.config import EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATION, TaskConfig
 from streams_on_spark.dsl.emit import StrategyType
-from streams_on_spark.state.window_stores import WindowStores
+from streams_on_spark.state.factory import Stores
 
 S = Serdes.String()
 CLOSE = EmitStrategy.on_window_close()
@@ -242,7 +242,7 @@ def test_emitted_records_carry_the_headers_of_the_record_that_closed_them(run):
 
 def test_the_wall_clock_throttles_emission(run):
     """KStreamWindowAggregateTest#shouldEmitWithLargeInterval: shouldEmitFinal throttles on the wall clock."""
-    one_day = WindowStores.in_memory_window_store("store", 86_400_000, 10)   # the test's store (1 day retention)
+    one_day = Stores.in_memory_window_store("store", 86_400_000, 10, False)   # the test's store (1 day retention)
     r = run(TimeWindows.of_size_and_grace(10, 5).advance_by(5), config={INTERVAL: 1000}, store=one_day)
     assert r.pipe_all([("A", "1", 0), ("A", "1", 5), ("B", "2", 10), ("C", "3", 15)]) == []
     r.driver.advance_wall_clock_time(10_000)

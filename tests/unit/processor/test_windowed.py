@@ -130,12 +130,12 @@ def _emit_final_task(emit_strategy, interval_ms: int = 0):
     """A task of ``count`` over hopping windows 10/5 with grace 5 into Kafka's test store (1 day retention), and a
     function feeding it records."""
     from streams_on_spark import Consumed, Materialized, Produced, StreamsBuilder, TimeWindows, WindowedSerdes
-    from streams_on_spark.state.window_stores import WindowStores
+    from streams_on_spark.state.factory import Stores
     keys = WindowedSerdes.time_windowed(S, 10)
     builder = StreamsBuilder()
     (builder.stream("in", Consumed.with_(S, S)).group_by_key()
      .windowed_by(TimeWindows.of_size_and_grace(10, 5).advance_by(5)).emit_strategy(emit_strategy)
-     .count(Materialized.as_(WindowStores.in_memory_window_store("counts", 86_400_000, 10)))
+     .count(Materialized.as_(Stores.in_memory_window_store("counts", 86_400_000, 10, False)))
      .to_stream().to("out", Produced.with_(keys, Serdes.Long())))
     new_task, feed_task = _task_runner(builder, {"__emit.interval.ms.kstreams.windowed.aggregation__": interval_ms})
 

@@ -12,8 +12,9 @@ from streams_on_spark.processor.dsl import Change, forward_on_flush
 from streams_on_spark.state.caching import (ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore, CachingSessionBytesStore,
                                             CachingWindowBytesStore, TaskCache)
 from streams_on_spark.state.stores import InMemoryKeyValueBytesStore, ValueAndTimestamp
+from streams_on_spark.state.factory import Stores
 from streams_on_spark.state.window_stores import (InMemorySessionBytesStore, InMemoryWindowBytesStore,
-                                                  TimeOrderedSessionBytesStore, WindowStores)
+                                                  TimeOrderedSessionBytesStore)
 
 S, L = Serdes.String(), Serdes.Long()
 
@@ -305,8 +306,8 @@ def test_typed_window_and_session_flushes_forward_windowed_changes_with_the_writ
     record's); SessionCacheFlushListener: timestamp = session end; both with the writing record's headers."""
     context = _Context(10_000)
     context.application_id, context.default_key_serde, context.default_value_serde = "app", S, L
-    windows, out = _typed(WindowStores.timestamped_window_store_builder(
-        WindowStores.in_memory_window_store("w", 100, 10, False), S, L), context)
+    windows, out = _typed(Stores.timestamped_window_store_builder(
+        Stores.in_memory_window_store("w", 100, 10, False), S, L), context)
     windows.put("k", ValueAndTimestamp(3, 4), 0)   # the record in process has timestamp 7
     windows.inner.flush()
     windows.put("k", None, 0)
@@ -315,7 +316,7 @@ def test_typed_window_and_session_flushes_forward_windowed_changes_with_the_writ
     assert [(r.key, r.value, r.timestamp, r.headers) for r in out] == [
         (Windowed("k", TimeWindow(0, 10)), Change(3, None), 4, headers),
         (Windowed("k", TimeWindow(0, 10)), Change(None, 3), 7, headers)]
-    sessions, out = _typed(WindowStores.session_store_builder(WindowStores.in_memory_session_store("s", 100), S, L),
+    sessions, out = _typed(Stores.session_store_builder(Stores.in_memory_session_store("s", 100), S, L),
                            context)
     sessions.put(Windowed("k", SessionWindow(2, 5)), 1)
     sessions.inner.flush()
@@ -326,9 +327,9 @@ def test_typed_window_and_session_flushes_forward_windowed_changes_with_the_writ
 def test_window_caches_follow_the_task_budget_and_global_stores_stay_uncached():
     """A cache size of 0 (or no task cache) writes straight through and the processor forwards itself."""
     for context in (_Context(0), object()):
-        store = WindowStores.timestamped_window_store_builder(
-            WindowStores.in_memory_window_store("w", 100, 10, False), S, L).with_caching_enabled().build()
+        store = Stores.timestamped_window_store_builder(
+            Stores.in_memory_window_store("w", 100, 10, False), S, L).with_caching_enabled().build()
         store.init(context)
         assert isinstance(store.inner, InMemoryWindowBytesStore) and not forward_on_flush(_Forwarding(), store)
-    dups = WindowStores.window_store_builder(WindowStores.in_memory_window_store("j", 100, 10, True), S, L)
+    dups = Stores.window_store_builder(Stores.in_memory_window_store("j", 100, 10, True), S, L)
     assert not dups.with_caching_enabled().caching_enabled   # duplicates cannot be cached (Kafka disables it)

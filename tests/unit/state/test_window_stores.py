@@ -7,6 +7,7 @@ import pytest
 
 from streams_on_spark import Serdes, StreamsException, ValueAndTimestamp
 from streams_on_spark.dsl.windows import SessionWindow, TimeWindow, Windowed
+from streams_on_spark.state.factory import Stores
 from streams_on_spark.state.window_stores import (
     InMemorySessionBytesStore,
     InMemoryWindowBytesStore,
@@ -14,7 +15,6 @@ from streams_on_spark.state.window_stores import (
     TimestampedWindowStore,
     WindowStore,
     WindowStoreFacade,
-    WindowStores,
 )
 
 
@@ -35,16 +35,16 @@ class Ctx:
         self.metrics = Metrics()
 
 
-def window_store(retention=100, size=10, dups=False, builder=WindowStores.window_store_builder,
+def window_store(retention=100, size=10, dups=False, builder=Stores.window_store_builder,
                  key=Serdes.String(), value=Serdes.Long(), ctx=None):
-    supplier = WindowStores.in_memory_window_store("w", retention, size, dups)
+    supplier = Stores.in_memory_window_store("w", retention, size, dups)
     store = builder(supplier, key, value).build()
     store.init(ctx or Ctx())
     return store
 
 
 def session_store(retention=100, ctx=None):
-    store = WindowStores.session_store_builder(WindowStores.in_memory_session_store("s", retention),
+    store = Stores.session_store_builder(Stores.in_memory_session_store("s", retention),
                                                Serdes.String(), Serdes.Long()).build()
     store.init(ctx or Ctx())
     return store
@@ -180,7 +180,7 @@ def test_retain_duplicates_keeps_every_put_in_order():
 
 
 def test_timestamped_window_store_layout_and_facade():
-    store = window_store(builder=WindowStores.timestamped_window_store_builder)
+    store = window_store(builder=Stores.timestamped_window_store_builder)
     assert isinstance(store, TimestampedWindowStore)
     store.put("a", ValueAndTimestamp(7, 42), 0)
     assert store.fetch("a", 0) == ValueAndTimestamp(7, 42)
@@ -201,7 +201,7 @@ def test_default_serdes_and_missing_serde():
         default_key_serde = Serdes.String()
         default_value_serde = Serdes.Integer()
 
-    store = window_store(builder=WindowStores.timestamped_window_store_builder, key=None, value=None,
+    store = window_store(builder=Stores.timestamped_window_store_builder, key=None, value=None,
                          ctx=WithDefaults())
     store.put("a", ValueAndTimestamp(1, 2), 0)
     assert store.inner.fetch(b"a", 0) == (2).to_bytes(8, "big") + (1).to_bytes(4, "big")
@@ -215,22 +215,22 @@ def test_default_serdes_and_missing_serde():
 
 def test_suppliers_validate_like_kafka():
     with pytest.raises(ValueError, match="^retentionPeriod cannot be negative$"):
-        WindowStores.in_memory_window_store("w", -1, 0, False)
+        Stores.in_memory_window_store("w", -1, 0, False)
     with pytest.raises(ValueError, match="^windowSize cannot be negative$"):
-        WindowStores.in_memory_window_store("w", 1, -1, False)
+        Stores.in_memory_window_store("w", 1, -1, False)
     with pytest.raises(ValueError) as info:
-        WindowStores.in_memory_window_store("w", 10, 20, False)
+        Stores.in_memory_window_store("w", 10, 20, False)
     assert str(info.value) == ("The retention period of the window store w must be no smaller than its window size. "
                                "Got size=[PT0.02S], retention=[PT0.01S]")
     with pytest.raises(ValueError, match="^retentionPeriod cannot be negative$"):
-        WindowStores.in_memory_session_store("s", -1)
+        Stores.in_memory_session_store("s", -1)
     with pytest.raises(ValueError):
-        WindowStores.window_store_builder(None)
+        Stores.window_store_builder(None)
 
 
 def test_builders_build_named_fresh_stores():
-    supplier = WindowStores.in_memory_window_store("w", 100, 10, True)
-    builder = WindowStores.window_store_builder(supplier, Serdes.String(), Serdes.Long())
+    supplier = Stores.in_memory_window_store("w", 100, 10, True)
+    builder = Stores.window_store_builder(supplier, Serdes.String(), Serdes.Long())
     assert builder.name == "w" and builder.logging_enabled and builder.retention_period() == 100
     assert builder.with_logging_disabled() is builder and not builder.logging_enabled
     builder.with_caching_enabled()
@@ -239,7 +239,7 @@ def test_builders_build_named_fresh_stores():
     assert isinstance(first, WindowStore) and first.inner is not second.inner
     assert (first.name, first.retention_period_ms, first.window_size_ms, first.retain_duplicates) == \
         ("w", 100, 10, True)
-    sessions = WindowStores.session_store_builder(WindowStores.in_memory_session_store("s", 50)).build()
+    sessions = Stores.session_store_builder(Stores.in_memory_session_store("s", 50)).build()
     assert isinstance(sessions, SessionStore) and sessions.name == "s" and sessions.retention_period_ms == 50
 
 
@@ -377,8 +377,8 @@ def test_time_ordered_session_store_returns_sessions_by_end_start_and_key():
 # ---------------------------------------------------------------- persistent stores (Kafka's RocksDB semantics)
 
 
-def persistent_window_store(retention=100, size=10, dups=False, ctx=None, builder=WindowStores.window_store_builder):
-    supplier = WindowStores.persistent_window_store("w", retention, size, dups)
+def persistent_window_store(retention=100, size=10, dups=False, ctx=None, builder=Stores.window_store_builder):
+    supplier = Stores.persistent_window_store("w", retention, size, dups)
     store = builder(supplier, Serdes.String(), Serdes.Long()).build()
     store.init(ctx or Ctx())
     return store
@@ -438,7 +438,7 @@ def test_persistent_time_first_window_store_reads_windows_starting_at_stream_tim
 def test_persistent_session_store_orders_by_segment_key_end_start_and_expires_by_segment():
     """SessionKeySchema ([key][end][start]) per segment of session end; lookups see ends > stream time - retention."""
     ctx = Ctx()
-    store = WindowStores.session_store_builder(WindowStores.persistent_session_store("s", 100), Serdes.String(),
+    store = Stores.session_store_builder(Stores.persistent_session_store("s", 100), Serdes.String(),
                                                Serdes.Long()).build()
     store.init(ctx)
     for key, start, end in (("b", 0, 5), ("a", 7, 9), ("a", 5, 5), ("c", 0, 5)):

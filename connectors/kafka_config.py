@@ -1,0 +1,107 @@
+"""Kafka client settings shared by the admin client and the producers: secrets masked in logs and messages, a
+``sasl.jaas.config`` read for its options, Kafka's (Java) client settings as kafka-python's keywords."""
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any, Iterable, Mapping
+
+log = logging.getLogger(__name__)
+
+MASK = "******"
+_SECRET_MARKERS = ("password", "secret", "jaas", "token", "key")
+
+
+def is_secret(name: str) -> bool:
+    """Whether a client setting's value must be masked (its name contains password/secret/jaas/token/key)."""
+    lowered = name.lower()
+    return any(marker in lowered for marker in _SECRET_MARKERS)
+
+
+def mask_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``config`` with the values of secret settings replaced by ``******`` (for logs and messages)."""
+    return {k: (MASK if is_secret(str(k)) and v is not None else v) for k, v in config.items()}
+
+
+_JAAS_OPTION = re.compile(r"""(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([^\s;]+))""")
+
+
+def _jaas_options(jaas: str) -> dict[str, str]:
+    """``username``/``password``/... of a ``sasl.jaas.config`` login module line."""
+    return {m.group(1): next(g for g in m.group(2, 3, 4) if g is not None) for m in _JAAS_OPTION.finditer(jaas)}
+
+
+# Kafka (Java) client settings whose kafka-python name is the same with '_' for '.'.
+_DIRECT = {"security.protocol", "sasl.mechanism", "sasl.kerberos.service.name", "sasl.kerberos.domain.name",
+           "client.id", "request.timeout.ms", "retry.backoff.ms", "reconnect.backoff.ms",
+           "reconnect.backoff.max.ms", "connections.max.idle.ms", "metadata.max.age.ms", "send.buffer.bytes",
+           "receive.buffer.bytes", "client.dns.lookup", "ssl.cipher.suites"}
+# Settings that only matter to the JVM clients (Spark) and have no kafka-python counterpart worth mapping.
+_JVM_ONLY_PREFIXES = ("ssl.keystore.", "ssl.truststore.type", "ssl.protocol", "ssl.enabled.protocols",
+                      "ssl.keymanager.", "ssl.trustmanager.", "ssl.secure.random", "sasl.login.",
+                      "sasl.client.callback", "sasl.kerberos.", "sasl.oauthbearer.", "ssl.engine.factory")
+
+
+def _python_client_config(client_config: Mapping[str, Any]) -> dict[str, Any]:
+    """kafka-python keyword arguments equivalent to Kafka's client settings (those that have one)."""
+    out: dict[str, Any] = {}
+    for key, value in client_config.items():
+        if value is None:
+            continue
+        text = str(value)
+        if key in _DIRECT:
+            out[key.replace(".", "_")] = int(text) if key.endswith((".ms", ".bytes")) else text
+        elif key == "sasl.jaas.config":
+            options = _jaas_options(text)
+            if "username" in options:
+                out["sasl_plain_username"] = options["username"]
+            if "password" in options:
+                out["sasl_plain_password"] = options["password"]
+        elif key == "ssl.truststore.location" and str(client_config.get("ssl.truststore.type", "")).upper() == "PEM":
+            out["ssl_cafile"] = text
+        elif key == "ssl.keystore.location" and str(client_config.get("ssl.keystore.type", "")).upper() == "PEM":
+            out["ssl_certfile"] = text
+            out.setdefault("ssl_keyfile", text)
+        elif key == "ssl.key.password":
+            out["ssl_password"] = text
+        elif key == "ssl.endpoint.identification.algorithm":
+            out["ssl_check_hostname"] = text.strip().lower() == "https"
+        elif not key.startswith(_JVM_ONLY_PREFIXES):
+            log.debug("client setting %s has no kafka-python equivalent; it applies to Spark only", key)
+    return out
+
+
+class _RedactingFilter(logging.Filter):
+    """Masks the registered secret values in every record of kafka-python's loggers (kafka-python logs its whole
+    client configuration, passwords included, at DEBUG)."""
+
+    def __init__(self) -> None:
+        super().__init__("")
+        self.secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secrets:
+            try:
+                text = record.getMessage()
+            except Exception:
+                return True
+            redacted = text
+            for secret in sorted(self.secrets, key=len, reverse=True):
+                redacted = redacted.replace(secret, MASK)
+            if redacted != text:
+                record.msg, record.args = redacted, ()
+        return True
+
+
+_REDACTING_FILTER = _RedactingFilter()
+
+
+def _guard_kafka_python_logs(secrets: Iterable[str]) -> None:
+    """Register ``secrets`` and put the redacting filter on every kafka-python logger that exists now (they are
+    module-level, created when kafka-python's modules are imported, so call this after importing a client)."""
+    _REDACTING_FILTER.secrets.update(secrets)
+    names = ["kafka"] + [n for n in list(logging.Logger.manager.loggerDict) if n.startswith("kafka.")]
+    for name in names:
+        logger = logging.getLogger(name)
+        if _REDACTING_FILTER not in logger.filters:
+            logger.addFilter(_REDACTING_FILTER)

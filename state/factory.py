@@ -1,0 +1,111 @@
+"""``Stores``: Kafka's factories for store suppliers and builders, key-value, window and session alike."""
+from __future__ import annotations
+
+from typing import Any
+
+from streams_on_spark.state.stores import (
+    KeyValueBytesStoreSupplier,
+    KeyValueStoreBuilder,
+    TimestampedKeyValueStoreBuilder,
+)
+from streams_on_spark.state.window_stores import (
+    PersistentSessionBytesStoreSupplier,
+    PersistentWindowBytesStoreSupplier,
+    SessionBytesStoreSupplier,
+    SessionStoreBuilder,
+    TimestampedWindowStoreBuilder,
+    WindowBytesStoreSupplier,
+    WindowStoreBuilder,
+)
+from streams_on_spark.window import java_duration_string, validate_millis
+
+
+class Stores:
+    """Factories for store suppliers and builders, named like Kafka's ``Stores``."""
+
+    @staticmethod
+    def in_memory_key_value_store(name: str) -> KeyValueBytesStoreSupplier:
+        return KeyValueBytesStoreSupplier(name)
+
+    @staticmethod
+    def key_value_store_builder(supplier: KeyValueBytesStoreSupplier, key_serde: Any = None,
+                                value_serde: Any = None) -> KeyValueStoreBuilder:
+        return KeyValueStoreBuilder(supplier, key_serde, value_serde)
+
+    @staticmethod
+    def timestamped_key_value_store_builder(supplier: KeyValueBytesStoreSupplier, key_serde: Any = None,
+                                            value_serde: Any = None) -> TimestampedKeyValueStoreBuilder:
+        return TimestampedKeyValueStoreBuilder(supplier, key_serde, value_serde)
+
+    @staticmethod
+    def in_memory_window_store(name: str, retention_period: Any, window_size: Any,
+                               retain_duplicates: bool) -> WindowBytesStoreSupplier:
+        """An in-memory window store keeping windows for ``retention_period`` (``>= window_size``)."""
+        retention_ms, size_ms = _window_params(name, retention_period, window_size)
+        return WindowBytesStoreSupplier(name, retention_ms, size_ms, retain_duplicates)
+
+    @staticmethod
+    def persistent_window_store(name: str, retention_period: Any, window_size: Any,
+                                retain_duplicates: bool) -> PersistentWindowBytesStoreSupplier:
+        """A window store that reads, orders and expires as Kafka's RocksDB one (the DSL default): in memory in the
+        in-process engine, in the task's local RocksDB on Spark. Also what ``persistent_timestamped_window_store``
+        gives."""
+        retention_ms, size_ms = _window_params(name, retention_period, window_size)
+        return PersistentWindowBytesStoreSupplier(name, retention_ms, size_ms, retain_duplicates)
+
+    persistent_timestamped_window_store = persistent_window_store
+
+    @staticmethod
+    def in_memory_session_store(name: str, retention_period: Any) -> SessionBytesStoreSupplier:
+        """An in-memory session store keeping sessions whose end is within ``retention_period`` of stream time."""
+        return SessionBytesStoreSupplier(name, _session_retention(name, retention_period))
+
+    @staticmethod
+    def persistent_session_store(name: str, retention_period: Any) -> PersistentSessionBytesStoreSupplier:
+        """A session store that reads, orders and expires as Kafka's RocksDB one (the DSL default): in memory in the
+        in-process engine, in the task's local RocksDB on Spark."""
+        return PersistentSessionBytesStoreSupplier(name, _session_retention(name, retention_period))
+
+    @staticmethod
+    def window_store_builder(supplier: WindowBytesStoreSupplier, key_serde: Any = None,
+                             value_serde: Any = None) -> WindowStoreBuilder:
+        return WindowStoreBuilder(supplier, key_serde, value_serde)
+
+    @staticmethod
+    def timestamped_window_store_builder(supplier: WindowBytesStoreSupplier, key_serde: Any = None,
+                                         value_serde: Any = None) -> TimestampedWindowStoreBuilder:
+        return TimestampedWindowStoreBuilder(supplier, key_serde, value_serde)
+
+    @staticmethod
+    def session_store_builder(supplier: SessionBytesStoreSupplier, key_serde: Any = None,
+                              value_serde: Any = None) -> SessionStoreBuilder:
+        return SessionStoreBuilder(supplier, key_serde, value_serde)
+
+
+def _window_params(name: str, retention_period: Any, window_size: Any) -> tuple[int, int]:
+    """Kafka's checks of a window store's name, retention and size; the two in milliseconds."""
+    if name is None:
+        raise ValueError("name cannot be null")
+    retention_ms = validate_millis(retention_period, "retentionPeriod")
+    if retention_ms < 0:
+        raise ValueError("retentionPeriod cannot be negative")
+    size_ms = validate_millis(window_size, "windowSize")
+    if size_ms < 0:
+        raise ValueError("windowSize cannot be negative")
+    if size_ms > retention_ms:
+        raise ValueError(f"The retention period of the window store {name} must be no smaller than its window "
+                         f"size. Got size=[{java_duration_string(size_ms)}], "
+                         f"retention=[{java_duration_string(retention_ms)}]")
+    return retention_ms, size_ms
+
+
+def _session_retention(name: str, retention_period: Any) -> int:
+    if name is None:
+        raise ValueError("name cannot be null")
+    retention_ms = validate_millis(retention_period, "retentionPeriod")
+    if retention_ms < 0:
+        raise ValueError("retentionPeriod cannot be negative")
+    return retention_ms
+
+
+__all__ = ["Stores"]

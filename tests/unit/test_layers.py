@@ -1,0 +1,155 @@
+"""The library's layers import downward only, and the DSL's classes are the only modules that import each other in a
+cycle (as Kafka's do). Every import counts, including those inside functions: a function-level import of a higher
+layer is still the house fighting its plan. A new module must be given its layer here."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+# where each top-level package or module ships (pyproject's package-dir)
+SOURCES = {"streams_on_spark": ROOT / "streams_on_spark", "streams_on_spark.connectors": ROOT / "connectors",
+           "streams_on_spark.state": ROOT / "state"}
+# bottom to top; a module may import its own layer and the ones below it
+LAYERS = [
+    {"errors", "keyvalue", "window", "emit"},        # leaf types
+    {"serde"},
+    {"connectors"},                                  # records, partitioner, topics (embedded, Kafka)
+    {"error_handlers", "config"},
+    {"state"},
+    {"processor"},
+    {"topology"},
+    {"dsl"},
+    {"runtime"},
+    {"testing"},
+    {"kafka_streams", "upgrade"},
+    {"reset", "cli", "__main__"},
+    {""},                                            # the package itself: re-exports the API
+]
+RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for package, directory in SOURCES.items():
+        for path in sorted(directory.rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            parts = list(path.relative_to(directory).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join([package, *parts])] = path
+    return found
+
+
+MODULES = set(modules())
+
+
+def area(module: str) -> str:
+    """The layer name of a library module: its first component below the package."""
+    if module.startswith("streams_on_spark.connectors"):
+        return "connectors"
+    if module.startswith("streams_on_spark.state"):
+        return "state"
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def imports(path: Path, module: str, runtime_only: bool = False) -> list[tuple[str, int]]:
+    """The library modules ``path`` imports (absolute names), with line numbers; ``runtime_only`` leaves out the
+    imports under ``if TYPE_CHECKING:`` (type hints, never executed)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {id(n) for block in ast.walk(tree)
+                   if isinstance(block, ast.If) and isinstance(block.test, ast.Name) and block.test.id == "TYPE_CHECKING"
+                   for stmt in block.body for n in ast.walk(stmt)} if runtime_only else set()
+    out = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:   # relative import
+                base = ".".join(module.split(".")[: -node.level] + ([base] if base else []))
+            if base.startswith("streams_on_spark"):
+                # ``from package import submodule`` imports the submodule
+                out.extend((f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base, node.lineno)
+                           for a in node.names)
+        elif isinstance(node, ast.Import):
+            out.extend((a.name, node.lineno) for a in node.names if a.name.startswith("streams_on_spark"))
+    return out
+
+
+def test_every_module_has_a_layer():
+    unknown = sorted({area(m) for m in modules()} - set(RANK))
+    assert not unknown, f"give these a layer in tests/unit/test_layers.py: {unknown}"
+
+
+def test_no_layer_imports_a_higher_one():
+    upward = []
+    for module, path in modules().items():
+        for target, line in imports(path, module):
+            if RANK.get(area(target), -1) > RANK[area(module)]:
+                upward.append(f"{path.relative_to(ROOT)}:{line} {module} imports {target}")
+    assert not upward, "upward imports:\n" + "\n".join(upward)
+
+
+def test_the_only_import_cycle_is_inside_the_dsl():
+    mods = modules()
+    graph = {m: sorted({t for t, _ in imports(p, m, runtime_only=True) if t in mods and t != m})
+             for m, p in mods.items()}
+    cycles = [c for c in strongly_connected(graph) if len(c) > 1]
+    outside = [sorted(c) for c in cycles if not all(m.startswith("streams_on_spark.dsl") for m in c)]
+    assert not outside, f"import cycles outside the DSL: {outside}"
+
+
+def strongly_connected(graph: dict[str, list[str]]) -> list[set[str]]:
+    """Tarjan's strongly connected components (iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    components: list[set[str]] = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(graph[root]))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = set()
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.add(member)
+                        if member == node:
+                            break
+                    components.append(component)
+            elif child not in index:
+                index[child] = low[child] = counter
+                counter += 1
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(graph[child])))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return components
+
+
+def test_the_checks_see_an_upward_import(tmp_path):
+    """The checks are not vacuous: a function-level import of the DSL from a processor module is found."""
+    path = tmp_path / "windowed.py"
+    path.write_text("def f():\n    from streams_on_spark.dsl.windows import TimeWindows\n")
+    ((target, line),) = imports(path, "streams_on_spark.processor.windowed")
+    assert target == "streams_on_spark.dsl.windows" and line == 2
+    assert RANK[area(target)] > RANK[area("streams_on_spark.processor.windowed")]
+    assert sorted(map(sorted, strongly_connected({"a": ["b"], "b": ["a"], "c": []}))) == [["a", "b"], ["c"]]

@@ -6,7 +6,7 @@ from typing import Any, Callable, Optional
 from streams_on_spark.errors import require_callable
 from streams_on_spark.dsl.ktable import KTable, materialize, split_named_materialized
 from streams_on_spark.dsl.params import Grouped, Materialized, Named
-from streams_on_spark.processor import dsl as p
+from streams_on_spark.processor import dsl as processors
 from streams_on_spark.serde import Serdes
 from streams_on_spark.topology.graph import (
     DslSupplier,
@@ -80,7 +80,7 @@ class KGroupedStream:
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         value_serde = m.value_serde if m.value_serde is not None else Serdes.Long()
         name = self._name(named, "KSTREAM-AGGREGATE-")
-        supplier = DslSupplier(p.KStreamAggregate, store, _count_init, _count_add)
+        supplier = DslSupplier(processors.KStreamAggregate, store, _count_init, _count_add)
         return self._aggregate(name, m, store, key_serde, value_serde, supplier)
 
     def reduce(self, reducer: Callable[[Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
@@ -92,7 +92,8 @@ class KGroupedStream:
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         value_serde = m.value_serde if m.value_serde is not None else self.value_serde
         name = self._name(named, "KSTREAM-REDUCE-")
-        return self._aggregate(name, m, store, key_serde, value_serde, DslSupplier(p.KStreamReduce, store, reducer))
+        return self._aggregate(name, m, store, key_serde, value_serde,
+                               DslSupplier(processors.KStreamReduce, store, reducer))
 
     def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
                   named: Any = None, materialized: Any = None) -> KTable:
@@ -104,13 +105,14 @@ class KGroupedStream:
         store = self._store(m, "KSTREAM-AGGREGATE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         name = self._name(named, "KSTREAM-AGGREGATE-")
-        supplier = DslSupplier(p.KStreamAggregate, store, initializer, aggregator)
+        supplier = DslSupplier(processors.KStreamAggregate, store, initializer, aggregator)
         return self._aggregate(name, m, store, key_serde, m.value_serde, supplier)
 
     def windowed_by(self, windows: Any) -> Any:
         """Aggregate per window: ``TimeWindows`` (tumbling/hopping), ``SlidingWindows`` or ``SessionWindows``."""
-        from streams_on_spark.dsl import windowed as w
-        return w.windowed_by(self, windows, w.TimeWindowedKStream, w.SlidingWindowedKStream, w.SessionWindowedKStream)
+        from streams_on_spark.dsl import windowed
+        return windowed.windowed_by(self, windows, windowed.TimeWindowedKStream, windowed.SlidingWindowedKStream,
+                                    windowed.SessionWindowedKStream)
 
     def cogroup(self, aggregator: Callable[[Any, Any, Any], Any]) -> "CogroupedKStream":
         """Start a cogroup (KIP-150): several grouped streams folded into one aggregate and one store."""
@@ -137,15 +139,15 @@ class CogroupedKStream:
         """One aggregate per key; each input record updates it and emits the result."""
         require_callable(initializer, "initializer")
         return self._build(initializer, named, materialized,
-                           lambda store, aggregator, _name: DslSupplier(p.KStreamCogroupAggregate, store,
+                           lambda store, aggregator, _name: DslSupplier(processors.KStreamCogroupAggregate, store,
                                                                         initializer, aggregator),
                            materialize, None, None)
 
     def windowed_by(self, windows: Any) -> Any:
         """Cogroup per time window, sliding window or session."""
-        from streams_on_spark.dsl import windowed as w
-        return w.windowed_by(self, windows, w.TimeWindowedCogroupedKStream, w.SlidingWindowedCogroupedKStream,
-                             w.SessionWindowedCogroupedKStream)
+        from streams_on_spark.dsl import windowed
+        return windowed.windowed_by(self, windows, windowed.TimeWindowedCogroupedKStream,
+                                    windowed.SlidingWindowedCogroupedKStream, windowed.SessionWindowedCogroupedKStream)
 
     def _build(self, initializer: Callable[[], Any], named: Any, materialized: Any,
                make_processor: Callable[[str, Callable[..., Any], str], DslSupplier],
@@ -189,7 +191,7 @@ class CogroupedKStream:
             agg_nodes.append(node)
         merge_name = self._builder.suffixed_or_generate(None if named is None else named.name, "-cogroup-merge",
                                                         "COGROUPKSTREAM-MERGE-")
-        merge = ProcessorGraphNode(merge_name, DslSupplier(p.CogroupMerge))
+        merge = ProcessorGraphNode(merge_name, DslSupplier(processors.CogroupMerge))
         self._builder.add_graph_node(agg_nodes, merge)
         source_nodes: set[str] = set()
         for key, (grouped, _) in self._inputs.items():
@@ -197,7 +199,7 @@ class CogroupedKStream:
             source_nodes |= {parent.name} if isinstance(parent, RepartitionNode) else grouped._source_nodes
         table_key_serde = key_serde if key_serde_wrap is None or key_serde is None else key_serde_wrap(key_serde)
         table = KTable(self._builder, merge_name, table_key_serde, m.value_serde, source_nodes, m.name,
-                       DslSupplier(p.CogroupMerge), merge)
+                       DslSupplier(processors.CogroupMerge), merge)
         table._store = store  # type: ignore[attr-defined]  # what a join reads this table through
         table._old_value_inputs = ((), tuple(agg_suppliers))  # Kafka's KTablePassThrough: every aggregate sends
         return table
@@ -226,7 +228,7 @@ class KGroupedTable:
         topic = (self._repartition_name if self._repartition_name is not None else store) + "-repartition"
         if self._repartition_node is None or self._repartition_name is None:
             self._repartition_node = RepartitionNode(source_name, sink_name, None, topic, self.key_serde,
-                                                     p.ChangedSerde(self.value_serde), optimizable=False)
+                                                     processors.ChangedSerde(self.value_serde), optimizable=False)
         self._builder.add_graph_node(self._node, self._repartition_node)
         node = ProcessorGraphNode(func_name, supplier, materialize(m, store, key_serde, value_serde))
         self._builder.add_graph_node(self._repartition_node, node)
@@ -238,7 +240,7 @@ class KGroupedTable:
         store = m.name if m.name is not None else self._builder.new_store_name("KTABLE-AGGREGATE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         value_serde = m.value_serde if m.value_serde is not None else Serdes.Long()
-        supplier = DslSupplier(p.KTableAggregate, store, _count_init, _count_add, _count_sub)
+        supplier = DslSupplier(processors.KTableAggregate, store, _count_init, _count_add, _count_sub)
         return self._aggregate(named, "KTABLE-AGGREGATE-", m, store, key_serde, value_serde, supplier)
 
     def reduce(self, adder: Callable[[Any, Any], Any], subtractor: Callable[[Any, Any], Any], named: Any = None,
@@ -250,7 +252,7 @@ class KGroupedTable:
         store = m.name if m.name is not None else self._builder.new_store_name("KTABLE-AGGREGATE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         value_serde = m.value_serde if m.value_serde is not None else self.value_serde
-        supplier = DslSupplier(p.KTableReduce, store, adder, subtractor)
+        supplier = DslSupplier(processors.KTableReduce, store, adder, subtractor)
         return self._aggregate(named, "KTABLE-REDUCE-", m, store, key_serde, value_serde, supplier)
 
     def aggregate(self, initializer: Callable[[], Any], adder: Callable[[Any, Any, Any], Any],
@@ -262,5 +264,5 @@ class KGroupedTable:
         m = m or Materialized()
         store = m.name if m.name is not None else self._builder.new_store_name("KTABLE-AGGREGATE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
-        supplier = DslSupplier(p.KTableAggregate, store, initializer, adder, subtractor)
+        supplier = DslSupplier(processors.KTableAggregate, store, initializer, adder, subtractor)
         return self._aggregate(named, "KTABLE-AGGREGATE-", m, store, key_serde, m.value_serde, supplier)

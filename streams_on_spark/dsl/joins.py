@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from streams_on_spark.dsl.params import Joined, Named, StreamJoined
 from streams_on_spark.errors import TopologyException
-from streams_on_spark.processor import dsl as p
-from streams_on_spark.processor import joins as j
+from streams_on_spark.processor import dsl as processors
+from streams_on_spark.processor import joins as join_processors
 from streams_on_spark.processor.windowed import KTableSuppress
 from streams_on_spark.state.stores import ValueAndTimestamp
 from streams_on_spark.topology.graph import DslSupplier, GraphNode, InternalStreamsBuilder, ProcessorGraphNode
@@ -95,17 +95,18 @@ class SuppressedGetter:
         return get
 
 
-_STORE_FIRST_ARG = (p.KStreamAggregate, p.KStreamReduce, p.KTableAggregate, p.KTableReduce, p.KStreamCogroupAggregate)
+_STORE_FIRST_ARG = (processors.KStreamAggregate, processors.KStreamReduce, processors.KTableAggregate,
+                    processors.KTableReduce, processors.KStreamCogroupAggregate)
 
 
 def value_getter(table: "KTable") -> Any:
     """The getter a join reads ``table`` through; a source table is materialized for it, as in Kafka."""
     supplier = table._supplier
     factory = supplier.factory
-    if factory is p.KTableSource:
+    if factory is processors.KTableSource:
         supplier.settings["queryable_name"] = supplier.args[0]
         return StoreGetter(supplier.args[0])
-    if factory in (p.KTableFilter, p.KTableMapValues):
+    if factory in (processors.KTableFilter, processors.KTableMapValues):
         own_store = supplier.args[-1]
         if own_store is not None:
             return StoreGetter(own_store)
@@ -114,7 +115,7 @@ def value_getter(table: "KTable") -> Any:
         return ComputedGetter(value_getter(table._parent), factory, supplier.args)
     if factory in _STORE_FIRST_ARG:
         return StoreGetter(supplier.args[0])
-    if factory is j.KTableJoinMerge:
+    if factory is join_processors.KTableJoinMerge:
         store_name = supplier.args[0]
         return StoreGetter(store_name) if store_name is not None else table._joined_getter
     if factory is KTableSuppress:
@@ -139,7 +140,7 @@ class StreamStreamJoinNode(GraphNode):
         (this_name, this_supplier, this_windowed), (other_name, other_supplier, other_windowed) = self.this, self.other
         builder.add_processor(this_name, this_supplier, [this_windowed])
         builder.add_processor(other_name, other_supplier, [other_windowed])
-        builder.add_processor(self.name, DslSupplier(p.PassThrough), [this_name, other_name])
+        builder.add_processor(self.name, DslSupplier(processors.PassThrough), [this_name, other_name])
         builder.add_state_store(self.this_store, [this_windowed, other_name])
         builder.add_state_store(self.other_store, [other_windowed, this_name])
         if self.outer_store is not None:
@@ -209,17 +210,19 @@ def stream_stream_join(this: "KStream", other: "KStream", joiner: Callable[..., 
         else:
             prefix = "KSTREAM-OUTERTHIS-" if right_outer else "KSTREAM-JOINTHIS-"
             outer_name = "KSTREAM-OUTERSHARED-" + this_generated[len(prefix):]
-        outer_store = j.OuterJoinStoreBuilder(outer_name + "-store", key_serde, this_value, other_value)
-    this_windowed_node = ProcessorGraphNode(this_windowed, DslSupplier(j.KStreamJoinWindow, this_store_name))
+        outer_store = join_processors.OuterJoinStoreBuilder(outer_name + "-store", key_serde, this_value, other_value)
+    this_windowed_node = ProcessorGraphNode(this_windowed,
+                                            DslSupplier(join_processors.KStreamJoinWindow, this_store_name))
     builder.add_graph_node(this._node, this_windowed_node)
-    other_windowed_node = ProcessorGraphNode(other_windowed, DslSupplier(j.KStreamJoinWindow, other_store_name))
+    other_windowed_node = ProcessorGraphNode(other_windowed,
+                                             DslSupplier(join_processors.KStreamJoinWindow, other_store_name))
     builder.add_graph_node(other._node, other_windowed_node)
     outer_name_opt = None if outer_store is None else outer_store.name
     g = windows.grace_ms
-    this_supplier = DslSupplier(j.KStreamKStreamJoin, this_generated, other_store_name, windows.before_ms,
+    this_supplier = DslSupplier(join_processors.KStreamKStreamJoin, this_generated, other_store_name, windows.before_ms,
                                 windows.after_ms, g, joiner, left_outer, True, outer_name_opt, windows.before_ms,
                                 windows.after_ms)
-    other_supplier = DslSupplier(j.KStreamKStreamJoin, this_generated, this_store_name, windows.after_ms,
+    other_supplier = DslSupplier(join_processors.KStreamKStreamJoin, this_generated, this_store_name, windows.after_ms,
                                  windows.before_ms, g, joiner, right_outer, False, outer_name_opt, windows.before_ms,
                                  windows.after_ms)
     node = StreamStreamJoinNode(merge_name, (this_name, this_supplier, this_windowed),
@@ -241,7 +244,7 @@ def stream_table_join(stream: "KStream", table: "KTable", joiner: Callable[..., 
     builder.copartition_groups.append(sorted(stream._source_nodes | table._source_nodes))
     name = builder.name_or_generate(jn.name, "KSTREAM-LEFTJOIN-" if left else "KSTREAM-JOIN-")
     getter = value_getter(table)
-    node = ProcessorGraphNode(name, DslSupplier(j.KStreamKTableJoin, getter, joiner, left),
+    node = ProcessorGraphNode(name, DslSupplier(join_processors.KStreamKTableJoin, getter, joiner, left),
                               store_names=getter.store_names)
     node.relaxed_null_keys = left  # type: ignore[attr-defined]
     builder.add_graph_node(stream._node, node)
@@ -256,7 +259,7 @@ def stream_global_join(stream: "KStream", table: Any, key_mapper: Callable[[Any,
     # Kafka's globalTableJoin names inner and left joins alike
     name = builder.name_or_generate(None if named is None else named.name, "KSTREAM-LEFTJOIN-")
     getter = StoreGetter(table.queryable_store_name)
-    node = ProcessorGraphNode(name, DslSupplier(j.KStreamKTableJoin, getter, joiner, left, key_mapper))
+    node = ProcessorGraphNode(name, DslSupplier(join_processors.KStreamKTableJoin, getter, joiner, left, key_mapper))
     builder.add_graph_node(stream._node, node)
     return KStream(builder, name, stream.key_serde, None, stream._source_nodes, stream._repartition_required, node)
 
@@ -297,8 +300,8 @@ def table_table_join(this: "KTable", other: "KTable", joiner: Callable[[Any, Any
     mode_this, mode_other = ("inner", "inner") if not left_outer else ("left", "right") if not right_outer \
         else ("outer", "outer")
     this_getter, other_getter = value_getter(this), value_getter(other)
-    this_supplier = DslSupplier(j.KTableKTableJoin, other_getter, joiner, mode_this)
-    other_supplier = DslSupplier(j.KTableKTableJoin, this_getter, _reversed(joiner), mode_other)
+    this_supplier = DslSupplier(join_processors.KTableKTableJoin, other_getter, joiner, mode_this)
+    other_supplier = DslSupplier(join_processors.KTableKTableJoin, this_getter, _reversed(joiner), mode_other)
     this_name = builder.suffixed_or_generate(None if named is None else named.name, "-join-this",
                                              "KTABLE-JOINTHIS-")
     other_name = builder.suffixed_or_generate(None if named is None else named.name, "-join-other",
@@ -306,7 +309,7 @@ def table_table_join(this: "KTable", other: "KTable", joiner: Callable[[Any, Any
     key_serde = this.key_serde if m is None or m.key_serde is None else m.key_serde
     value_serde = None if m is None else m.value_serde
     store_builder = None if m is None else materialize(m, store, key_serde, value_serde)
-    merge_supplier = DslSupplier(j.KTableJoinMerge, store)
+    merge_supplier = DslSupplier(join_processors.KTableJoinMerge, store)
     node = TableTableJoinNode(merge_name, (this_name, this_supplier, this.name, other_getter.store_names),
                               (other_name, other_supplier, other.name, this_getter.store_names),
                               merge_supplier, store_builder)

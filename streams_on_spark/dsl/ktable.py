@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from streams_on_spark.errors import bad_argument, require_callable, require_instance
 from streams_on_spark.dsl.params import Grouped, Materialized, Named
-from streams_on_spark.processor import dsl as p
+from streams_on_spark.processor import dsl as processors
 from streams_on_spark.processor.windowed import KTableSuppress, SuppressionBufferBuilder
 from streams_on_spark.state.factory import Stores
 from streams_on_spark.state.stores import TimestampedKeyValueStoreBuilder
@@ -95,7 +95,8 @@ class KTable:
 
     def _filter(self, named: Any, materialized: Any, predicate: Callable[[Any, Any], bool],
                 filter_not: bool) -> "KTable":
-        table = self._table_op("KTABLE-FILTER-", named, materialized, p.KTableFilter, (predicate, filter_not), True)
+        table = self._table_op("KTABLE-FILTER-", named, materialized, processors.KTableFilter,
+                               (predicate, filter_not), True)
         # Kafka's KTableFilter: when the parent can send old values without being materialized for it, ask for
         # them, so that a key filtered out before and after sends no tombstone
         if self.enable_sending_old_values(False):
@@ -106,7 +107,8 @@ class KTable:
                    with_key: bool = False) -> "KTable":
         """New value per key: ``mapper(value)`` (or ``mapper(key, value)`` with ``with_key=True``)."""
         require_callable(mapper, "mapper")
-        return self._table_op("KTABLE-MAPVALUES-", named, materialized, p.KTableMapValues, (mapper, with_key), False)
+        return self._table_op("KTABLE-MAPVALUES-", named, materialized, processors.KTableMapValues,
+                              (mapper, with_key), False)
 
     def suppress(self, suppressed: Any) -> "KTable":
         """Hold updates back: ``Suppressed.until_window_closes(...)`` emits one final result per window once
@@ -168,7 +170,7 @@ class KTable:
                                mapper_or_named)
         require_instance(named, "named", Named, optional=True)
         name = self._name_or_generate(named, "KTABLE-TOSTREAM-")
-        node = ProcessorGraphNode(name, DslSupplier(p.KTableToStream))
+        node = ProcessorGraphNode(name, DslSupplier(processors.KTableToStream))
         self._builder.add_graph_node(self._node, node)
         stream = KStream(self._builder, name, self.key_serde, self.value_serde, self._source_nodes, False, node)
         return stream if mapper is None else stream.select_key(mapper)
@@ -180,7 +182,7 @@ class KTable:
             raise ValueError("selector must be callable")
         g = grouped or Grouped()
         select_name = self._builder.name_or_generate(g.name, "KTABLE-SELECT-")
-        node = ProcessorGraphNode(select_name, DslSupplier(p.KTableRepartitionMap, selector, select_name))
+        node = ProcessorGraphNode(select_name, DslSupplier(processors.KTableRepartitionMap, selector, select_name))
         self._builder.add_graph_node(self._node, node)
         self.enable_sending_old_values(force_materialization=True)
         return KGroupedTable(self._builder, select_name, self._source_nodes, g, node)
@@ -191,12 +193,12 @@ class KTable:
         factory = self._supplier.factory
         if factory is KTableSuppress:  # forwards what it buffered: old values are up to its parent
             return self._parent is not None and self._parent.enable_sending_old_values(force_materialization)
-        if factory is p.KTableSource:
+        if factory is processors.KTableSource:
             if not settings.get("queryable_name"):
                 if not force_materialization:
                     return False
                 settings["queryable_name"] = self._supplier.args[0]
-        elif factory in (p.KTableFilter, p.KTableMapValues):
+        elif factory in (processors.KTableFilter, processors.KTableMapValues):
             if self._supplier.args[-1] is None:
                 if self._parent is None or not self._parent.enable_sending_old_values(force_materialization):
                     return False

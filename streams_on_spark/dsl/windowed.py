@@ -8,7 +8,7 @@ from streams_on_spark.errors import require_callable, require_instance
 from streams_on_spark.dsl.emit import EmitStrategy, StrategyType
 from streams_on_spark.dsl.ktable import KTable, split_named_materialized
 from streams_on_spark.dsl.params import Materialized
-from streams_on_spark.processor import windowed as w
+from streams_on_spark.processor import windowed as windowed_processors
 from streams_on_spark.serde import Serdes
 from streams_on_spark.topology.graph import DslSupplier, GraphNode, ProcessorGraphNode
 
@@ -143,7 +143,7 @@ class TimeWindowedKStream(_WindowedAggregations):
     """A grouped stream cut into tumbling or hopping windows (``TimeWindows``)."""
 
     store_builder = staticmethod(window_store_builder)
-    processor = w.KStreamWindowAggregate
+    processor = windowed_processors.KStreamWindowAggregate
 
     def _windowed_serde(self, key_serde: Any) -> Any:
         from streams_on_spark.serde.windowed import WindowedSerdes
@@ -174,7 +174,7 @@ class SlidingWindowedKStream(TimeWindowedKStream):
     """
 
     store_builder = staticmethod(sliding_store_builder)
-    processor = w.KStreamSlidingWindowAggregate
+    processor = windowed_processors.KStreamSlidingWindowAggregate
 
     def _windowed_serde(self, key_serde: Any) -> Any:
         from streams_on_spark.serde.windowed import WindowedSerdes
@@ -185,7 +185,7 @@ class SessionWindowedKStream(_WindowedAggregations):
     """A grouped stream cut into sessions (``SessionWindows``): activity separated by an inactivity gap."""
 
     store_builder = staticmethod(session_store_builder)
-    processor = w.KStreamSessionWindowAggregate
+    processor = windowed_processors.KStreamSessionWindowAggregate
 
     def _windowed_serde(self, key_serde: Any) -> Any:
         from streams_on_spark.serde.windowed import WindowedSerdes
@@ -225,8 +225,8 @@ class TimeWindowedCogroupedKStream:
 
         return self._cogrouped._build(
             initializer, named, materialized,
-            lambda store, aggregator, name: DslSupplier(w.KStreamWindowAggregate, windows, store, _ON_UPDATE,
-                                                        initializer, aggregator, name),
+            lambda store, aggregator, name: DslSupplier(windowed_processors.KStreamWindowAggregate, windows, store,
+                                                        _ON_UPDATE, initializer, aggregator, name),
             lambda m, store, key_serde, value_serde: window_store_builder(m, store, windows, key_serde, value_serde),
             serde, windows)
 
@@ -247,8 +247,8 @@ class SlidingWindowedCogroupedKStream:
 
         return self._cogrouped._build(
             initializer, named, materialized,
-            lambda store, aggregator, name: DslSupplier(w.KStreamSlidingWindowAggregate, windows, store,
-                                                        _ON_UPDATE, initializer, aggregator, name),
+            lambda store, aggregator, name: DslSupplier(windowed_processors.KStreamSlidingWindowAggregate, windows,
+                                                        store, _ON_UPDATE, initializer, aggregator, name),
             lambda m, store, key_serde, value_serde: sliding_store_builder(m, store, windows, key_serde, value_serde),
             serde, windows)
 
@@ -271,8 +271,8 @@ class SessionWindowedCogroupedKStream:
 
         return self._cogrouped._build(
             initializer, named, materialized,
-            lambda store, aggregator, name: DslSupplier(w.KStreamSessionWindowAggregate, windows, store,
-                                                        _ON_UPDATE, initializer, aggregator, merger, name),
+            lambda store, aggregator, name: DslSupplier(windowed_processors.KStreamSessionWindowAggregate, windows,
+                                                        store, _ON_UPDATE, initializer, aggregator, merger, name),
             lambda m, store, key_serde, value_serde: session_store_builder(m, store, windows, key_serde, value_serde),
             serde, windows)
 

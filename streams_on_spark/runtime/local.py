@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping
 
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord

@@ -16,7 +16,6 @@ from streams_on_spark.errors import (
     require_serde,
 )
 from streams_on_spark.keyvalue import KeyValue
-from streams_on_spark.processor.api import to_headers
 from streams_on_spark.testing.record import TestRecord
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
 from streams_on_spark.errors import TopologyException
-from streams_on_spark.topology import description as d
+from streams_on_spark.topology import description as descriptions
 from streams_on_spark.topology.java_order import hash_set_order
 
 
@@ -374,33 +374,33 @@ class InternalTopologyBuilder:
         return out
 
     # ------------------------------------------------------------------ describe
-    def describe(self) -> d.TopologyDescription:
-        description = d.TopologyDescription()
+    def describe(self) -> descriptions.TopologyDescription:
+        description = descriptions.TopologyDescription()
         for gid, names in self.node_groups().items():
             if self._is_global_group(names):
                 source_name = next(n for n in names if self._is_global_source(n))
                 proc_name = next(n for n in names if n != source_name)
                 proc = self.node_factories[proc_name]
                 assert isinstance(proc, ProcessorNodeSpec)
-                source = d.Source(source_name, self.node_to_source_topics[source_name][:1])
-                processor = d.Processor(proc_name, proc.stores[:1])
+                source = descriptions.Source(source_name, self.node_to_source_topics[source_name][:1])
+                processor = descriptions.Processor(proc_name, proc.stores[:1])
                 source.successors.add(processor)
                 processor.predecessors.add(source)
-                description.global_stores.append(d.GlobalStore(gid, source, processor))
+                description.global_stores.append(descriptions.GlobalStore(gid, source, processor))
                 continue
             ordered = hash_set_order(names)
             described = [self._describe_node(self.node_factories[n]) for n in ordered]
             predecessors = {n: list(getattr(self.node_factories[n], "predecessors", [])) for n in names}
-            description.subtopologies.append(d.describe_subtopology(gid, described, predecessors))
+            description.subtopologies.append(descriptions.describe_subtopology(gid, described, predecessors))
         return description
 
     @staticmethod
-    def _describe_node(node: NodeSpec) -> d.Node:
+    def _describe_node(node: NodeSpec) -> descriptions.Node:
         if isinstance(node, SourceNodeSpec):
-            return d.Source(node.name, node.topics)
+            return descriptions.Source(node.name, node.topics)
         if isinstance(node, SinkNodeSpec):
-            return d.Sink(node.name, node.topic)
-        return d.Processor(node.name, node.stores)
+            return descriptions.Sink(node.name, node.topic)
+        return descriptions.Processor(node.name, node.stores)
 
 
 def check_supplier(supplier: Any) -> None:

@@ -11,7 +11,7 @@ import re
 from typing import Any, Callable, Iterable, Optional
 
 from streams_on_spark.errors import StreamsException, TopologyException
-from streams_on_spark.processor import dsl as p
+from streams_on_spark.processor import dsl as processors
 from streams_on_spark.topology.builder import InternalTopologyBuilder
 
 REPARTITION_SUFFIX = "-repartition"
@@ -148,7 +148,7 @@ class RepartitionNode(GraphNode):
     def write(self, builder: InternalTopologyBuilder) -> None:
         builder.add_internal_topic(self.topic, self.number_of_partitions)
         if self.filter_name is not None:
-            kind = p.PassThrough if self.pass_null_keys else p.RepartitionNullKeyFilter
+            kind = processors.PassThrough if self.pass_null_keys else processors.RepartitionNullKeyFilter
             builder.add_processor(self.filter_name, DslSupplier(kind), self.parent_names())
             builder.add_sink(self.sink_name, self.topic, [self.filter_name], self.key_serde, self.value_serde,
                              self.partitioner)

@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from streams_on_spark.errors import TopologyException
-from streams_on_spark.topology.builder import InternalTopologyBuilder, SinkNodeSpec, SourceNodeSpec
+from streams_on_spark.topology.builder import InternalTopologyBuilder, SinkNodeSpec
 
 log = logging.getLogger(__name__)
 
@@ -152,4 +152,4 @@ class TopicLayout:
         return TopicLayout(application_id, MappingProxyType(partitions), MappingProxyType(tasks))
 
 
-__all__ = ["resolve_partition_counts", "task_partitions", "TopicLayout", "SourceNodeSpec"]
+__all__ = ["driver_partition_counts", "resolve_partition_counts", "task_partitions", "TopicLayout"]

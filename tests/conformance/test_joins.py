@@ -24,7 +24,6 @@ from streams_on_spark import (
     Produced,
     Serdes,
     StreamsBuilder,
-    TestRecord,
     TopologyException,
     TopologyTestDriverBuilder,
 )

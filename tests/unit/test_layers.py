@@ -153,3 +153,12 @@ def test_the_checks_see_an_upward_import(tmp_path):
     assert target == "streams_on_spark.dsl.windows" and line == 2
     assert RANK[area(target)] > RANK[area("streams_on_spark.processor.windowed")]
     assert sorted(map(sorted, strongly_connected({"a": ["b"], "b": ["a"], "c": []}))) == [["a", "b"], ["c"]]
+
+
+def test_pyflakes_finds_nothing_in_the_library_or_the_tests():
+    """No unused import, undefined name or shadowed import (pyflakes) in code that ships or tests it."""
+    import subprocess
+    import sys
+    paths = [str(ROOT / d) for d in ("streams_on_spark", "connectors", "state", "tests")]
+    run = subprocess.run([sys.executable, "-m", "pyflakes", *paths], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr

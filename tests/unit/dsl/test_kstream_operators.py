@@ -5,7 +5,6 @@ import pytest
 
 from streams_on_spark import (
     Branched,
-    Consumed,
     Grouped,
     KeyValue,
     Materialized,
@@ -14,7 +13,6 @@ from streams_on_spark import (
     Repartitioned,
     Serdes,
     StreamsBuilder,
-    TestRecord,
     TopologyTestDriverBuilder,
 )
 from streams_on_spark.connectors.partitioner import partition_for_key

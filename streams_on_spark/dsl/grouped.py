@@ -10,6 +10,7 @@ from streams_on_spark.processor import dsl as processors
 from streams_on_spark.serde import Serdes
 from streams_on_spark.topology.graph import (
     DslSupplier,
+    GracePeriodGraphNode,
     GraphNode,
     InternalStreamsBuilder,
     ProcessorGraphNode,
@@ -181,12 +182,10 @@ class CogroupedKStream:
                                                       "COGROUPKSTREAM-AGGREGATE-")
             supplier = make_processor(store, aggregator, name)
             agg_suppliers.append(supplier)
-            if agg_nodes:
-                node = ProcessorGraphNode(name, supplier, store_names=[store])
-            else:
-                node = ProcessorGraphNode(name, supplier, make_store(m, store, key_serde, m.value_serde))
-            if windows is not None:
-                node.windows = windows  # type: ignore[attr-defined]
+            store_builder = None if agg_nodes else make_store(m, store, key_serde, m.value_serde)
+            store_names = [store] if agg_nodes else ()
+            node = (ProcessorGraphNode(name, supplier, store_builder, store_names) if windows is None
+                    else GracePeriodGraphNode(name, supplier, windows, store_builder, store_names))
             self._builder.add_graph_node(parents[key], node)
             agg_nodes.append(node)
         merge_name = self._builder.suffixed_or_generate(None if named is None else named.name, "-cogroup-merge",
@@ -200,7 +199,7 @@ class CogroupedKStream:
         table_key_serde = key_serde if key_serde_wrap is None or key_serde is None else key_serde_wrap(key_serde)
         table = KTable(self._builder, merge_name, table_key_serde, m.value_serde, source_nodes, m.name,
                        DslSupplier(processors.CogroupMerge), merge)
-        table._store = store  # type: ignore[attr-defined]  # what a join reads this table through
+        table._join_store = store  # what a join reads this table through (it has no queryable name)
         table._old_value_inputs = ((), tuple(agg_suppliers))  # Kafka's KTablePassThrough: every aggregate sends
         return table
 

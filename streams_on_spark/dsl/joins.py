@@ -104,7 +104,7 @@ def value_getter(table: "KTable") -> Any:
     supplier = table._supplier
     factory = supplier.factory
     if factory is processors.KTableSource:
-        supplier.settings["queryable_name"] = supplier.args[0]
+        supplier.queryable_name = supplier.args[0]
         return StoreGetter(supplier.args[0])
     if factory in (processors.KTableFilter, processors.KTableMapValues):
         own_store = supplier.args[-1]
@@ -120,7 +120,7 @@ def value_getter(table: "KTable") -> Any:
         return StoreGetter(store_name) if store_name is not None else table._joined_getter
     if factory is KTableSuppress:
         return SuppressedGetter(supplier.args[1], value_getter(table._parent))
-    store = getattr(table, "_store", None) or table.queryable_store_name
+    store = table._join_store or table.queryable_store_name
     if store is not None:
         return StoreGetter(store)
     raise TopologyException(f"table {table.name} cannot be joined: materialize it (Materialized.as_(...)) first")
@@ -162,10 +162,10 @@ def _repartition_for_join(stream: "KStream", name: str, key_serde: Any, value_se
     key_serde = key_serde if key_serde is not None else stream.key_serde
     value_serde = value_serde if value_serde is not None else stream.value_serde
     node = builder.create_repartition(name, key_serde, value_serde)
-    existing = getattr(stream, "_join_repartition", None)
+    existing = stream._join_repartition
     if existing is None or stream.name != name:
         existing = node
-        stream._join_repartition = existing  # type: ignore[attr-defined]
+        stream._join_repartition = existing
         builder.add_graph_node(stream._node, existing)
     return KStream(builder, node.name, key_serde, value_serde, {node.name}, False, existing)
 
@@ -227,7 +227,7 @@ def stream_stream_join(this: "KStream", other: "KStream", joiner: Callable[..., 
                                  windows.after_ms)
     node = StreamStreamJoinNode(merge_name, (this_name, this_supplier, this_windowed),
                                 (other_name, other_supplier, other_windowed), this_store, other_store, outer_store)
-    node.relaxed_null_keys = left_outer or right_outer  # type: ignore[attr-defined]
+    node.relaxed_null_keys = left_outer or right_outer
     builder.add_graph_node([this._node, other._node], node)
     return KStream(builder, merge_name, key_serde, None, this._source_nodes | other._source_nodes, False, node)
 
@@ -246,7 +246,7 @@ def stream_table_join(stream: "KStream", table: "KTable", joiner: Callable[..., 
     getter = value_getter(table)
     node = ProcessorGraphNode(name, DslSupplier(join_processors.KStreamKTableJoin, getter, joiner, left),
                               store_names=getter.store_names)
-    node.relaxed_null_keys = left  # type: ignore[attr-defined]
+    node.relaxed_null_keys = left
     builder.add_graph_node(stream._node, node)
     key_serde = jn.key_serde if jn.key_serde is not None else stream.key_serde
     return KStream(builder, name, key_serde, None, stream._source_nodes | table._source_nodes, False, node)
@@ -317,7 +317,7 @@ def table_table_join(this: "KTable", other: "KTable", joiner: Callable[[Any, Any
     table = KTable(builder, merge_name, key_serde, value_serde, this._source_nodes | other._source_nodes,
                    store, merge_supplier, node)
     table._old_value_inputs = ((this, other), (this_supplier, other_supplier))
-    table._joined_getter = JoinedGetter(this_getter, other_getter, joiner, mode_this)  # type: ignore[attr-defined]
+    table._joined_getter = JoinedGetter(this_getter, other_getter, joiner, mode_this)
     return table
 
 

@@ -80,6 +80,7 @@ class KStream:
         self._source_nodes = source_nodes
         self._repartition_required = repartition_required
         self._node = graph_node
+        self._join_repartition: Optional[GraphNode] = None   # reused by later joins of this stream (Kafka's)
 
     # ------------------------------------------------------------------ helpers
     def _processor(self, prefix: str, named: Optional[Named], supplier: Callable[[], Any], *,

@@ -56,6 +56,9 @@ class KTable:
         # what sending old values also needs (Kafka's join/pass-through suppliers): tables that must send them
         # (forced) and upstream processors that must forward them
         self._old_value_inputs: tuple[tuple["KTable", ...], tuple[DslSupplier, ...]] = ((), ())
+        # how a join reads this table when it has no queryable store: a cogroup's store, a table-table join's getter
+        self._join_store: Optional[str] = None
+        self._joined_getter: Any = None
 
     def _name_or_generate(self, named: Optional[Named], prefix: str) -> str:
         return self._builder.name_or_generate(None if named is None else named.name, prefix)
@@ -100,7 +103,7 @@ class KTable:
         # Kafka's KTableFilter: when the parent can send old values without being materialized for it, ask for
         # them, so that a key filtered out before and after sends no tombstone
         if self.enable_sending_old_values(False):
-            table._supplier.settings["send_old_values"] = True
+            table._supplier.send_old_values = True
         return table
 
     def map_values(self, mapper: Callable[..., Any], named: Any = None, materialized: Any = None, *,
@@ -189,23 +192,23 @@ class KTable:
 
     def enable_sending_old_values(self, force_materialization: bool) -> bool:
         """Make this table's processor forward old values (materializing a source table if needed)."""
-        settings = self._supplier.settings
-        factory = self._supplier.factory
+        supplier = self._supplier
+        factory = supplier.factory
         if factory is KTableSuppress:  # forwards what it buffered: old values are up to its parent
             return self._parent is not None and self._parent.enable_sending_old_values(force_materialization)
         if factory is processors.KTableSource:
-            if not settings.get("queryable_name"):
+            if not supplier.queryable_name:
                 if not force_materialization:
                     return False
-                settings["queryable_name"] = self._supplier.args[0]
+                supplier.queryable_name = supplier.args[0]
         elif factory in (processors.KTableFilter, processors.KTableMapValues):
-            if self._supplier.args[-1] is None:
+            if supplier.args[-1] is None:
                 if self._parent is None or not self._parent.enable_sending_old_values(force_materialization):
                     return False
         tables, suppliers = self._old_value_inputs
         for table in tables:  # Kafka's KTableKTableAbstractJoin: both joined tables, forced
             table.enable_sending_old_values(True)
-        for supplier in suppliers:
-            supplier.settings["send_old_values"] = True
-        settings["send_old_values"] = True
+        for input_supplier in suppliers:
+            input_supplier.send_old_values = True
+        supplier.send_old_values = True
         return True

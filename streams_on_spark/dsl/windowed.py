@@ -10,7 +10,7 @@ from streams_on_spark.dsl.ktable import KTable, split_named_materialized
 from streams_on_spark.dsl.params import Materialized
 from streams_on_spark.processor import windowed as windowed_processors
 from streams_on_spark.serde import Serdes
-from streams_on_spark.topology.graph import DslSupplier, GraphNode, ProcessorGraphNode
+from streams_on_spark.topology.graph import DslSupplier, GracePeriodGraphNode, GraphNode
 
 if TYPE_CHECKING:  # pragma: no cover
     from streams_on_spark.dsl.grouped import CogroupedKStream, KGroupedStream
@@ -131,9 +131,9 @@ class _WindowedAggregations(ABC):
         name = self._builder.name_or_generate(None if named is None else named.name, prefix)
         parent, source_nodes = self._grouped._repartition_if_required(store)
         supplier = DslSupplier(type(self).processor, self.windows, store, self._emit_strategy, *functions)
-        node = ProcessorGraphNode(name, supplier, type(self).store_builder(m, store, self.windows, key_serde,
-                                                                            value_serde, self._emit_strategy))
-        node.windows = self.windows  # type: ignore[attr-defined]  # found by suppress(until_window_closes)
+        node = GracePeriodGraphNode(name, supplier, self.windows,
+                                    type(self).store_builder(m, store, self.windows, key_serde, value_serde,
+                                                             self._emit_strategy))
         self._builder.add_graph_node(parent, node)
         windowed_key_serde = None if key_serde is None else self._windowed_serde(key_serde)
         return KTable(self._builder, name, windowed_key_serde, value_serde, source_nodes, m.name, supplier, node)
@@ -290,9 +290,9 @@ def _extract_grace_period(node: GraphNode) -> Optional[int]:
     """Kafka's ``GraphGraceSearchUtil.extractGracePeriod``: a session window closes ``gap`` after its end, so
     its close delay is grace + inactivity gap; time and sliding windows close ``grace`` after their end."""
     from streams_on_spark.dsl.windows import SessionWindows
-    windows = getattr(node, "windows", None)
-    if windows is None:
+    if not isinstance(node, GracePeriodGraphNode):
         return None
+    windows = node.windows
     if isinstance(windows, SessionWindows):
         return windows.grace_ms + windows.inactivity_gap_ms
     return windows.grace_ms

@@ -19,15 +19,20 @@ _GENERATED = re.compile(r"KSTREAM.*-[0-9]{10}")
 
 
 class DslSupplier:
-    """A processor factory whose settings (old values, materialization) may still change until build."""
+    """A DSL processor's factory, whose two table settings may still change until the topology is built: whether it
+    sends old values (Kafka's ``enableSendingOldValues``) and the store a table source materializes into."""
 
-    def __init__(self, factory: Callable[..., Any], *args: Any, **settings: Any) -> None:
-        self.factory, self.args, self.settings = factory, args, settings
+    def __init__(self, factory: Callable[..., Any], *args: Any, queryable_name: Optional[str] = None) -> None:
+        self.factory, self.args = factory, args
+        self.send_old_values = False
+        self.queryable_name = queryable_name
 
     def __call__(self) -> Any:
         processor = self.factory(*self.args)
-        for key, value in self.settings.items():
-            setattr(processor, key, value)
+        if self.send_old_values:
+            processor.send_old_values = True
+        if self.queryable_name is not None:
+            processor.queryable_name = self.queryable_name
         return processor
 
 
@@ -43,6 +48,8 @@ class GraphNode:
         self.value_changing = False
         self.merge_node = False
         self.written = False
+        # a left/outer join that accepts null keys (KIP-962): a repartition upstream of it keeps them
+        self.relaxed_null_keys = False
 
     def add_child(self, child: "GraphNode") -> None:
         if child not in self.children:
@@ -92,12 +99,22 @@ class ProcessorGraphNode(GraphNode):
             builder.add_state_store(self.store_builder, [self.name])
 
 
+class GracePeriodGraphNode(ProcessorGraphNode):
+    """A windowed aggregation's processor: ``suppress(until_window_closes)`` downstream reads its windows' grace
+    (Kafka's ``GracePeriodGraphNode``)."""
+
+    def __init__(self, name: str, supplier: Callable[[], Any], windows: Any, store_builder: Any = None,
+                 store_names: Iterable[str] = ()) -> None:
+        super().__init__(name, supplier, store_builder, store_names)
+        self.windows = windows
+
+
 class TableSourceMaterializingNode(ProcessorGraphNode):
     """A processor holding a ``KTableSource`` (``to_table``): its store exists only when materialized."""
 
     def write(self, builder: InternalTopologyBuilder) -> None:
         builder.add_processor(self.name, self.supplier, self.parent_names())
-        if self.store_builder is not None and self.supplier.settings.get("queryable_name"):
+        if self.store_builder is not None and self.supplier.queryable_name:
             builder.add_state_store(self.store_builder, [self.name])
 
 
@@ -129,7 +146,7 @@ class TableSourceNode(GraphNode):
             return
         builder.add_source(self.source_name, [self.topic], c.key_serde, c.value_serde, c.timestamp_extractor)
         builder.add_processor(self.name, self.supplier, [self.source_name])
-        if self.supplier.settings.get("queryable_name"):
+        if self.supplier.queryable_name:
             builder.add_state_store(self.store_builder, [self.name])
 
 
@@ -366,7 +383,7 @@ def _has_relaxed_join_downstream(node: GraphNode) -> bool:
         if id(current) in seen:
             continue
         seen.add(id(current))
-        if getattr(current, "relaxed_null_keys", False):
+        if current.relaxed_null_keys:
             return True
         stack.extend(current.children)
     return False

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
-from streams_on_spark.connectors.embedded import EmbeddedTopics, register
+from streams_on_spark.connectors.embedded import EmbeddedTopics
+from streams_on_spark.connectors.embedded_source import register
 from streams_on_spark.connectors.record_batch import RecordBatch
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
 

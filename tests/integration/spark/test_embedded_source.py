@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from streams_on_spark.connectors.embedded import EmbeddedTopics, register
+from streams_on_spark.connectors.embedded import EmbeddedTopics
+from streams_on_spark.connectors.embedded_source import register
 from streams_on_spark.connectors.records import ProducerRecord
 
 pytestmark = pytest.mark.spark

@@ -10,11 +10,11 @@ import time
 import pyarrow as pa
 import pytest
 
-from streams_on_spark.connectors.embedded import (
+from streams_on_spark.connectors.embedded import EmbeddedTopics
+from streams_on_spark.connectors.embedded_source import (
     BATCH_SCHEMA,
     SCHEMA,
     EmbeddedTopicPartition,
-    EmbeddedTopics,
     EmbeddedTopicsDataSource,
     EmbeddedTopicsStreamReader,
 )
@@ -483,7 +483,7 @@ def _batch(topic: str, partition: int, value: bytes) -> RecordBatch:
 
 
 def test_batches_layout_yields_one_row_per_chunk_capped_in_bytes(topics, monkeypatch):
-    import streams_on_spark.connectors.embedded as embedded
+    import streams_on_spark.connectors.embedded_source as embedded
     topics.create_topic("a", 1)
     topics.append(_records("a", 0, 10))
     reader = pickle.loads(pickle.dumps(_reader(topics.root, topics="a", layout="batches")))
@@ -496,3 +496,12 @@ def test_batches_layout_yields_one_row_per_chunk_capped_in_bytes(topics, monkeyp
     assert [(r.timestamp, r.key, r.value) for r in decoded] == [(1000 + i, b"k%d" % i, b"r%d" % i) for i in range(1, 10)]
     with pytest.raises(ValueError, match='"layout" must be one of'):
         _reader(topics.root, topics="a", layout="rows")
+
+
+def test_the_topics_need_no_spark():
+    """The plain log imports neither pyspark nor pyarrow (the Spark source over it is embedded_source.py)."""
+    import subprocess
+    import sys
+    code = ("import sys, streams_on_spark.connectors.embedded; "
+            "print(sorted(m for m in ('pyspark', 'pyarrow') if m in sys.modules))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"

@@ -1,7 +1,7 @@
 """Windowed grouped streams: ``KGroupedStream.windowed_by(...)`` and ``CogroupedKStream.windowed_by(...)``."""
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import ABC
 from typing import TYPE_CHECKING, Any, Callable, Optional, Self
 
 from streams_on_spark.errors import require_callable, require_instance
@@ -10,6 +10,7 @@ from streams_on_spark.dsl.ktable import KTable, split_named_materialized
 from streams_on_spark.dsl.params import Materialized
 from streams_on_spark.processor import windowed as windowed_processors
 from streams_on_spark.serde import Serdes
+from streams_on_spark.serde.windowed import WindowedSerdes
 from streams_on_spark.topology.graph import DslSupplier, GracePeriodGraphNode, GraphNode
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,6 +42,18 @@ def _reducing(reducer: Callable[[Any, Any], Any]) -> Callable[[Any, Any, Any], A
 
 # cogrouped windowed streams have no emit_strategy: Kafka's CogroupedStreamAggregateBuilder passes onWindowUpdate()
 _ON_UPDATE = EmitStrategy.on_window_update()
+
+
+def _time_windowed_serde(windows: Any, key_serde: Any) -> Any:
+    return WindowedSerdes.time_windowed(key_serde, windows.size_ms)
+
+
+def _sliding_windowed_serde(windows: Any, key_serde: Any) -> Any:
+    return WindowedSerdes.time_windowed(key_serde, windows.time_difference_ms)
+
+
+def _session_windowed_serde(windows: Any, key_serde: Any) -> Any:
+    return WindowedSerdes.session_windowed(key_serde)
 
 
 def _materialize(m: Materialized, default_supplier: Callable[[], Any], builder_factory: Callable[..., Any],
@@ -101,6 +114,7 @@ class _WindowedAggregations(ABC):
 
     store_builder: Callable[..., Any]
     processor: Callable[..., Any]
+    windowed_serde: Callable[[Any, Any], Any]   # (windows, key serde) -> the serde of the Windowed result keys
 
     def __init__(self, grouped: "KGroupedStream", windows: Any) -> None:
         self._grouped = grouped
@@ -113,10 +127,6 @@ class _WindowedAggregations(ABC):
         default) or each window once when it closes (``on_window_close()``). Node and store names do not change."""
         self._emit_strategy = require_instance(emit_strategy, "emit_strategy", EmitStrategy)
         return self
-
-    @abstractmethod
-    def _windowed_serde(self, key_serde: Any) -> Any:
-        """The serde of this kind's ``Windowed`` result keys."""
 
     def _build(self, named: Any, materialized: Any, prefix: str, value_serde_default: Any,
                *functions: Callable[..., Any], burn_for_count: bool = False) -> KTable:
@@ -135,7 +145,7 @@ class _WindowedAggregations(ABC):
                                     type(self).store_builder(m, store, self.windows, key_serde, value_serde,
                                                              self._emit_strategy))
         self._builder.add_graph_node(parent, node)
-        windowed_key_serde = None if key_serde is None else self._windowed_serde(key_serde)
+        windowed_key_serde = None if key_serde is None else type(self).windowed_serde(self.windows, key_serde)
         return KTable(self._builder, name, windowed_key_serde, value_serde, source_nodes, m.name, supplier, node)
 
 
@@ -144,10 +154,7 @@ class TimeWindowedKStream(_WindowedAggregations):
 
     store_builder = staticmethod(window_store_builder)
     processor = windowed_processors.KStreamWindowAggregate
-
-    def _windowed_serde(self, key_serde: Any) -> Any:
-        from streams_on_spark.serde.windowed import WindowedSerdes
-        return WindowedSerdes.time_windowed(key_serde, self.windows.size_ms)
+    windowed_serde = staticmethod(_time_windowed_serde)
 
     def count(self, named: Any = None, materialized: Any = None) -> KTable:
         """Records per key and window (null keys are dropped)."""
@@ -175,10 +182,7 @@ class SlidingWindowedKStream(TimeWindowedKStream):
 
     store_builder = staticmethod(sliding_store_builder)
     processor = windowed_processors.KStreamSlidingWindowAggregate
-
-    def _windowed_serde(self, key_serde: Any) -> Any:
-        from streams_on_spark.serde.windowed import WindowedSerdes
-        return WindowedSerdes.time_windowed(key_serde, self.windows.time_difference_ms)
+    windowed_serde = staticmethod(_sliding_windowed_serde)
 
 
 class SessionWindowedKStream(_WindowedAggregations):
@@ -186,10 +190,7 @@ class SessionWindowedKStream(_WindowedAggregations):
 
     store_builder = staticmethod(session_store_builder)
     processor = windowed_processors.KStreamSessionWindowAggregate
-
-    def _windowed_serde(self, key_serde: Any) -> Any:
-        from streams_on_spark.serde.windowed import WindowedSerdes
-        return WindowedSerdes.session_windowed(key_serde)
+    windowed_serde = staticmethod(_session_windowed_serde)
 
     def count(self, named: Any = None, materialized: Any = None) -> KTable:
         return self._build(named, materialized, "KSTREAM-AGGREGATE-", Serdes.Long(), _count_init, _count_add,
@@ -209,72 +210,59 @@ class SessionWindowedKStream(_WindowedAggregations):
         return self._build(named, materialized, "KSTREAM-AGGREGATE-", None, initializer, aggregator, merger)
 
 
-class TimeWindowedCogroupedKStream:
-    """A cogroup cut into time windows: every input folds into the same window store."""
+class _WindowedCogroupedKStream:
+    """A cogroup cut into windows: every input folds into the same store, each with its own processor of this
+    kind (which keeps its own stream time, as Kafka's)."""
+
+    store_builder: Callable[..., Any]
+    processor: Callable[..., Any]
+    windowed_serde: Callable[[Any, Any], Any]
 
     def __init__(self, cogrouped: "CogroupedKStream", windows: Any) -> None:
         self._cogrouped, self.windows = cogrouped, windows
 
-    def aggregate(self, initializer: Callable[[], Any], named: Any = None, materialized: Any = None) -> KTable:
+    def _aggregate(self, initializer: Callable[[], Any], named: Any, materialized: Any,
+                   *merger: Callable[[Any, Any, Any], Any]) -> KTable:
         require_callable(initializer, "initializer")
-        windows = self.windows
-
-        def serde(key_serde: Any) -> Any:
-            from streams_on_spark.serde.windowed import WindowedSerdes
-            return WindowedSerdes.time_windowed(key_serde, windows.size_ms)
-
+        kind, windows = type(self), self.windows
         return self._cogrouped._build(
             initializer, named, materialized,
-            lambda store, aggregator, name: DslSupplier(windowed_processors.KStreamWindowAggregate, windows, store,
-                                                        _ON_UPDATE, initializer, aggregator, name),
-            lambda m, store, key_serde, value_serde: window_store_builder(m, store, windows, key_serde, value_serde),
-            serde, windows)
+            lambda store, aggregator, name: DslSupplier(kind.processor, windows, store, _ON_UPDATE, initializer,
+                                                        aggregator, *merger, name),
+            lambda m, store, key_serde, value_serde: kind.store_builder(m, store, windows, key_serde, value_serde),
+            lambda key_serde: kind.windowed_serde(windows, key_serde), windows)
 
 
-class SlidingWindowedCogroupedKStream:
-    """A cogroup over sliding windows: every input folds into the same sliding-window store."""
+class TimeWindowedCogroupedKStream(_WindowedCogroupedKStream):
+    """A cogroup cut into tumbling or hopping windows."""
 
-    def __init__(self, cogrouped: "CogroupedKStream", windows: Any) -> None:
-        self._cogrouped, self.windows = cogrouped, windows
+    store_builder = staticmethod(window_store_builder)
+    processor = windowed_processors.KStreamWindowAggregate
+    windowed_serde = staticmethod(_time_windowed_serde)
 
     def aggregate(self, initializer: Callable[[], Any], named: Any = None, materialized: Any = None) -> KTable:
-        require_callable(initializer, "initializer")
-        windows = self.windows
-
-        def serde(key_serde: Any) -> Any:
-            from streams_on_spark.serde.windowed import WindowedSerdes
-            return WindowedSerdes.time_windowed(key_serde, windows.time_difference_ms)
-
-        return self._cogrouped._build(
-            initializer, named, materialized,
-            lambda store, aggregator, name: DslSupplier(windowed_processors.KStreamSlidingWindowAggregate, windows,
-                                                        store, _ON_UPDATE, initializer, aggregator, name),
-            lambda m, store, key_serde, value_serde: sliding_store_builder(m, store, windows, key_serde, value_serde),
-            serde, windows)
+        return self._aggregate(initializer, named, materialized)
 
 
-class SessionWindowedCogroupedKStream:
+class SlidingWindowedCogroupedKStream(TimeWindowedCogroupedKStream):
+    """A cogroup over sliding windows."""
+
+    store_builder = staticmethod(sliding_store_builder)
+    processor = windowed_processors.KStreamSlidingWindowAggregate
+    windowed_serde = staticmethod(_sliding_windowed_serde)
+
+
+class SessionWindowedCogroupedKStream(_WindowedCogroupedKStream):
     """A cogroup cut into sessions; ``merger`` combines the aggregates of merged sessions."""
 
-    def __init__(self, cogrouped: "CogroupedKStream", windows: Any) -> None:
-        self._cogrouped, self.windows = cogrouped, windows
+    store_builder = staticmethod(session_store_builder)
+    processor = windowed_processors.KStreamSessionWindowAggregate
+    windowed_serde = staticmethod(_session_windowed_serde)
 
     def aggregate(self, initializer: Callable[[], Any], merger: Callable[[Any, Any, Any], Any], named: Any = None,
                   materialized: Any = None) -> KTable:
-        require_callable(initializer, "initializer")
         require_callable(merger, "sessionMerger")
-        windows = self.windows
-
-        def serde(key_serde: Any) -> Any:
-            from streams_on_spark.serde.windowed import WindowedSerdes
-            return WindowedSerdes.session_windowed(key_serde)
-
-        return self._cogrouped._build(
-            initializer, named, materialized,
-            lambda store, aggregator, name: DslSupplier(windowed_processors.KStreamSessionWindowAggregate, windows,
-                                                        store, _ON_UPDATE, initializer, aggregator, merger, name),
-            lambda m, store, key_serde, value_serde: session_store_builder(m, store, windows, key_serde, value_serde),
-            serde, windows)
+        return self._aggregate(initializer, named, materialized, merger)
 
 
 def windowed_by(owner: Any, windows: Any, time_kind: Any, sliding_kind: Any, session_kind: Any) -> Any:

@@ -393,6 +393,9 @@ class KTableRepartitionMap(_Stateless):
 class KTableAggregate(_Stateful):
     """``KGroupedTable.aggregate``/``count``: subtract the old value, add the new one."""
 
+    operator = "aggregate"
+    first_value_starts = False   # reduce: a key's first value is its aggregate (Kafka's KTableReduce)
+
     def __init__(self, store_name: str, initializer: Callable[[], Any], adder: Callable[[Any, Any, Any], Any],
                  subtractor: Callable[[Any, Any, Any], Any]) -> None:
         super().__init__(store_name)
@@ -401,7 +404,7 @@ class KTableAggregate(_Stateful):
     def process(self, record: Record) -> None:
         key, change = record.key, record.value
         if key is None:
-            raise StreamsException(f"Record key for KTable aggregate operator with state {self.store_name} "
+            raise StreamsException(f"Record key for KTable {self.operator} operator with state {self.store_name} "
                                    "should not be null.")
         old = self.store.get(key)
         old_agg = None if old is None else old.value
@@ -412,44 +415,32 @@ class KTableAggregate(_Stateful):
         else:
             agg = old_agg
         if change.new_value is not None:
-            new_agg = self.adder(key, change.new_value, self.initializer() if agg is None else agg)
-            if old is not None:
-                ts = max(record.timestamp, old.timestamp)
-        else:
-            new_agg = agg
-        self.store.put(key, ValueAndTimestamp.make(new_agg, ts))
-        self._forward_change(key, new_agg, old_agg, ts, record.headers)
-
-
-class KTableReduce(_Stateful):
-    def __init__(self, store_name: str, adder: Callable[[Any, Any], Any], subtractor: Callable[[Any, Any], Any]) -> None:
-        super().__init__(store_name)
-        self.adder, self.subtractor = adder, subtractor
-
-    def process(self, record: Record) -> None:
-        key, change = record.key, record.value
-        if key is None:
-            raise StreamsException(f"Record key for KTable reduce operator with state {self.store_name} "
-                                   "should not be null.")
-        old = self.store.get(key)
-        old_agg = None if old is None else old.value
-        ts = record.timestamp
-        if change.old_value is not None and old_agg is not None:
-            agg = self.subtractor(old_agg, change.old_value)
-            ts = max(record.timestamp, old.timestamp)  # type: ignore[union-attr]
-        else:
-            agg = old_agg
-        if change.new_value is not None:
-            if agg is None:
+            if agg is None and self.first_value_starts:
                 new_agg = change.new_value
             else:
-                new_agg = self.adder(agg, change.new_value)
+                new_agg = self.adder(key, change.new_value, self.initializer() if agg is None else agg)
                 if old is not None:
                     ts = max(record.timestamp, old.timestamp)
         else:
             new_agg = agg
         self.store.put(key, ValueAndTimestamp.make(new_agg, ts))
         self._forward_change(key, new_agg, old_agg, ts, record.headers)
+
+
+class KTableReduce(KTableAggregate):
+    """``KGroupedTable.reduce``: ``adder(agg, value)``/``subtractor(agg, value)``, the first value starting it."""
+
+    operator = "reduce"
+    first_value_starts = True
+
+    def __init__(self, store_name: str, adder: Callable[[Any, Any], Any],
+                 subtractor: Callable[[Any, Any], Any]) -> None:
+        super().__init__(store_name, _no_initial_value, lambda _key, value, agg: adder(agg, value),
+                         lambda _key, value, agg: subtractor(agg, value))
+
+
+def _no_initial_value() -> None:
+    return None
 
 
 class KStreamCogroupAggregate(KStreamAggregate):

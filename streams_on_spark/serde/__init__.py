@@ -122,43 +122,34 @@ class _BuiltinSerde(Serde[T]):
 # Fixed-width integers: big-endian two's complement, like Kafka's Short/Integer/LongSerializer.
 
 
-def _fixed_int_methods(
-    fmt: str, kind: str, java_type: str
-) -> tuple[Callable[..., bytes | None], Callable[..., int | None]]:
-    """Build tight serialize/deserialize functions for one fixed-width Java integer type."""
+def _fixed_width_methods(
+    fmt: str, kind: str, failure: Callable[[str, str | None, object], SerializationException]
+) -> tuple[Callable[..., bytes | None], Callable[..., Any]]:
+    """Build tight serialize/deserialize functions for one fixed-width Java number (``struct`` format ``fmt``);
+    ``failure(serializer, topic, value)`` is the error for a value the format cannot hold."""
     codec = struct.Struct(fmt)
     pack = codec.pack
     unpack = codec.unpack
     size = codec.size
-    bits = size * 8
-    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     serializer, deserializer = f"{kind}Serializer", f"{kind}Deserializer"
 
-    def serialize_failure(topic: str | None, value: object) -> SerializationException:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return SerializationException(
-                f"{serializer} cannot serialize int value {value} for topic {topic!r}: "
-                f"outside the Java {java_type} range [{low}, {high}]"
-            )
-        return _wrong_type(serializer, topic, value, f"int (Java {java_type})")
-
-    def serialize(self: Serde[int], topic: str | None, value: int | None) -> bytes | None:
-        """Big-endian two's complement bytes of ``value``; rejects bools, non-ints and out-of-range ints."""
+    def serialize(self: Serde[Any], topic: str | None, value: Any) -> bytes | None:
+        """Big-endian bytes of ``value``; rejects bools, values of other types and values out of range."""
         if value is None:
             return None
         if value is True or value is False:
-            raise serialize_failure(topic, value)
+            raise failure(serializer, topic, value)
         try:
             return pack(value)
         except (struct.error, TypeError, OverflowError):
-            raise serialize_failure(topic, value) from None
+            raise failure(serializer, topic, value) from None
 
-    def deserialize(self: Serde[int], topic: str | None, data: bytes | None) -> int | None:
-        """The signed integer encoded big-endian in exactly ``size`` bytes."""
+    def deserialize(self: Serde[Any], topic: str | None, data: bytes | None) -> Any:
+        """The number encoded big-endian in exactly ``size`` bytes."""
         if data is None:
             return None
         try:
-            return unpack(data)[0]  # type: ignore[no-any-return]
+            return unpack(data)[0]
         except (struct.error, TypeError):
             if not _is_bytes_like(data):
                 raise _not_bytes(deserializer, topic, data) from None
@@ -168,6 +159,22 @@ def _fixed_int_methods(
             ) from None
 
     return serialize, deserialize
+
+
+def _fixed_int_methods(fmt: str, kind: str, java_type: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """Serialize/deserialize for one fixed-width Java integer type (``short``, ``int``, ``long``)."""
+    bits = struct.calcsize(fmt) * 8
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def failure(serializer: str, topic: str | None, value: object) -> SerializationException:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return SerializationException(
+                f"{serializer} cannot serialize int value {value} for topic {topic!r}: "
+                f"outside the Java {java_type} range [{low}, {high}]"
+            )
+        return _wrong_type(serializer, topic, value, f"int (Java {java_type})")
+
+    return _fixed_width_methods(fmt, kind, failure)
 
 
 class ShortSerde(_BuiltinSerde[int]):
@@ -198,17 +205,10 @@ class LongSerde(_BuiltinSerde[int]):
 # IEEE floats: Kafka writes floatToRawIntBits / doubleToLongBits big-endian; struct '>f' / '>d' is the same.
 
 
-def _float_methods(
-    fmt: str, kind: str, java_type: str
-) -> tuple[Callable[..., bytes | None], Callable[..., float | None]]:
-    """Build tight serialize/deserialize functions for one IEEE-754 width."""
-    codec = struct.Struct(fmt)
-    pack = codec.pack
-    unpack = codec.unpack
-    size = codec.size
-    serializer, deserializer = f"{kind}Serializer", f"{kind}Deserializer"
+def _float_methods(fmt: str, kind: str, java_type: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """Serialize/deserialize for one IEEE-754 width (Java ``float``, ``double``)."""
 
-    def serialize_failure(topic: str | None, value: object) -> SerializationException:
+    def failure(serializer: str, topic: str | None, value: object) -> SerializationException:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return SerializationException(
                 f"{serializer} cannot serialize {type(value).__name__} value {value!r} for topic {topic!r}: "
@@ -216,32 +216,7 @@ def _float_methods(
             )
         return _wrong_type(serializer, topic, value, "float or int")
 
-    def serialize(self: Serde[float], topic: str | None, value: float | None) -> bytes | None:
-        """Big-endian IEEE-754 bytes of ``value`` (an int or float; bools are rejected)."""
-        if value is None:
-            return None
-        if value is True or value is False:
-            raise serialize_failure(topic, value)
-        try:
-            return pack(value)
-        except (struct.error, TypeError, OverflowError):
-            raise serialize_failure(topic, value) from None
-
-    def deserialize(self: Serde[float], topic: str | None, data: bytes | None) -> float | None:
-        """The float encoded big-endian in exactly ``size`` bytes."""
-        if data is None:
-            return None
-        try:
-            return unpack(data)[0]  # type: ignore[no-any-return]
-        except (struct.error, TypeError):
-            if not _is_bytes_like(data):
-                raise _not_bytes(deserializer, topic, data) from None
-            raise SerializationException(
-                f"Size of data received by {deserializer} is not {size} for topic {topic!r}: "
-                f"got {_describe(data)}"
-            ) from None
-
-    return serialize, deserialize
+    return _fixed_width_methods(fmt, kind, failure)
 
 
 class FloatSerde(_BuiltinSerde[float]):

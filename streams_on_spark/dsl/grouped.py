@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+from streams_on_spark.dsl.abstract_stream import AbstractStream
 from streams_on_spark.errors import require_callable
 from streams_on_spark.dsl.ktable import KTable, materialize, split_named_materialized
 from streams_on_spark.dsl.params import Grouped, Materialized, Named
@@ -32,19 +33,14 @@ def _count_sub(_key: Any, _value: Any, agg: int) -> int:
 
 
 
-class KGroupedStream:
+class KGroupedStream(AbstractStream):
     """A stream grouped by key, ready for ``count``/``reduce``/``aggregate``/``cogroup``."""
 
     def __init__(self, builder: InternalStreamsBuilder, name: str, source_nodes: set[str], grouped: Grouped,
                  repartition_required: bool, graph_node: GraphNode) -> None:
-        self._builder = builder
-        self.name = name
-        self._source_nodes = source_nodes
-        self.key_serde = grouped.key_serde
-        self.value_serde = grouped.value_serde
+        super().__init__(builder, name, grouped.key_serde, grouped.value_serde, source_nodes, graph_node)
         self._repartition_name = grouped.name
         self._repartition_required = repartition_required
-        self._node = graph_node
         self._repartition_node: Optional[RepartitionNode] = None
 
     def _repartition_if_required(self, store_name: str) -> tuple[GraphNode, set[str]]:
@@ -204,18 +200,13 @@ class CogroupedKStream:
         return table
 
 
-class KGroupedTable:
+class KGroupedTable(AbstractStream):
     """A re-keyed table; aggregations take an adder and a subtractor."""
 
     def __init__(self, builder: InternalStreamsBuilder, name: str, source_nodes: set[str], grouped: Grouped,
                  graph_node: GraphNode) -> None:
-        self._builder = builder
-        self.name = name
-        self._source_nodes = source_nodes
-        self.key_serde = grouped.key_serde
-        self.value_serde = grouped.value_serde
+        super().__init__(builder, name, grouped.key_serde, grouped.value_serde, source_nodes, graph_node)
         self._repartition_name = grouped.name
-        self._node = graph_node
         self._repartition_node: Optional[RepartitionNode] = None
 
     def _aggregate(self, named: Optional[Named], prefix: str, m: Materialized, store: str, key_serde: Any,

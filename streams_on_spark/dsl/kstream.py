@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
+from streams_on_spark.dsl.abstract_stream import AbstractStream
 from streams_on_spark.dsl.params import (
     Branched,
     Grouped,
@@ -68,18 +69,13 @@ class WindowedStreamPartitioner:
         return partition_for_key(self.serde.serialize_base_key(topic, key), num_partitions)
 
 
-class KStream:
+class KStream(AbstractStream):
     """An unbounded stream of records; every method adds one node to the logical graph."""
 
     def __init__(self, builder: InternalStreamsBuilder, name: str, key_serde: Any, value_serde: Any,
                  source_nodes: set[str], repartition_required: bool, graph_node: GraphNode) -> None:
-        self._builder = builder
-        self.name = name
-        self.key_serde = key_serde
-        self.value_serde = value_serde
-        self._source_nodes = source_nodes
+        super().__init__(builder, name, key_serde, value_serde, source_nodes, graph_node)
         self._repartition_required = repartition_required
-        self._node = graph_node
         self._join_repartition: Optional[GraphNode] = None   # reused by later joins of this stream (Kafka's)
 
     # ------------------------------------------------------------------ helpers

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from streams_on_spark.dsl.abstract_stream import AbstractStream
 from streams_on_spark.errors import bad_argument, require_callable, require_instance
 from streams_on_spark.dsl.params import Grouped, Materialized, Named
 from streams_on_spark.processor import dsl as processors
@@ -38,20 +39,15 @@ def split_named_materialized(named: Any, materialized: Any) -> tuple[Optional[Na
     return named, materialized
 
 
-class KTable:
+class KTable(AbstractStream):
     """The latest value per key; updates flow downstream as changes."""
 
     def __init__(self, builder: InternalStreamsBuilder, name: str, key_serde: Any, value_serde: Any,
                  source_nodes: set[str], queryable_store_name: Optional[str], supplier: DslSupplier,
                  graph_node: GraphNode) -> None:
-        self._builder = builder
-        self.name = name
-        self.key_serde = key_serde
-        self.value_serde = value_serde
-        self._source_nodes = source_nodes
+        super().__init__(builder, name, key_serde, value_serde, source_nodes, graph_node)
         self.queryable_store_name = queryable_store_name
         self._supplier = supplier
-        self._node = graph_node
         self._parent: Optional[KTable] = None
         # what sending old values also needs (Kafka's join/pass-through suppliers): tables that must send them
         # (forced) and upstream processors that must forward them

@@ -9,6 +9,7 @@ from streams_on_spark.dsl.ktable import KTable, materialize, split_named_materia
 from streams_on_spark.dsl.params import Grouped, Materialized, Named
 from streams_on_spark.processor import dsl as processors
 from streams_on_spark.serde import Serdes
+from streams_on_spark.serde.changed import ChangedSerde
 from streams_on_spark.topology.graph import (
     DslSupplier,
     GracePeriodGraphNode,
@@ -218,7 +219,7 @@ class KGroupedTable(AbstractStream):
         topic = (self._repartition_name if self._repartition_name is not None else store) + "-repartition"
         if self._repartition_node is None or self._repartition_name is None:
             self._repartition_node = RepartitionNode(source_name, sink_name, None, topic, self.key_serde,
-                                                     processors.ChangedSerde(self.value_serde), optimizable=False)
+                                                     ChangedSerde(self.value_serde), optimizable=False)
         self._builder.add_graph_node(self._node, self._repartition_node)
         node = ProcessorGraphNode(func_name, supplier, materialize(m, store, key_serde, value_serde))
         self._builder.add_graph_node(self._repartition_node, node)

@@ -12,6 +12,7 @@ from streams_on_spark.errors import TopologyException
 from streams_on_spark.processor import dsl as processors
 from streams_on_spark.processor import joins as join_processors
 from streams_on_spark.processor.windowed import KTableSuppress
+from streams_on_spark.state.outer_join_store import OuterJoinStoreBuilder
 from streams_on_spark.state.stores import ValueAndTimestamp
 from streams_on_spark.topology.graph import DslSupplier, GraphNode, InternalStreamsBuilder, ProcessorGraphNode
 
@@ -210,7 +211,7 @@ def stream_stream_join(this: "KStream", other: "KStream", joiner: Callable[..., 
         else:
             prefix = "KSTREAM-OUTERTHIS-" if right_outer else "KSTREAM-JOINTHIS-"
             outer_name = "KSTREAM-OUTERSHARED-" + this_generated[len(prefix):]
-        outer_store = join_processors.OuterJoinStoreBuilder(outer_name + "-store", key_serde, this_value, other_value)
+        outer_store = OuterJoinStoreBuilder(outer_name + "-store", key_serde, this_value, other_value)
     this_windowed_node = ProcessorGraphNode(this_windowed,
                                             DslSupplier(join_processors.KStreamJoinWindow, this_store_name))
     builder.add_graph_node(this._node, this_windowed_node)

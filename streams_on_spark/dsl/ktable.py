@@ -7,7 +7,8 @@ from streams_on_spark.dsl.abstract_stream import AbstractStream
 from streams_on_spark.errors import bad_argument, require_callable, require_instance
 from streams_on_spark.dsl.params import Grouped, Materialized, Named
 from streams_on_spark.processor import dsl as processors
-from streams_on_spark.processor.windowed import KTableSuppress, SuppressionBufferBuilder
+from streams_on_spark.processor.windowed import KTableSuppress
+from streams_on_spark.state.suppression_buffer import SuppressionBufferBuilder
 from streams_on_spark.state.factory import Stores
 from streams_on_spark.state.stores import TimestampedKeyValueStoreBuilder
 from streams_on_spark.topology.graph import DslSupplier, GraphNode, InternalStreamsBuilder, ProcessorGraphNode

@@ -9,7 +9,6 @@ emit-final times (last emitted window close time, next wall-clock time to emit).
 from __future__ import annotations
 
 import logging
-import pickle
 from abc import abstractmethod
 from typing import Any, Callable, Iterable, Optional
 
@@ -22,14 +21,7 @@ from streams_on_spark.emit import EmitStrategy, StrategyType
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record
 from streams_on_spark.processor.dsl import Change, drop_record, forward_on_flush
-from streams_on_spark.state.stores import (
-    InMemoryKeyValueBytesStore,
-    StateStore,
-    StoreBuilder,
-    ValueAndTimestamp,
-    ordered_time,
-    prefix_upper_bound,
-)
+from streams_on_spark.state.stores import ValueAndTimestamp
 from streams_on_spark.window import SessionWindow, TimeWindow, Windowed
 
 log = logging.getLogger(__name__)
@@ -274,126 +266,6 @@ class KStreamSessionWindowAggregate(_WindowedAggregate):
         return ((kv.key, kv.value, kv.key.window.end) for kv in self.store.find_sessions_by_end_time(lower, upper))
 
 
-_BUFFERED = b"\x01"   # key bytes -> buffer time: which keys are buffered, and since when
-_BY_TIME = b"\x02"    # buffer time | key bytes -> the entry: the buffer in eviction order
-
-
-class SuppressionBuffer(StateStore):
-    """Kafka's time-ordered change buffer: latest update per key, evicted in (buffer time, key bytes) order.
-
-    Each entry keeps the key's first buffer time, the latest update (new and old value) and the prior value: the
-    old value when the key was first buffered, which is what the suppressed table's view still shows. Entries are
-    bytes (key serde, and the upstream value serde for values) in a key-value bytes store under two kinds of keys:
-    ``0x02 | buffer time | key`` holds the entry, so eviction by time reads just what it evicts, oldest first, and
-    ``0x01 | key`` the key's buffer time, for lookups by key. The bytes store is in memory, or
-    where the engine keeps it (the task's local RocksDB on Spark).
-    """
-
-    def __init__(self, name: str, key_serde: Any, value_serde: Any, inner: Any = None) -> None:
-        self.name = name
-        self.inner = inner if inner is not None else InMemoryKeyValueBytesStore(name)
-        self.key_serde, self.value_serde = key_serde, value_serde
-        self._size: Optional[tuple[int, int]] = None   # (entries, bytes), counted on first use
-
-    def init(self, context: Any) -> None:
-        if self.key_serde is None:
-            self.key_serde = getattr(context, "default_key_serde", None)
-        if self.value_serde is None:
-            self.value_serde = getattr(context, "default_value_serde", None)
-        if self.key_serde is None or self.value_serde is None:
-            raise StreamsException(f"suppression buffer {self.name} has no key or value serde: give the suppressed "
-                                   "table serdes (Materialized) or set 'default.key.serde'/'default.value.serde'")
-
-    def _serialize(self, value: Any) -> Optional[bytes]:
-        return None if value is None else self.value_serde.serialize(self.name, value)
-
-    def _deserialize(self, data: Optional[bytes]) -> Any:
-        return None if data is None else self.value_serde.deserialize(self.name, data)
-
-    def _entry_key(self, kb: bytes) -> Optional[bytes]:
-        """Where the entry of key bytes ``kb`` is, if the key is buffered."""
-        since = self.inner.get(_BUFFERED + kb)
-        return None if since is None else _BY_TIME + since + kb
-
-    def _sizes(self) -> tuple[int, int]:
-        if self._size is None:
-            entries = self.inner.range(_BY_TIME, prefix_upper_bound(_BY_TIME))
-            self._size = (len(entries), sum(len(k) - 9 + len(v) for k, v in entries))
-        return self._size
-
-    def _resize(self, entries: int, size: int) -> None:
-        count, total = self._sizes()
-        self._size = (count + entries, total + size)
-
-    def put(self, buffer_time: int, record: Record, change: Change) -> None:
-        self._sizes()
-        kb = self.key_serde.serialize(self.name, record.key)
-        where = self._entry_key(kb)
-        existing = None if where is None else self.inner.get(where)
-        old = self._serialize(change.old_value)
-        if existing is None:
-            prior = old
-            where = _BY_TIME + ordered_time(buffer_time) + kb
-            self.inner.put(_BUFFERED + kb, where[1:9])
-            self._resize(1, len(kb))
-        else:  # a buffered key keeps its first buffer time and prior value; the latest update replaces the rest
-            buffer_time, *_, prior = pickle.loads(existing)
-            self._resize(0, -len(existing))
-        entry = pickle.dumps((buffer_time, record.timestamp, tuple(record.headers), self._serialize(change.new_value),
-                              old, prior))
-        self.inner.put(where, entry)
-        self._resize(0, len(entry))
-
-    def prior_value_for_buffered(self, key: Any) -> tuple[bool, Optional[ValueAndTimestamp]]:
-        """Kafka's ``priorValueForBuffered``: (is the key buffered, its prior value with an unknown timestamp)."""
-        where = self._entry_key(self.key_serde.serialize(self.name, key))
-        existing = None if where is None else self.inner.get(where)
-        if existing is None:
-            return False, None
-        return True, ValueAndTimestamp.make(self._deserialize(pickle.loads(existing)[-1]), UNKNOWN)
-
-    def size(self) -> int:
-        return self._sizes()[0]
-
-    def size_bytes(self) -> int:
-        """Key and entry bytes of every buffered key."""
-        return self._sizes()[1]
-
-    def evict(self, until: Optional[int], emit: Callable[[Record, Change], None], force: int = 0) -> None:
-        """Emit, oldest first, the entries buffered at or before ``until`` (None: none by time), then ``force`` more.
-        Reads only what it evicts when evicting by time."""
-        self._sizes()
-        if until is not None:
-            last = ordered_time(until)
-            upper = prefix_upper_bound(_BY_TIME + last)   # may be the first key past ``until`` itself: checked
-            self._evict([e for e in self.inner.range(_BY_TIME, upper) if e[0][1:9] <= last], emit)
-        if force > 0 and self.size():
-            self._evict(self.inner.range(_BY_TIME, prefix_upper_bound(_BY_TIME))[:force], emit)
-
-    def _evict(self, entries: list[tuple[bytes, bytes]], emit: Callable[[Record, Change], None]) -> None:
-        for where, entry in entries:
-            _buffer_time_, ts, headers, new, old, _prior = pickle.loads(entry)
-            kb = where[9:]
-            self.inner.delete(where)
-            self.inner.delete(_BUFFERED + kb)
-            self._resize(-1, -len(kb) - len(entry))
-            change = Change(self._deserialize(new), self._deserialize(old))  # the latest update, as buffered
-            emit(Record(self.key_serde.deserialize(self.name, kb), change, ts, headers), change)
-
-
-class SuppressionBufferBuilder(StoreBuilder):
-    def __init__(self, name: str, key_serde: Any, value_serde: Any, logging_enabled: bool) -> None:
-        self.name, self.key_serde, self.value_serde = name, key_serde, value_serde
-        self.logging_enabled = logging_enabled
-
-    def engine_kept(self) -> bool:
-        return True
-
-    def build(self, bytes_store: Any = None) -> SuppressionBuffer:
-        """The buffer over ``bytes_store`` (where the engine keeps it), or in memory."""
-        return SuppressionBuffer(self.name, self.key_serde, self.value_serde, bytes_store)
-
-
 class KTableSuppress(Processor):
     """Buffer table updates; emit each key's latest update once its time passes stream time minus the wait.
 
@@ -414,7 +286,7 @@ class KTableSuppress(Processor):
     def process(self, record: Record) -> None:
         observed = self.stream_time.advance(record.timestamp)
         buffer_time = record.key.window.end if self.suppressed.final_results else record.timestamp
-        self.buffer.put(buffer_time, record, record.value)
+        self.buffer.put(buffer_time, record.key, record.timestamp, record.headers, record.value)
         expiry = observed - self.wait_ms
         self.buffer.evict(expiry, self._emit)
         self._enforce_size()
@@ -434,11 +306,11 @@ class KTableSuppress(Processor):
         self.buffer.evict(None, self._emit, force=over)
         self._enforce_size()
 
-    def _emit(self, record: Record, change: Change) -> None:
+    def _emit(self, key: Any, change: Change, timestamp: int, headers: Any) -> None:
         """Forward the evicted update as buffered, old value included (the parent always sends old values)."""
         if change.new_value is None and self.suppressed.final_results:
             return  # final results: a window deleted before it closed has nothing to report
-        self.forward(record)
+        self.forward(Record(key, change, timestamp, headers))
 
 
 class KStreamSlidingWindowAggregate(_WindowedAggregate):

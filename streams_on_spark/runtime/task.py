@@ -38,7 +38,7 @@ from streams_on_spark.processor.api import (
     RecordMetadata,
     TaskId,
 )
-from streams_on_spark.processor.dsl import ChangedSerde
+from streams_on_spark.serde.changed import ChangedSerde
 from streams_on_spark.state.caching import CachingBytesStore, TaskCache
 from streams_on_spark.state.stores import ReadOnlyStore
 from streams_on_spark.topology.builder import (

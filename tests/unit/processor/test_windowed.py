@@ -6,9 +6,8 @@ from typing import Any
 import pytest
 
 from streams_on_spark import Serdes
-from streams_on_spark.processor.api import Record
 from streams_on_spark.processor.dsl import Change
-from streams_on_spark.processor.windowed import SuppressionBuffer
+from streams_on_spark.state.suppression_buffer import SuppressionBuffer
 from streams_on_spark.state.local import LocalTaskStore
 from streams_on_spark.state.stores import ValueAndTimestamp
 
@@ -16,8 +15,7 @@ S = Serdes.String()
 
 
 def _put(buffer: SuppressionBuffer, buffer_time: int, key: str, new: str, old: str | None, ts: int) -> None:
-    change = Change(new, old)
-    buffer.put(buffer_time, Record(key, change, ts), change)
+    buffer.put(buffer_time, key, ts, (), Change(new, old))
 
 
 @pytest.fixture(params=["in-memory", "rocksdb"])
@@ -38,7 +36,7 @@ def test_eviction_emits_the_latest_update_at_the_first_buffer_time(table):
     _put(buffer, 5, "k", "y", "x", 5)
     _put(buffer, 3, "j", "z", None, 3)
     emitted: list[tuple[str, Change, int]] = []
-    buffer.evict(0, lambda record, change: emitted.append((record.key, change, record.timestamp)))
+    buffer.evict(0, lambda key, change, ts, headers: emitted.append((key, change, ts)))
     assert emitted == [("k", Change("y", "x"), 5)]
     assert buffer.size() == 1
 
@@ -65,9 +63,9 @@ def test_eviction_order_forced_eviction_and_sizes_survive_a_new_instance(table):
     again = SuppressionBuffer("buf", S, S, buffer.inner)
     assert (again.size(), again.size_bytes()) == (buffer.size(), buffer.size_bytes()) and buffer.size() == 5
     emitted: list[str] = []
-    buffer.evict(2, lambda record, change: emitted.append(record.key))
+    buffer.evict(2, lambda key, change, ts, headers: emitted.append(key))
     assert emitted == ["z", "c"]
-    buffer.evict(None, lambda record, change: emitted.append(record.key), force=2)
+    buffer.evict(None, lambda key, change, ts, headers: emitted.append(key), force=2)
     assert emitted == ["z", "c", "a", "b"] and buffer.size() == 1
     again = SuppressionBuffer("buf", S, S, buffer.inner)
     assert (again.size(), again.size_bytes()) == (buffer.size(), buffer.size_bytes())

@@ -9,72 +9,17 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
-from streams_on_spark.errors import StreamsException
-from streams_on_spark.processor.api import Record, TaskId
-from streams_on_spark.runtime.task import StreamTask, TaskMetrics, _Node, _TaskContext
+from streams_on_spark.processor.api import TaskId
+from streams_on_spark.runtime.global_task import GlobalTask
+from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.topology.builder import InternalTopologyBuilder, SubtopologySpec
 from streams_on_spark.topology.partitions import driver_partition_counts
 
 log = logging.getLogger(__name__)
-
-
-class _GlobalState:
-    """What a global store processor's context reads of its owner (a global task has no queues or schedules)."""
-
-    def __init__(self, subtopology: int, config: TaskConfig, store_name: str, store: Any, wall_clock: Any) -> None:
-        self.id = TaskId(subtopology, -1)
-        self.config, self.wall_clock = config, wall_clock
-        self.metrics = TaskMetrics()
-        self.stores: dict[str, Any] = {}
-        self.global_stores = {store_name: store}
-        self.global_read_only = False   # the global store's processor maintains it
-        self.stream_time = -1
-        self.processor_metadata: dict[str, int] = {}
-        self.cache = None   # global stores are not cached: nothing downstream would see their flushes
-
-    def schedule(self, *args: Any) -> Any:
-        raise StreamsException("global store processors cannot schedule punctuations")
-
-
-class GlobalTask:
-    """Feeds global stores from every partition of their topics, immediately (as Kafka's driver does)."""
-
-    def __init__(self, topology: InternalTopologyBuilder, config: TaskConfig, wall_clock: Any) -> None:
-        self.stores: dict[str, Any] = {}
-        self._by_topic: dict[str, tuple[Any, Any, Any, Any]] = {}
-        for spec in topology.global_stores():
-            store = topology.global_state_builders[spec.store_name].build()
-            context = _TaskContext(_GlobalState(spec.id, config, spec.store_name, store, wall_clock))
-            store.init(context)
-            self.stores[spec.store_name] = store
-            processor = spec.processor.supplier()
-            node = _Node(spec.processor.name, processor, [spec.store_name])
-            context.current = node
-            processor.init(context)
-            context.current = None
-            key_serde = spec.source.key_serde or config.default_key_serde
-            value_serde = spec.source.value_serde or config.default_value_serde
-            self._by_topic[spec.topic] = (node, context, key_serde, value_serde)
-
-    def topics(self) -> Iterable[str]:
-        return self._by_topic.keys()
-
-    def apply(self, record: ConsumerRecord) -> None:
-        node, context, key_serde, value_serde = self._by_topic[record.topic]
-        key = key_serde.deserialize(record.topic, record.key) if record.key is not None else None
-        value = value_serde.deserialize(record.topic, record.value) if record.value is not None else None
-        context.current = node
-        try:
-            node.processor.process(Record(key, value, record.timestamp, record.headers))
-        except Exception as e:
-            raise StreamsException(f"Exception caught in global store processor {node.name} for topic "
-                                   f"{record.topic}, partition {record.partition}, offset {record.offset}: {e}") from e
-        finally:
-            context.current = None
 
 
 def _by_stream_time(item: tuple[TaskId, StreamTask]) -> tuple[int, TaskId]:

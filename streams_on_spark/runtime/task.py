@@ -156,7 +156,7 @@ class _FailedProcessing(Exception):
 class _Schedule(Cancellable):
     __slots__ = ("node", "time", "interval", "punctuator", "cancelled")
 
-    def __init__(self, node: "_Node", time: int, interval: int, punctuator: Callable[[int], None]) -> None:
+    def __init__(self, node: "ProcessorNode", time: int, interval: int, punctuator: Callable[[int], None]) -> None:
         self.node, self.time, self.interval, self.punctuator = node, time, interval, punctuator
         self.cancelled = False
 
@@ -164,7 +164,7 @@ class _Schedule(Cancellable):
         self.cancelled = True
 
 
-class _Node:
+class ProcessorNode:
     """A processor node inside a task."""
 
     __slots__ = ("name", "processor", "process", "children", "by_name", "stores")
@@ -174,10 +174,10 @@ class _Node:
         self.stores = frozenset(stores)
         self.processor = processor
         self.process = processor.process
-        self.children: list[_Node] = []
-        self.by_name: dict[str, _Node] = {}
+        self.children: list[ProcessorNode] = []
+        self.by_name: dict[str, ProcessorNode] = {}
 
-    def add_child(self, child: "_Node") -> None:
+    def add_child(self, child: "ProcessorNode") -> None:
         self.children.append(child)
         self.by_name[child.name] = child
 
@@ -203,10 +203,10 @@ class _SourceProcessor(Processor):
         self.forward(record)
 
 
-class _TaskContext(ProcessorContext):
+class TaskContext(ProcessorContext):
     def __init__(self, task: "StreamTask") -> None:
         self._task = task
-        self.current: Optional[_Node] = None
+        self.current: Optional[ProcessorNode] = None
         self.record: Optional[Record] = None             # what the current processor is processing
         self.queue: Optional[_PartitionQueue] = None   # where the record in process came from
         self.offset = -1
@@ -296,7 +296,7 @@ class _TaskContext(ProcessorContext):
         self._task.processor_metadata[key] = value
 
 
-def _node_forward(ctx: "_TaskContext", node: _Node, track_records: bool) -> Callable[..., None]:
+def _node_forward(ctx: "TaskContext", node: ProcessorNode, track_records: bool) -> Callable[..., None]:
     """``context.forward`` specialised for one node: its children are fixed once the task is built.
 
     ``track_records``: keep ``ctx.record`` (the record each processor is processing), which only a task with
@@ -309,7 +309,7 @@ def _node_forward(ctx: "_TaskContext", node: _Node, track_records: bool) -> Call
         def forward_one(record: Record, child: Optional[str] = None) -> None:
             if child is not None:
                 ctx.current = node
-                return _TaskContext.forward(ctx, record, child)
+                return TaskContext.forward(ctx, record, child)
             ctx.current = target
             process(record)
             ctx.current = node
@@ -317,7 +317,7 @@ def _node_forward(ctx: "_TaskContext", node: _Node, track_records: bool) -> Call
         def forward_one_tracked(record: Record, child: Optional[str] = None) -> None:
             if child is not None:
                 ctx.current = node
-                return _TaskContext.forward(ctx, record, child)
+                return TaskContext.forward(ctx, record, child)
             previous = ctx.record
             ctx.current, ctx.record = target, record
             process(record)
@@ -326,7 +326,7 @@ def _node_forward(ctx: "_TaskContext", node: _Node, track_records: bool) -> Call
 
     def forward_all(record: Record, child: Optional[str] = None) -> None:
         ctx.current = node
-        _TaskContext.forward(ctx, record, child)
+        TaskContext.forward(ctx, record, child)
     return forward_all
 
 
@@ -334,7 +334,7 @@ class _PartitionQueue:
     __slots__ = ("topic", "partition", "source", "records", "partition_time", "key_serde", "value_serde",
                  "extractor")
 
-    def __init__(self, topic: str, partition: int, source: _Node, spec: SourceNodeSpec, config: TaskConfig) -> None:
+    def __init__(self, topic: str, partition: int, source: ProcessorNode, spec: SourceNodeSpec, config: TaskConfig) -> None:
         self.topic, self.partition, self.source = topic, partition, source
         # (timestamp, offset, key, value, headers, raw key, raw value), offset order; the raw bytes are what a
         # dead letter queue record holds
@@ -375,7 +375,7 @@ class StreamTask:
         self.processor_metadata: dict[str, int] = {}
         self._stream_schedules: list[_Schedule] = []
         self._wall_schedules: list[_Schedule] = []
-        self.context = _TaskContext(self)
+        self.context = TaskContext(self)
         self.stores: dict[str, Any] = {}
         self._external = frozenset(bytes_stores or ())
         for name in spec.store_names:
@@ -385,17 +385,17 @@ class StreamTask:
             self.stores[name] = store
         self._caches = [store.inner for store in self.stores.values()
                         if isinstance(getattr(store, "inner", None), CachingBytesStore) and store.inner.enabled]
-        self.nodes: dict[str, _Node] = {}
+        self.nodes: dict[str, ProcessorNode] = {}
         self._queues: dict[tuple[str, int], _PartitionQueue] = {}
         for node_spec in spec.nodes:
             if isinstance(node_spec, SourceNodeSpec):
-                node = _Node(node_spec.name, _SourceProcessor())
+                node = ProcessorNode(node_spec.name, _SourceProcessor())
             elif isinstance(node_spec, SinkNodeSpec):
                 topic = topology.decorate_topic(node_spec.topic)
                 sink = _SinkProcessor(node_spec, topic, self.collector,
                                       _resolve(node_spec.key_serde, config.default_key_serde),
                                       _resolve(node_spec.value_serde, config.default_value_serde))
-                node = _Node(node_spec.name, sink)
+                node = ProcessorNode(node_spec.name, sink)
                 self._check_serdes(node_spec.name, topic, sink.key_serde, sink.value_serde)
             else:
                 assert isinstance(node_spec, ProcessorNodeSpec)
@@ -403,11 +403,11 @@ class StreamTask:
                 if not isinstance(processor, Processor) and not hasattr(processor, "process"):
                     raise StreamsException(f"supplier of processor {node_spec.name} returned {processor!r}, "
                                            "not a Processor")
-                node = _Node(node_spec.name, processor, node_spec.stores)
+                node = ProcessorNode(node_spec.name, processor, node_spec.stores)
             for pred in getattr(node_spec, "predecessors", ()):
                 self.nodes[pred].add_child(node)
             self.nodes[node_spec.name] = node
-        self._topic_sources: dict[str, tuple[_Node, SourceNodeSpec]] = {}
+        self._topic_sources: dict[str, tuple[ProcessorNode, SourceNodeSpec]] = {}
         for topic, source_name in spec.source_topics.items():
             source_spec = next(n for n in spec.nodes if n.name == source_name)
             assert isinstance(source_spec, SourceNodeSpec)
@@ -613,7 +613,7 @@ class StreamTask:
             self.metrics.record_dropped()
         return response
 
-    def _guard(self, node: _Node) -> None:
+    def _guard(self, node: ProcessorNode) -> None:
         """Hand what ``node``'s processor raises to the processing exception handler at that node, as Kafka's
         ``ProcessorNode`` does: a resumed record stops there and its siblings still get it."""
         process = node.process
@@ -663,7 +663,7 @@ class StreamTask:
         return failure
 
     # ------------------------------------------------------------------ punctuation
-    def schedule(self, node: _Node, interval: int, kind: PunctuationType,
+    def schedule(self, node: ProcessorNode, interval: int, kind: PunctuationType,
                  punctuator: Callable[[int], None]) -> Cancellable:
         if kind is PunctuationType.STREAM_TIME:
             sched = _Schedule(node, 0, interval, punctuator)

@@ -33,7 +33,7 @@ class GlobalStoreFollower:
         self._reset()
 
     def _reset(self) -> None:
-        from streams_on_spark.runtime.local import GlobalTask
+        from streams_on_spark.runtime.global_task import GlobalTask
         self.task = GlobalTask(self.topology, self.config, self._now)
         self.positions: dict[str, dict[int, int]] = {}
 

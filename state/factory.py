@@ -8,11 +8,13 @@ from streams_on_spark.state.stores import (
     KeyValueStoreBuilder,
     TimestampedKeyValueStoreBuilder,
 )
-from streams_on_spark.state.window_stores import (
+from streams_on_spark.state.session_stores import (
     PersistentSessionBytesStoreSupplier,
-    PersistentWindowBytesStoreSupplier,
     SessionBytesStoreSupplier,
     SessionStoreBuilder,
+)
+from streams_on_spark.state.window_stores import (
+    PersistentWindowBytesStoreSupplier,
     TimestampedWindowStoreBuilder,
     WindowBytesStoreSupplier,
     WindowStoreBuilder,

@@ -24,16 +24,18 @@ from streams_on_spark.window import LONG_MAX
 from streams_on_spark.state.stores import INVALID_RANGE_WARNING
 from streams_on_spark.state.stores import ordered_time as _time
 from streams_on_spark.state.stores import time_of as _untime
-from streams_on_spark.state.window_stores import (
+from streams_on_spark.state.session_stores import (
     InMemorySessionBytesStore,
-    InMemoryWindowBytesStore,
     PersistentSessionBytesStore,
     PersistentSessionBytesStoreSupplier,
-    PersistentWindowBytesStore,
-    PersistentWindowBytesStoreSupplier,
     SessionBytesStoreSupplier,
     TimeOrderedSessionBytesStore,
     TimeOrderedSessionBytesStoreSupplier,
+)
+from streams_on_spark.state.window_stores import (
+    InMemoryWindowBytesStore,
+    PersistentWindowBytesStore,
+    PersistentWindowBytesStoreSupplier,
     WindowBytesStoreSupplier,
 )
 

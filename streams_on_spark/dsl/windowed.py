@@ -101,7 +101,7 @@ def session_store_builder(m: Materialized, name: str, windows: Any, key_serde: A
     """The session store of a session-windowed aggregation; retention = gap + grace (Kafka's default). With
     ON_WINDOW_CLOSE the default store is Kafka's time-ordered one (``TimeOrderedSessionBytesStoreSupplier``)."""
     from streams_on_spark.state.factory import Stores
-    from streams_on_spark.state.window_stores import TimeOrderedSessionBytesStoreSupplier
+    from streams_on_spark.state.session_stores import TimeOrderedSessionBytesStoreSupplier
     retention = windows.inactivity_gap_ms + windows.grace_ms
     time_ordered = emit_strategy.type() is StrategyType.ON_WINDOW_CLOSE
     return _materialize(m, lambda: TimeOrderedSessionBytesStoreSupplier(name, retention) if time_ordered

@@ -154,7 +154,8 @@ class TopologyTestDriver:
                              "`get_timestamped_key_value_store()`")
         if isinstance(store, KeyValueStore):
             raise ValueError(f"Store {name} is a key-value store and should be accessed via `get_key_value_store()`")
-        from streams_on_spark.state.window_stores import SessionStore, WindowStore
+        from streams_on_spark.state.session_stores import SessionStore
+        from streams_on_spark.state.window_stores import WindowStore
         if isinstance(store, WindowStore):
             raise ValueError(f"Store {name} is a window store and should be accessed via `get_window_store()`")
         if isinstance(store, SessionStore):
@@ -186,7 +187,7 @@ class TopologyTestDriver:
         return store if isinstance(store, TimestampedWindowStore) else None
 
     def get_session_store(self, name: str, partition: Optional[int] = None) -> Any:
-        from streams_on_spark.state.window_stores import SessionStore
+        from streams_on_spark.state.session_stores import SessionStore
         store = self._store(name, partition, "get_session_store")
         return store if isinstance(store, SessionStore) else None
 

@@ -13,8 +13,8 @@ from streams_on_spark.state.caching import (ENTRY_OVERHEAD_BYTES, CachingKeyValu
                                             CachingWindowBytesStore, TaskCache)
 from streams_on_spark.state.stores import InMemoryKeyValueBytesStore, ValueAndTimestamp
 from streams_on_spark.state.factory import Stores
-from streams_on_spark.state.window_stores import (InMemorySessionBytesStore, InMemoryWindowBytesStore,
-                                                  TimeOrderedSessionBytesStore)
+from streams_on_spark.state.session_stores import InMemorySessionBytesStore, TimeOrderedSessionBytesStore
+from streams_on_spark.state.window_stores import InMemoryWindowBytesStore
 
 S, L = Serdes.String(), Serdes.Long()
 

@@ -16,13 +16,15 @@ from streams_on_spark.state.local_windows import (
     bytes_store_over,
 )
 from streams_on_spark.state.stores import InMemoryKeyValueBytesStore, ordered_time
-from streams_on_spark.state.window_stores import (
+from streams_on_spark.state.session_stores import (
     SessionStoreBuilder,
-    WindowStoreBuilder,
     PersistentSessionBytesStoreSupplier,
-    PersistentWindowBytesStoreSupplier,
     SessionBytesStoreSupplier,
     TimeOrderedSessionBytesStoreSupplier,
+)
+from streams_on_spark.state.window_stores import (
+    WindowStoreBuilder,
+    PersistentWindowBytesStoreSupplier,
     WindowBytesStoreSupplier,
 )
 

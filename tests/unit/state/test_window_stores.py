@@ -8,10 +8,9 @@ import pytest
 from streams_on_spark import Serdes, StreamsException, ValueAndTimestamp
 from streams_on_spark.dsl.windows import SessionWindow, TimeWindow, Windowed
 from streams_on_spark.state.factory import Stores
+from streams_on_spark.state.session_stores import InMemorySessionBytesStore, SessionStore
 from streams_on_spark.state.window_stores import (
-    InMemorySessionBytesStore,
     InMemoryWindowBytesStore,
-    SessionStore,
     TimestampedWindowStore,
     WindowStore,
     WindowStoreFacade,
@@ -350,7 +349,7 @@ def test_session_bytes_store_direct():
 
 def test_time_ordered_session_store_expires_by_segment_and_looks_up_by_retention():
     """RocksDbTimeOrderedSessionBytesStore: segment expiry for findSessions(end range), retention for keys."""
-    from streams_on_spark.state.window_stores import TimeOrderedSessionBytesStore, TimeOrderedSessionBytesStoreSupplier
+    from streams_on_spark.state.session_stores import TimeOrderedSessionBytesStore, TimeOrderedSessionBytesStoreSupplier
     store = TimeOrderedSessionBytesStoreSupplier("s", 10).get()
     assert isinstance(store, TimeOrderedSessionBytesStore) and store.segment_interval_ms == 60_000
     store.put(b"a", 0, 0, b"1")
@@ -364,7 +363,7 @@ def test_time_ordered_session_store_expires_by_segment_and_looks_up_by_retention
 
 def test_time_ordered_session_store_returns_sessions_by_end_start_and_key():
     """TimeFirstSessionKeySchema: [end][start][key], so sessions ending together come out by start, then key."""
-    from streams_on_spark.state.window_stores import TimeOrderedSessionBytesStore
+    from streams_on_spark.state.session_stores import TimeOrderedSessionBytesStore
     store = TimeOrderedSessionBytesStore("s", 100)
     for key, start, end in ((b"a", 5, 5), (b"b", 0, 5), (b"c", 0, 5), (b"a", 7, 9)):
         store.put(key, start, end, key)

@@ -359,7 +359,8 @@ class TimeOrderedSessionBytesStore(PersistentSessionBytesStore):
 
 
 class PersistentSessionBytesStoreSupplier(SessionBytesStoreSupplier):
-    """Makes :class:`PersistentSessionBytesStore` s (``Stores.persistent_session_store``)."""
+    """Makes :class:`PersistentSessionBytesStore` s (``Stores.persistent_session_store``): RocksDB's rules, held in
+    memory in the driver; on Spark the task's local RocksDB keeps them (``state/local_windows.py``)."""
 
     def get(self) -> PersistentSessionBytesStore:
         return PersistentSessionBytesStore(self.name, self.retention_period_ms)

@@ -448,7 +448,8 @@ class WindowBytesStoreSupplier:
 
 
 class PersistentWindowBytesStoreSupplier(WindowBytesStoreSupplier):
-    """Makes :class:`PersistentWindowBytesStore` s (``Stores.persistent_window_store``)."""
+    """Makes :class:`PersistentWindowBytesStore` s (``Stores.persistent_window_store``): RocksDB's rules, held in
+    memory in the driver; on Spark the task's local RocksDB keeps them (``state/local_windows.py``)."""
 
     def __init__(self, name: str, retention_period_ms: int, window_size_ms: int, retain_duplicates: bool,
                  time_first: bool = False) -> None:

@@ -29,8 +29,8 @@ UNKNOWN = -1
 
 
 class _MetadataTime:
-    """A time a processor keeps in the task's processor metadata, read on every use: on Spark a task restores its
-    snapshot after its processors' ``init()``, so a copy taken there would be stale."""
+    """A time a processor keeps in the task's processor metadata (part of the task snapshot, restored before the
+    processors' ``init()``), read and written through, so the snapshot always holds the current value."""
 
     def __init__(self, context: Any, key: str, default: int = UNKNOWN) -> None:
         self._context, self._key, self._default = context, key, default

@@ -357,9 +357,12 @@ class StreamTask:
     def __init__(self, task_id: TaskId, spec: SubtopologySpec, topology: InternalTopologyBuilder,
                  config: TaskConfig, partition_counts: Callable[[str], int], wall_clock: Callable[[], int],
                  global_stores: Optional[Mapping[str, Any]] = None,
-                 bytes_stores: Optional[Mapping[str, Any]] = None) -> None:
-        """``bytes_stores``: store name -> the bytes store an engine keeps that store's data in (its local stores);
-        :meth:`snapshot` holds only what they give as ``entries()`` (a window store's stream time, say)."""
+                 bytes_stores: Optional[Mapping[str, Any]] = None, snapshot: Optional[bytes] = None) -> None:
+        """Build the task, restore ``snapshot`` (a :meth:`snapshot` of an earlier instance) into it, then initialize
+        its processors — Kafka's order (state restored before ``initializeTopology``), so a processor's ``init()``
+        sees its stores, stream time and metadata as they were. ``bytes_stores``: store name -> the bytes store an
+        engine keeps that store's data in (its local stores); :meth:`snapshot` holds only what they give as
+        ``entries()`` (a window store's stream time, say)."""
         self.id = task_id
         self.spec = spec
         self.config = config
@@ -412,6 +415,11 @@ class StreamTask:
             source_spec = next(n for n in spec.nodes if n.name == source_name)
             assert isinstance(source_spec, SourceNodeSpec)
             self._topic_sources[topic] = (self.nodes[source_name], source_spec)
+        self._queue_list: list[_PartitionQueue] = []
+        # punctuation times a snapshot saved, handed to the schedules the processors' init() makes, in order
+        self._saved_schedule_times: Optional[dict[PunctuationType, list[int]]] = None
+        if snapshot is not None:
+            self._restore(snapshot)
         if type(config.processing_handler) is not LogAndFailProcessingExceptionHandler:
             for node_spec in spec.nodes:  # Kafka's default fails the task: the task-level catch does that
                 if isinstance(node_spec, ProcessorNodeSpec):
@@ -433,7 +441,8 @@ class StreamTask:
                 finally:
                     del ctx.forward  # later calls resolve through ``current`` again
         ctx.current = None
-        self._queue_list: list[_PartitionQueue] = []
+        if self._saved_schedule_times is not None:
+            self._check_restored_schedules()
 
     @staticmethod
     def _check_serdes(node: str, topic: str, key_serde: Any, value_serde: Any) -> None:
@@ -665,11 +674,12 @@ class StreamTask:
     # ------------------------------------------------------------------ punctuation
     def schedule(self, node: ProcessorNode, interval: int, kind: PunctuationType,
                  punctuator: Callable[[int], None]) -> Cancellable:
+        saved = None if self._saved_schedule_times is None else self._saved_schedule_times[kind]
         if kind is PunctuationType.STREAM_TIME:
-            sched = _Schedule(node, 0, interval, punctuator)
+            sched = _Schedule(node, saved.pop(0) if saved else 0, interval, punctuator)
             self._stream_schedules.append(sched)
         else:
-            sched = _Schedule(node, self.wall_clock() + interval, interval, punctuator)
+            sched = _Schedule(node, saved.pop(0) if saved else self.wall_clock() + interval, interval, punctuator)
             self._wall_schedules.append(sched)
         return sched
 
@@ -744,8 +754,9 @@ class StreamTask:
                  dict(self.processor_metadata))
         return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
 
-    def restore(self, data: bytes) -> None:
-        """Load a :meth:`snapshot` into this task (built from the same topology, processors already initialized)."""
+    def _restore(self, data: bytes) -> None:
+        """Load a :meth:`snapshot` into this task before its processors are initialized; the saved punctuation times
+        wait for the schedules their ``init()`` makes (see :meth:`schedule`)."""
         (version, stream_time, partition_times, stores, stream_sched, wall_sched, counters, metrics,
          processor_metadata) = pickle.loads(data)
         if version != self.SNAPSHOT_VERSION:
@@ -761,16 +772,21 @@ class StreamTask:
             self._queue(topic, int(partition)).partition_time = partition_time
         for name, entries in stores.items():
             self.stores[name].inner.restore(entries)
-        for schedules, times in ((self._stream_schedules, stream_sched), (self._wall_schedules, wall_sched)):
-            if len(times) != len(schedules):  # schedules are matched to the processors' init() calls, in order
-                log.warning("task %s: the saved state has %d punctuation schedule(s) where init() made %d; a "
-                            "schedule made outside init() does not outlive the task instance", self.id, len(times),
-                            len(schedules))
-            for sched, time in zip(schedules, times):
-                sched.time = time
+        self._saved_schedule_times = {PunctuationType.STREAM_TIME: list(stream_sched),
+                                      PunctuationType.WALL_CLOCK_TIME: list(wall_sched)}
+        self._saved_counts = (len(stream_sched), len(wall_sched))
         self.collector.restore(counters)
         self.metrics.processed, self.metrics.dropped = metrics
         self.processor_metadata.update(processor_metadata)
+
+    def _check_restored_schedules(self) -> None:
+        """Schedules are matched to the processors' init() calls, in order: say when the counts differ."""
+        for saved, schedules in zip(self._saved_counts, (self._stream_schedules, self._wall_schedules)):
+            if saved != len(schedules):
+                log.warning("task %s: the saved state has %d punctuation schedule(s) where init() made %d; a "
+                            "schedule made outside init() does not outlive the task instance", self.id, saved,
+                            len(schedules))
+        self._saved_schedule_times = None
 
     def close(self) -> None:
         for node in self.nodes.values():

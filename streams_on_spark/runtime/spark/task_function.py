@@ -88,11 +88,8 @@ class SubtopologyTaskFunction:
         clock = clock if clock is not None else self._wall_clock()
         if global_stores is None and self.global_reader is not None:
             global_stores = self.global_stores(clock)
-        task = StreamTask(TaskId(self.subtopology_id, partition), self.spec(), self.topology, self.config,
-                          self.layout.partitions_of, clock, global_stores, bytes_stores)
-        if snapshot is not None:
-            task.restore(snapshot)
-        return task
+        return StreamTask(TaskId(self.subtopology_id, partition), self.spec(), self.topology, self.config,
+                          self.layout.partitions_of, clock, global_stores, bytes_stores, snapshot)
 
     def global_stores(self, clock: Optional[WallClock] = None) -> dict[str, Any]:
         """The global stores as this process holds them, caught up with the global topics."""

@@ -110,8 +110,9 @@ def _task_runner(builder, app_configs: dict | None = None):
     config = TaskConfig("restore", app_configs=app_configs or {})
     offsets = iter(range(1000))
 
-    def new_task() -> StreamTask:
-        return StreamTask(TaskId(0, 0), internal.subtopologies()[0], internal, config, lambda topic: 1, lambda: 0)
+    def new_task(snapshot: bytes | None = None) -> StreamTask:
+        return StreamTask(TaskId(0, 0), internal.subtopologies()[0], internal, config, lambda topic: 1, lambda: 0,
+                          snapshot=snapshot)
 
     def feed(task: StreamTask, *records: tuple, commit: bool = True) -> list:
         task.add_records("in", 0, [ConsumerRecord("in", 0, next(offsets), ts, k.encode(), b"v", tuple(headers))
@@ -151,8 +152,7 @@ def test_a_restored_task_emits_from_the_last_emit_close_time():
     first = new_task()
     assert feed(first, ("A", 0), ("B", 5), ("C", 15)) == [("A", 0, 1), ("B", 0, 1)]
     assert first.processor_metadata["counts"] == 10
-    restored = new_task()
-    restored.restore(first.snapshot())
+    restored = new_task(first.snapshot())
     assert feed(restored, ("D", 25)) == [("B", 5, 1), ("C", 10, 1)]
 
 
@@ -162,8 +162,7 @@ def test_the_emit_throttle_survives_a_restore():
     new_task, feed = _emit_final_task(EmitStrategy.on_window_close(), interval_ms=1000)
     first = new_task()
     assert feed(first, ("A", 0)) == []                   # the wall clock (0) passed: next emit time is 1000
-    restored = new_task()
-    restored.restore(first.snapshot())
+    restored = new_task(first.snapshot())
     assert feed(restored, ("C", 15)) == []                # [0,10) closed, but the wall clock is still at 0
     assert restored.processor_metadata["next-time-to-emit:counts"] == 1000
 
@@ -174,8 +173,7 @@ def test_a_restored_task_still_drops_late_records():
     new_task, feed = _emit_final_task(EmitStrategy.on_window_update())
     first = new_task()
     assert feed(first, ("A", 100)) == [("A", 95, 1), ("A", 100, 1)]
-    restored = new_task()
-    restored.restore(first.snapshot())
+    restored = new_task(first.snapshot())
     assert feed(restored, ("A", 5)) == []
     assert restored.metrics.dropped == 2                 # once per expired window, as Kafka counts
 
@@ -213,6 +211,5 @@ def test_a_batch_commit_forwards_the_last_update_per_window_with_its_writers_hea
         assert [(w.window.start, n, ts, h) for w, n, ts, h in out] == [(0, 2, 3, (last,))]
     else:                # [3,3] was created and merged away within the batch: only [3,7] leaves
         assert [(w.window.start, w.window.end, n, ts, h) for w, n, ts, h in out] == [(3, 7, 2, 7, (last,))]
-    restored = new_task()
-    restored.restore(task.snapshot())
+    restored = new_task(task.snapshot())
     assert [Serdes.Long().deserialize("out", r.value) for r in feed(restored, ("k", 5))][-1] == 3

@@ -35,11 +35,11 @@ def topology():
             .add_sink("out", "out", "count", key_serde=S, value_serde=L))
 
 
-def new_task(t):
+def new_task(t, snapshot=None):
     builder = t.internal_builder
     builder.application_id = "snap"
     spec = builder.subtopologies()[0]
-    return StreamTask(TaskId(0, 1), spec, builder, TaskConfig("snap"), lambda topic: 4, lambda: 0)
+    return StreamTask(TaskId(0, 1), spec, builder, TaskConfig("snap"), lambda topic: 4, lambda: 0, snapshot=snapshot)
 
 
 def feed(task, records):
@@ -58,8 +58,7 @@ def test_restored_task_continues_exactly_where_the_first_stopped():
     first = new_task(t)
     head = feed(first, [(0, ("a", 10)), (1, ("b", 20)), (2, ("a", 150))])
     blob = first.snapshot()
-    second = new_task(t)
-    second.restore(blob)
+    second = new_task(t, blob)
     tail = feed(second, [(3, ("a", 160)), (4, ("b", 260))])
     assert head + tail == full
     assert second.stream_time == uninterrupted.stream_time == 260
@@ -77,7 +76,7 @@ def test_snapshot_refuses_queued_records_and_foreign_state():
     import pickle
     bad = pickle.dumps((StreamTask.SNAPSHOT_VERSION, -1, {}, {"other-store": {}}, [], [], {}, (0, 0), {}))
     with pytest.raises(StreamsException, match="other-store"):
-        new_task(t).restore(bad)
+        new_task(t, bad)
     for version in (1, 9):  # 1: suppression buffer entries of an older layout
         with pytest.raises(StreamsException, match=f"version {version}"):
-            new_task(t).restore(pickle.dumps((version, -1, {}, {}, [], [], {}, (0, 0), {})))
+            new_task(t, pickle.dumps((version, -1, {}, {}, [], [], {}, (0, 0), {})))

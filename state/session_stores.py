@@ -1,17 +1,9 @@
 """Session stores: in-memory bytes stores, typed views, suppliers and builders (``Stores`` makes them).
 
-The bytes stores reproduce Kafka's ``InMemoryWindowStore`` and ``InMemorySessionStore``
-(``org.apache.kafka.streams.state.internals``): the same retention rule (a record whose window start — or
-session end — is ``<= observedStreamTime - retention`` is skipped with "Skipping record for expired segment."),
-the same eviction of expired segments before every operation, and the same iteration order:
-
-* window store: by window start, then by serialized key bytes (with ``retain_duplicates`` the key bytes carry a
-  4-byte big-endian sequence number, so duplicates come out in insertion order);
-* session store: by session end, then key bytes, then session start **descending** (Kafka's forward order);
-  the backward variants reverse all three.
-
-Reads return snapshots (lists) rather than Kafka's lazy iterators, so a processor may write while it iterates.
-``entries()``/``restore()`` on the bytes stores give the task snapshot plain dicts of bytes and ints.
+The bytes stores reproduce Kafka's ``InMemorySessionStore`` and, held in memory, its RocksDB session store's rules
+(``org.apache.kafka.streams.state.internals``): sessions expire by their end (``expiry.py``), and iterate by
+session end, then key bytes, then session start **descending** (Kafka's forward order); the backward variants
+reverse all three. Reads return snapshots (lists), so a processor may write while it iterates.
 """
 from __future__ import annotations
 

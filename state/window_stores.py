@@ -1,6 +1,6 @@
 """Window stores: in-memory bytes stores, typed views, suppliers and builders (``Stores`` makes them).
 
-The bytes stores reproduce Kafka's ``InMemoryWindowStore`` and ``InMemorySessionStore``
+The bytes stores reproduce Kafka's ``InMemoryWindowStore`` (and, in ``session_stores.py``, ``InMemorySessionStore``)
 (``org.apache.kafka.streams.state.internals``): the same retention rule (a record whose window start — or
 session end — is ``<= observedStreamTime - retention`` is skipped with "Skipping record for expired segment."),
 the same eviction of expired segments before every operation, and the same iteration order:

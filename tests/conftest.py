@@ -1,15 +1,12 @@
-"""Suite-wide fixtures: one local SparkSession, created only when a test asks for it (Spark is slow to start)."""
+"""Suite-wide fixtures. The SparkSession is the pytest plugin's (streams_on_spark.testing.pytest_plugin), so the
+suite and its users start Spark one way: ``spark`` is ``spark_session``, created only when a test asks for it."""
 from __future__ import annotations
 
 import pytest
 
 
 @pytest.fixture(scope="session")
-def spark():
-    from streams_on_spark.connectors.kafka import kafka_jars
-    from streams_on_spark.runtime.spark import local_session
-    # The Spark Kafka connector jars (resolved by `make deps-spark-kafka`) must be on spark.jars before the JVM
-    # starts, so the one shared session carries them whenever they exist; without them only Kafka tests fail.
-    session = local_session("streams-on-spark-tests", jars=kafka_jars())
-    yield session
-    session.stop()
+def spark(spark_session):
+    """The plugin's ``spark_session``: one local session (with the Kafka connector's jars when `make
+    deps-spark-kafka` resolved them), stopped at the end of the run."""
+    return spark_session

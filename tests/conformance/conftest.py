@@ -1,7 +1,8 @@
 """Conformance scenarios run on every engine and with 1 and N partitions, with the same assertions.
 
-``local`` is the in-process engine; ``spark`` runs the same tasks as Structured Streaming queries over embedded
-topics (marked ``spark``: seconds per test).
+Built on the project's pytest plugin (streams_on_spark.testing.pytest_plugin): every test here runs by default on
+both engines (``local``; ``spark``, marked ``spark``: seconds per test) with 1 and 4 partitions, as if run with
+``--streams-engine=all --streams-partitions=1,4``; those options, when given, choose instead.
 """
 from __future__ import annotations
 
@@ -9,43 +10,38 @@ from typing import Callable
 
 import pytest
 
-from streams_on_spark import Topology, TopologyTestDriver, TopologyTestDriverBuilder
+from streams_on_spark import Topology, TopologyTestDriver
 
-ENGINES = ["local", pytest.param("spark", marks=pytest.mark.spark)]
+ENGINE = "all"
 PARTITIONS = [1, 4]
 
 
-@pytest.fixture(params=ENGINES)
-def engine(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-@pytest.fixture(params=PARTITIONS, ids=lambda n: f"{n}p")
-def partitions(request: pytest.FixtureRequest) -> int:
-    return request.param
+@pytest.hookimpl(tryfirst=True)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """This directory's defaults for the plugin's parametrization (before the plugin's own hook reads them)."""
+    metafunc.definition.add_marker(pytest.mark.streams(engine=ENGINE, partitions=PARTITIONS))
 
 
 @pytest.fixture
-def make_driver(engine: str, partitions: int, request: pytest.FixtureRequest) -> Callable[..., TopologyTestDriver]:
+def engine(streams_engine: str) -> str:
+    return streams_engine
+
+
+@pytest.fixture
+def partitions(streams_partitions: int) -> int:
+    return streams_partitions
+
+
+@pytest.fixture
+def make_driver(topology_driver: Callable[..., TopologyTestDriver],
+                partitions: int) -> Callable[..., TopologyTestDriver]:
     """``make_driver(topology, "topic-a", "topic-b", config=...)``: every named topic gets ``partitions``.
 
     The mock wall clock starts at ``wall_clock_ms`` (10 s by default), so wall-clock punctuation is deterministic.
     """
-    drivers: list[TopologyTestDriver] = []
-
     def make(topology: Topology, *topics: str, config: dict | None = None,
              wall_clock_ms: int = 10_000) -> TopologyTestDriver:
-        builder = (TopologyTestDriverBuilder(topology)
-                   .with_config({"application.id": "conformance", **(config or {})})
-                   .with_initial_wall_clock_time(wall_clock_ms))
-        if engine == "spark":
-            builder.with_engine("spark", request.getfixturevalue("spark"))
-        for topic in topics:
-            builder.declare_topic(topic, partitions)
-        driver = builder.build()
-        drivers.append(driver)
-        return driver
+        return topology_driver(topology, {"application.id": "conformance", **(config or {})},
+                               dict.fromkeys(topics, partitions), initial_wall_clock_time_ms=wall_clock_ms)
 
-    yield make
-    for driver in drivers:
-        driver.close()
+    return make

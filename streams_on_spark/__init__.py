@@ -18,6 +18,7 @@ from streams_on_spark.dsl.params import (
     Produced,
     Repartitioned,
     StreamJoined,
+    TableJoined,
 )
 from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
 from streams_on_spark.dsl.windowed import SessionWindowedKStream, TimeWindowedKStream
@@ -40,6 +41,7 @@ from streams_on_spark.processor.api import (
     Record,
     RecordMetadata,
 )
+from streams_on_spark.config import StreamsConfig
 from streams_on_spark.serde import Serde, Serdes
 from streams_on_spark.serde.windowed import WindowedSerdes
 from streams_on_spark.state.factory import Stores
@@ -47,6 +49,7 @@ from streams_on_spark.state.stores import ValueAndTimestamp
 from streams_on_spark.testing import TestRecord, TopologyTestDriver, TopologyTestDriverBuilder
 from streams_on_spark.topology.description import TopologyDescription
 from streams_on_spark.topology.topology import Topology
+from streams_on_spark.upgrade import Finding, UpgradeReport, check_upgrade
 
 __version__ = "0.1.0"
 
@@ -59,4 +62,5 @@ __all__ = [
     "ValueAndTimestamp", "BufferConfig", "Suppressed", "TimeWindows", "SessionWindows", "SlidingWindows",
     "JoinWindows", "Windowed", "WindowedSerdes", "TimeWindowedKStream", "SessionWindowedKStream",
     "EmitStrategy", "Joined", "StreamJoined", "FixedKeyProcessor", "FixedKeyProcessorContext", "FixedKeyRecord",
+    "check_upgrade", "Finding", "UpgradeReport", "TableJoined", "StreamsConfig",
 ]

@@ -17,6 +17,7 @@ from streams_on_spark.topology.graph import (
     StateStoreNode,
     StreamSourceNode,
     TableSourceNode,
+    ensure_explicit_naming,
 )
 from streams_on_spark.topology.topology import Topology
 
@@ -33,9 +34,13 @@ class GlobalKTable:
 class StreamsBuilder:
     """Build a topology with the DSL; ``build()`` returns the physical :class:`Topology`."""
 
-    def __init__(self) -> None:
+    def __init__(self, topology_config: Optional[Mapping[str, Any]] = None) -> None:
+        """``topology_config``: Kafka's ``TopologyConfig``, the application's config as the topology reads it
+        (``ensure.explicit.internal.resource.naming``, KIP-1111); ``build(config)`` takes the same keys."""
         self._topology = Topology()
         self._internal = InternalStreamsBuilder(self._topology.internal_builder)
+        config = require_instance(topology_config, "topology_config", Mapping, optional=True)
+        self._internal.ensure_explicit_naming = ensure_explicit_naming(config)
 
     def stream(self, topics: str | Sequence[str], consumed: Optional[Consumed] = None) -> KStream:
         """A stream from one topic or several."""
@@ -71,7 +76,7 @@ class StreamsBuilder:
         m = require_instance(materialized, "materialized", Materialized, optional=True) or Materialized()
         if is_global:
             m = m.with_logging_disabled()
-        store = m.name if m.name is not None else self._internal.new_store_name(f"{topic}-")
+        store = self._internal.materialized_store_name(m, f"{topic}-")
         key_serde = m.key_serde if m.key_serde is not None else c.key_serde
         value_serde = m.value_serde if m.value_serde is not None else c.value_serde
         source_name = self._internal.suffixed_or_generate(c.name, "-source", "KSTREAM-SOURCE-")
@@ -106,7 +111,9 @@ class StreamsBuilder:
     def build(self, config: Optional[dict] = None) -> Topology:
         """Write the graph into a :class:`Topology`; ``{"topology.optimization": "all"}`` merges repartitions.
 
-        As in Kafka, building again after adding operations writes only the new nodes into the same topology.
+        As in Kafka, building again after adding operations writes only the new nodes into the same topology. With
+        ``ensure.explicit.internal.resource.naming`` (here or in the builder's ``topology_config``) a generated
+        repartition topic, changelog or store name fails the build with a ``TopologyException`` listing them all.
         """
         self._internal.build(require_instance(config, "config", Mapping, optional=True))
         return self._topology

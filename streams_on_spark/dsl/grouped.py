@@ -44,12 +44,13 @@ class KGroupedStream(AbstractStream):
         self._repartition_required = repartition_required
         self._repartition_node: Optional[RepartitionNode] = None
 
-    def _repartition_if_required(self, store_name: str) -> tuple[GraphNode, set[str]]:
+    def _repartition_if_required(self, store_name: str, store_named: bool = True) -> tuple[GraphNode, set[str]]:
         """Insert (or, for a named ``Grouped``, reuse) the repartition node; always burns three indices."""
         if not self._repartition_required:
             return self._node, self._source_nodes
         prefix = self._repartition_name if self._repartition_name is not None else store_name
-        node = self._builder.create_repartition(prefix, self.key_serde, self.value_serde)
+        node = self._builder.create_repartition(prefix, self.key_serde, self.value_serde,
+                                                named_by_user=self._repartition_name is not None or store_named)
         if self._repartition_node is None or self._repartition_name is None:
             self._repartition_node = node
         self._builder.add_graph_node(self._node, self._repartition_node)
@@ -57,13 +58,13 @@ class KGroupedStream(AbstractStream):
 
     def _aggregate(self, processor_name: str, m: Materialized, store_name: str, key_serde: Any, value_serde: Any,
                    supplier: DslSupplier) -> KTable:
-        parent, source_nodes = self._repartition_if_required(store_name)
+        parent, source_nodes = self._repartition_if_required(store_name, m.name is not None)
         node = ProcessorGraphNode(processor_name, supplier, materialize(m, store_name, key_serde, value_serde))
         self._builder.add_graph_node(parent, node)
         return KTable(self._builder, processor_name, key_serde, value_serde, source_nodes, m.name, supplier, node)
 
     def _store(self, m: Materialized, prefix: str) -> str:
-        return m.name if m.name is not None else self._builder.new_store_name(prefix)
+        return self._builder.materialized_store_name(m, prefix)
 
     def _name(self, named: Optional[Named], prefix: str) -> str:
         return self._builder.name_or_generate(None if named is None else named.name, prefix)
@@ -154,14 +155,16 @@ class CogroupedKStream:
         """Kafka's ``CogroupedStreamAggregateBuilder``: store name, repartitions, one aggregate per input, merge."""
         named, m = split_named_materialized(named, materialized)
         m = m or Materialized()
-        store = m.name if m.name is not None else self._builder.new_store_name("COGROUPKSTREAM-AGGREGATE-")
+        store = self._builder.materialized_store_name(m, "COGROUPKSTREAM-AGGREGATE-")
         first = next(iter(self._inputs.values()))[0]
         key_serde = m.key_serde if m.key_serde is not None else first.key_serde
         parents = self._parents
         for key, (grouped, _) in self._inputs.items():
             if grouped._repartition_required:
                 prefix = grouped._repartition_name if grouped._repartition_name is not None else store
-                node = self._builder.create_repartition(prefix, grouped.key_serde, grouped.value_serde)
+                node = self._builder.create_repartition(prefix, grouped.key_serde, grouped.value_serde,
+                                                        named_by_user=grouped._repartition_name is not None
+                                                        or m.name is not None)
                 if key not in parents:
                     self._builder.add_graph_node(grouped._node, node)
                     parents[key] = node
@@ -228,7 +231,7 @@ class KGroupedTable(AbstractStream):
     def count(self, named: Any = None, materialized: Any = None) -> KTable:
         named, m = split_named_materialized(named, materialized)
         m = m or Materialized()
-        store = m.name if m.name is not None else self._builder.new_store_name("KTABLE-AGGREGATE-")
+        store = self._builder.materialized_store_name(m, "KTABLE-AGGREGATE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         value_serde = m.value_serde if m.value_serde is not None else Serdes.Long()
         supplier = DslSupplier(processors.KTableAggregate, store, _count_init, _count_add, _count_sub)
@@ -240,7 +243,7 @@ class KGroupedTable(AbstractStream):
         require_callable(subtractor, "subtractor")
         named, m = split_named_materialized(named, materialized)
         m = m or Materialized()
-        store = m.name if m.name is not None else self._builder.new_store_name("KTABLE-AGGREGATE-")
+        store = self._builder.materialized_store_name(m, "KTABLE-AGGREGATE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         value_serde = m.value_serde if m.value_serde is not None else self.value_serde
         supplier = DslSupplier(processors.KTableReduce, store, adder, subtractor)
@@ -253,7 +256,7 @@ class KGroupedTable(AbstractStream):
         require_callable(subtractor, "subtractor")
         named, m = split_named_materialized(named, materialized)
         m = m or Materialized()
-        store = m.name if m.name is not None else self._builder.new_store_name("KTABLE-AGGREGATE-")
+        store = self._builder.materialized_store_name(m, "KTABLE-AGGREGATE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         supplier = DslSupplier(processors.KTableAggregate, store, initializer, adder, subtractor)
         return self._aggregate(named, "KTABLE-AGGREGATE-", m, store, key_serde, m.value_serde, supplier)

@@ -156,13 +156,14 @@ def _join_store(name: str, windows: Any, key_serde: Any, value_serde: Any, loggi
     return builder if logging else builder.with_logging_disabled()
 
 
-def _repartition_for_join(stream: "KStream", name: str, key_serde: Any, value_serde: Any) -> "KStream":
+def _repartition_for_join(stream: "KStream", name: str, key_serde: Any, value_serde: Any,
+                          named_by_user: bool = True) -> "KStream":
     """Kafka's ``repartitionForJoin``: a generated-name repartition is reused by later joins of the same stream."""
     from streams_on_spark.dsl.kstream import KStream
     builder = stream._builder
     key_serde = key_serde if key_serde is not None else stream.key_serde
     value_serde = value_serde if value_serde is not None else stream.value_serde
-    node = builder.create_repartition(name, key_serde, value_serde)
+    node = builder.create_repartition(name, key_serde, value_serde, named_by_user=named_by_user)
     existing = stream._join_repartition
     if existing is None or stream.name != name:
         existing = node
@@ -182,10 +183,11 @@ def stream_stream_join(this: "KStream", other: "KStream", joiner: Callable[..., 
     sj = stream_joined or StreamJoined()
     builder: InternalStreamsBuilder = this._builder
     if this._repartition_required:
-        this = _repartition_for_join(this, sj.name + "-left" if sj.name else this.name, sj.key_serde, sj.value_serde)
+        this = _repartition_for_join(this, sj.name + "-left" if sj.name else this.name, sj.key_serde, sj.value_serde,
+                                     sj.name is not None)
     if other._repartition_required:
         other = _repartition_for_join(other, sj.name + "-right" if sj.name else other.name, sj.key_serde,
-                                      sj.other_value_serde)
+                                      sj.other_value_serde, sj.name is not None)
     builder.copartition_groups.append(sorted(this._source_nodes | other._source_nodes))
     this_suffix = "-outer-this-join" if right_outer else "-this-join"
     other_suffix = "-outer-other-join" if left_outer else "-other-join"
@@ -212,6 +214,13 @@ def stream_stream_join(this: "KStream", other: "KStream", joiner: Callable[..., 
             prefix = "KSTREAM-OUTERTHIS-" if right_outer else "KSTREAM-JOINTHIS-"
             outer_name = "KSTREAM-OUTERSHARED-" + this_generated[len(prefix):]
         outer_store = OuterJoinStoreBuilder(outer_name + "-store", key_serde, this_value, other_value)
+    if not sj.store_name:   # KIP-1111: Kafka records each generated join store (the shared one for any left join)
+        generated = [this_store_name, other_store_name]
+        if left_outer:
+            this_prefix = "KSTREAM-OUTERTHIS-" if right_outer else "KSTREAM-JOINTHIS-"
+            generated.append("KSTREAM-OUTERSHARED-" + this_generated[len(this_prefix):] + "-store")
+        for store_name in generated:
+            builder.add_implicit_names(store_name, sj.logging_enabled)
     this_windowed_node = ProcessorGraphNode(this_windowed,
                                             DslSupplier(join_processors.KStreamJoinWindow, this_store_name))
     builder.add_graph_node(this._node, this_windowed_node)
@@ -241,7 +250,8 @@ def stream_table_join(stream: "KStream", table: "KTable", joiner: Callable[..., 
     builder = stream._builder
     if stream._repartition_required:
         # Joined's serdes, else the stream's: Kafka's repartitionForJoin(name, joined.keySerde(), joined.valueSerde())
-        stream = _repartition_for_join(stream, jn.name if jn.name else stream.name, jn.key_serde, jn.value_serde)
+        stream = _repartition_for_join(stream, jn.name if jn.name else stream.name, jn.key_serde, jn.value_serde,
+                                       jn.name is not None)
     builder.copartition_groups.append(sorted(stream._source_nodes | table._source_nodes))
     name = builder.name_or_generate(jn.name, "KSTREAM-LEFTJOIN-" if left else "KSTREAM-JOIN-")
     getter = value_getter(table)
@@ -291,7 +301,7 @@ def table_table_join(this: "KTable", other: "KTable", joiner: Callable[[Any, Any
     builder = this._builder
     store = None
     if m is not None:  # Kafka's MaterializedInternal: an unnamed store still gets (and burns) a generated name
-        store = m.name if m.name is not None else builder.new_store_name("KTABLE-MERGE-")
+        store = builder.materialized_store_name(m, "KTABLE-MERGE-")
     merge_name = builder.name_or_generate(None if named is None else named.name, "KTABLE-MERGE-")
     builder.copartition_groups.append(sorted(this._source_nodes | other._source_nodes))
     if left_outer:

@@ -182,7 +182,8 @@ class KStream(AbstractStream):
         value_serde = r.value_serde if r.value_serde is not None else self.value_serde
         key_serde = r.key_serde if r.key_serde is not None else self.key_serde
         node = self._builder.create_repartition(name, key_serde, value_serde, r.partitioner,
-                                                r.number_of_partitions, optimizable=False)
+                                                r.number_of_partitions, optimizable=False,
+                                                named_by_user=r.name is not None)
         self._builder.add_graph_node(self._node, node)
         return KStream(self._builder, node.name, key_serde, value_serde, {node.name}, False, node)
 
@@ -234,12 +235,13 @@ class KStream(AbstractStream):
             named, materialized = None, named
         name = self._name_or_generate(_named(named), "KSTREAM-TOTABLE-")
         m = require_instance(materialized, "materialized", Materialized, optional=True) or Materialized()
-        store_name = m.name if m.name is not None else self._builder.new_store_name("KSTREAM-TOTABLE-")
+        store_name = self._builder.materialized_store_name(m, "KSTREAM-TOTABLE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         value_serde = m.value_serde if m.value_serde is not None else self.value_serde
         parent, source_nodes = self._node, self._source_nodes
         if self._repartition_required:
-            rep = self._builder.create_repartition(name, key_serde, value_serde)
+            rep = self._builder.create_repartition(name, key_serde, value_serde,
+                                                   named_by_user=_named(named) is not None)
             self._builder.add_graph_node(self._node, rep)
             parent, source_nodes = rep, {rep.name}
         store_builder = materialize(m, store_name, key_serde, value_serde)

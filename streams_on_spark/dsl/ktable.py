@@ -40,6 +40,9 @@ def split_named_materialized(named: Any, materialized: Any) -> tuple[Optional[Na
     return named, materialized
 
 
+_UNSET: Any = object()   # foreign_key_extractor not given (None is a null extractor: an error)
+
+
 class KTable(AbstractStream):
     """The latest value per key; updates flow downstream as changes."""
 
@@ -122,6 +125,8 @@ class KTable(AbstractStream):
         grace = find_window_grace(self._node) if suppressed.final_results else None
         store = f"{suppressed.name}-store" if suppressed.name is not None else self._builder.new_store_name(
             "KTABLE-SUPPRESS-")
+        if suppressed.name is None:   # KIP-1111: Kafka records only the buffer's changelog
+            self._builder.add_implicit_names(store, suppressed.buffer_config.logging_enabled, changelog_only=True)
         supplier = DslSupplier(KTableSuppress, suppressed, store, grace)
         self.enable_sending_old_values(True)  # Kafka's supplier: the buffer keeps old values for its view
         buffer = SuppressionBufferBuilder(store, self.key_serde, self.value_serde,
@@ -132,14 +137,38 @@ class KTable(AbstractStream):
         table._parent = self
         return table
 
-    def join(self, other: "KTable", joiner: Callable[[Any, Any], Any], named: Any = None,
-             materialized: Any = None) -> "KTable":
-        """Inner table-table join on the key: ``joiner(value, other_value)`` while both sides have a value."""
-        return self._table_join(other, joiner, named, materialized, False, False)
+    def join(self, other: "KTable", joiner: Any, named: Any = None, materialized: Any = None, *rest: Any,
+             foreign_key_extractor: Any = _UNSET, with_key: bool = False) -> "KTable":
+        """Inner table-table join on the key: ``join(other, joiner, named=None, materialized=None)`` calls
+        ``joiner(value, other_value)`` while both sides have a value.
 
-    def left_join(self, other: "KTable", joiner: Callable[[Any, Any], Any], named: Any = None,
-                  materialized: Any = None) -> "KTable":
-        return self._table_join(other, joiner, named, materialized, True, False)
+        On a foreign key (KIP-213): ``join(other, foreign_key_extractor, joiner, table_joined=None,
+        materialized=None)`` (or ``join(other, joiner, foreign_key_extractor=...)``) joins each row with the row of
+        ``other`` whose key is ``foreign_key_extractor(value)`` (``(key, value)`` with ``with_key=True``); a row
+        with a null foreign key is dropped.
+        """
+        return self._join_dispatch(other, joiner, named, materialized, rest, foreign_key_extractor, with_key, False)
+
+    def left_join(self, other: "KTable", joiner: Any, named: Any = None, materialized: Any = None, *rest: Any,
+                  foreign_key_extractor: Any = _UNSET, with_key: bool = False) -> "KTable":
+        """Like ``join``, but every row of this table has a result (``joiner(value, None)`` with no match), also on
+        a foreign key (a null foreign key included)."""
+        return self._join_dispatch(other, joiner, named, materialized, rest, foreign_key_extractor, with_key, True)
+
+    def _join_dispatch(self, other: Any, first: Any, second: Any, third: Any, rest: tuple, extractor: Any,
+                       with_key: bool, left: bool) -> "KTable":
+        """A foreign-key join when a second function follows the first (or ``foreign_key_extractor=`` is given),
+        else the key join."""
+        from streams_on_spark.dsl.foreign_key_join import foreign_key_join
+        if extractor is not _UNSET:
+            return foreign_key_join(self, other, extractor, first, (second, third, *rest), left, with_key)
+        if callable(second) and not isinstance(second, (Named, Materialized)):
+            return foreign_key_join(self, other, first, second, (third, *rest), left, with_key)
+        if rest or with_key:
+            raise bad_argument("a key join's arguments", "(other, joiner, named=None, materialized=None) — a "
+                               "foreign-key join takes (other, foreign_key_extractor, joiner, ...)",
+                               rest[0] if rest else "with_key=True")
+        return self._table_join(other, first, second, third, left, False)
 
     def outer_join(self, other: "KTable", joiner: Callable[[Any, Any], Any], named: Any = None,
                    materialized: Any = None) -> "KTable":

@@ -383,3 +383,40 @@ class Joined:
         return replace(self, other_value_serde=serde)
 __all__ = ["Named", "Consumed", "Produced", "Grouped", "Materialized", "Repartitioned", "Branched", "StreamJoined", "Joined",
            "validate_name"]
+
+
+@dataclass(frozen=True)
+class TableJoined:
+    """A foreign-key table join's name (prefix of its internal topics, stores and processors) and partitioners:
+    ``partitioner(topic, key, None, n)`` for this table's keys, ``other_partitioner`` for the foreign keys — set
+    them when a table's topic is not partitioned by the default partitioner (Kafka's ``TableJoined``)."""
+
+    partitioner: Optional[Callable[[str, Any, Any, int], Optional[int]]] = None
+    other_partitioner: Optional[Callable[[str, Any, Any, int], Optional[int]]] = None
+    name: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        validate_name(self.name)
+        _check_fields(self, (), ("partitioner", "other_partitioner"))
+
+    @staticmethod
+    def with_(partitioner: Optional[Callable[[str, Any, Any, int], Optional[int]]],
+              other_partitioner: Optional[Callable[[str, Any, Any, int], Optional[int]]]) -> "TableJoined":
+        return TableJoined(partitioner, other_partitioner)
+
+    @staticmethod
+    def as_(name: str) -> "TableJoined":
+        return TableJoined(name=require(name, "name"))
+
+    def with_partitioner(self, partitioner: Optional[Callable[[str, Any, Any, int], Optional[int]]]) -> "TableJoined":
+        return replace(self, partitioner=partitioner)
+
+    def with_other_partitioner(self, partitioner: Optional[Callable[[str, Any, Any, int], Optional[int]]]
+                               ) -> "TableJoined":
+        return replace(self, other_partitioner=partitioner)
+
+    def with_name(self, name: str) -> "TableJoined":
+        return replace(self, name=name)
+
+
+__all__.append("TableJoined")

@@ -135,11 +135,11 @@ class _WindowedAggregations(ABC):
         if burn_for_count and m is not None and m.name is None:
             self._builder.new_store_name("KSTREAM-AGGREGATE-")  # Kafka's compatibility burn for count()
         m = m or Materialized()
-        store = m.name if m.name is not None else self._builder.new_store_name(prefix)
+        store = self._builder.materialized_store_name(m, prefix)
         key_serde = m.key_serde if m.key_serde is not None else self._grouped.key_serde
         value_serde = m.value_serde if m.value_serde is not None else value_serde_default
         name = self._builder.name_or_generate(None if named is None else named.name, prefix)
-        parent, source_nodes = self._grouped._repartition_if_required(store)
+        parent, source_nodes = self._grouped._repartition_if_required(store, m.name is not None)
         supplier = DslSupplier(type(self).processor, self.windows, store, self._emit_strategy, *functions)
         node = GracePeriodGraphNode(name, supplier, self.windows,
                                     type(self).store_builder(m, store, self.windows, key_serde, value_serde,

@@ -6,12 +6,15 @@ messages, the same subtopology numbering (union-find over nodes in insertion ord
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
 from streams_on_spark.errors import TopologyException
 from streams_on_spark.topology import description as descriptions
 from streams_on_spark.topology.java_order import hash_set_order
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -96,6 +99,15 @@ class _QuickUnion:
                 self._ids[r1] = r2
 
 
+@dataclass(frozen=True, eq=False)
+class InternalResourcesNaming:
+    """Kafka's ``InternalResourcesNaming`` (KIP-1111): a store, changelog or repartition topic named by the DSL."""
+
+    state_store: Optional[str] = None
+    changelog_topic: Optional[str] = None
+    repartition_topic: Optional[str] = None
+
+
 class InternalTopologyBuilder:
     """Collects nodes, stores and internal topics; computes subtopologies and ``describe()``."""
 
@@ -113,6 +125,35 @@ class InternalTopologyBuilder:
         self.application_id: Optional[str] = None
         self._grouper = _QuickUnion()
         self._node_groups: Optional[dict[int, list[str]]] = None
+        # KIP-1111: internal resources whose names the DSL generated, in the order it made them (Kafka's
+        # implicitInternalNames); one entry per DSL call, as Kafka's set of InternalResourcesNaming by identity
+        self.implicit_internal_names: list[InternalResourcesNaming] = []
+
+    # ------------------------------------------------------------------ KIP-1111
+    def add_implicit_internal_names(self, naming: InternalResourcesNaming) -> None:
+        """Record an internal resource whose name the DSL generated (Kafka's ``addImplicitInternalNames``)."""
+        self.implicit_internal_names.append(naming)
+
+    def check_unprovided_names(self, ensure_explicit_naming: bool) -> None:
+        """Kafka's ``checkUnprovidedNames``: with ``ensure.explicit.internal.resource.naming`` a generated name fails
+        the build with a ``TopologyException`` listing them all; without it, Kafka's warning."""
+        if not self.implicit_internal_names:
+            return
+        kinds = (("changelog topic", "changelog_topic"), ("state store", "state_store"),
+                 ("repartition topic", "repartition_topic"))
+        result = ""
+        for kind, attribute in kinds:
+            names = [getattr(n, attribute) for n in self.implicit_internal_names
+                     if getattr(n, attribute) is not None and getattr(n, attribute).strip()]
+            if names:
+                result += f"Following {kind}(s) has not been named: {', '.join(names)}\n"
+        if ensure_explicit_naming:
+            raise TopologyException(result)
+        log.warning("Explicit naming for internal resources is currently disabled. If you want to enforce "
+                    "user-defined names for all internal resources, set ensure.explicit.internal.resource.naming to "
+                    "true. Note: Changing internal resource names may require a full streams application reset for "
+                    "an already deployed application. Consult the documentation on naming operators for more "
+                    "details. %s", result)
 
     # ------------------------------------------------------------------ building
     def add_source(self, name: str, topics: list[str], key_serde: Any = None, value_serde: Any = None,

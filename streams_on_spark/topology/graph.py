@@ -10,9 +10,16 @@ import itertools
 import re
 from typing import Any, Callable, Iterable, Optional
 
+from streams_on_spark.config import (
+    BOOLEAN,
+    ENSURE_EXPLICIT_INTERNAL_RESOURCE_NAMING,
+    STREAMS_CONFIG_KEYS,
+    TOPOLOGY_OPTIMIZATION,
+    parse_type,
+)
 from streams_on_spark.errors import StreamsException, TopologyException
 from streams_on_spark.processor import dsl as processors
-from streams_on_spark.topology.builder import InternalTopologyBuilder
+from streams_on_spark.topology.builder import InternalResourcesNaming, InternalTopologyBuilder
 
 REPARTITION_SUFFIX = "-repartition"
 _GENERATED = re.compile(r"KSTREAM.*-[0-9]{10}")
@@ -220,6 +227,8 @@ class InternalStreamsBuilder:
         self.merge_nodes: list[GraphNode] = []
         self.copartition_groups: list[list[str]] = []
         self._copartition_written = 0
+        # KIP-1111, from the StreamsBuilder's topology config (Kafka's TopologyConfig); build(config) may set it too
+        self.ensure_explicit_naming = False
 
     # naming (one counter for processors and stores)
     def new_processor_name(self, prefix: str) -> str:
@@ -227,6 +236,25 @@ class InternalStreamsBuilder:
 
     def new_store_name(self, prefix: str) -> str:
         return f"{prefix}STATE-STORE-{next(self._index):010d}"
+
+    def materialized_store_name(self, materialized: Any, prefix: str) -> str:
+        """Kafka's ``MaterializedInternal(materialized, builder, prefix)``: the user's store name, else a generated
+        one, recorded with its changelog (when logging is enabled) as not named for KIP-1111."""
+        if materialized.name is not None:
+            return materialized.name
+        store = self.new_store_name(prefix)
+        self.add_implicit_names(store, logging_enabled=materialized.logging_enabled)
+        return store
+
+    def add_implicit_names(self, store: Optional[str] = None, logging_enabled: bool = False,
+                           repartition_topic: Optional[str] = None, *, changelog_only: bool = False) -> None:
+        """Record generated internal resource names (KIP-1111): a store and its ``-changelog`` when logged (only
+        the changelog for a suppression buffer, as Kafka), or a repartition topic."""
+        changelog = store + "-changelog" if store is not None and logging_enabled else None
+        if changelog_only and changelog is None:
+            return
+        self.topology_builder.add_implicit_internal_names(InternalResourcesNaming(
+            None if changelog_only else store, changelog, repartition_topic))
 
     def name_or_generate(self, name: Optional[str], prefix: str) -> str:
         """Kafka's ``orElseGenerateWithPrefix``: the index is burned even when the user named the node."""
@@ -256,9 +284,13 @@ class InternalStreamsBuilder:
                 self.merge_nodes.append(node)
 
     def create_repartition(self, prefix: str, key_serde: Any, value_serde: Any, partitioner: Any = None,
-                           number_of_partitions: Optional[int] = None, optimizable: bool = True) -> RepartitionNode:
-        """Kafka's ``createRepartitionedSource``: always burns three indices (sink, filter, source)."""
+                           number_of_partitions: Optional[int] = None, optimizable: bool = True, *,
+                           named_by_user: bool = True) -> RepartitionNode:
+        """Kafka's ``createRepartitionedSource``: always burns three indices (sink, filter, source); a topic not
+        ``named_by_user`` is recorded for KIP-1111."""
         topic = prefix if prefix.endswith(REPARTITION_SUFFIX) else prefix + REPARTITION_SUFFIX
+        if not named_by_user:
+            self.add_implicit_names(repartition_topic=topic)
         gen_sink = self.new_processor_name("KSTREAM-SINK-")
         gen_filter = self.new_processor_name("KSTREAM-FILTER-")
         gen_source = self.new_processor_name("KSTREAM-SOURCE-")
@@ -288,6 +320,7 @@ class InternalStreamsBuilder:
             self.topology_builder.copartition_sources(group)
         self._copartition_written = len(self.copartition_groups)
         self.topology_builder.validate_copartition()
+        self.topology_builder.check_unprovided_names(self.ensure_explicit_naming or ensure_explicit_naming(config))
 
     def _relax_null_key_filters(self) -> None:
         """Kafka's ``rewriteRepartitionNodes``: repartition filters drop null keys, except before a join that
@@ -404,16 +437,19 @@ def _find_parent(start: GraphNode, predicate: Callable[[GraphNode], bool]) -> Op
 _ALL = {"reuse.ktable.source.topics", "merge.repartition.topics", "single.store.self.join"}
 
 
+def ensure_explicit_naming(config: Optional[dict]) -> bool:
+    """``ensure.explicit.internal.resource.naming`` (KIP-1111, default false), parsed as Kafka parses a BOOLEAN."""
+    key = ENSURE_EXPLICIT_INTERNAL_RESOURCE_NAMING
+    return bool(parse_type(key, (config or {}).get(key, False), BOOLEAN))
+
+
 def _optimizations(config: Optional[dict]) -> set[str]:
-    """``topology.optimization``: ``all``, ``none`` or a comma list of rule names."""
-    value = (config or {}).get("topology.optimization")
-    if value is None or value == "none":
+    """``topology.optimization``: ``all``, ``none`` or a comma list of rule names, checked as StreamsConfig does."""
+    value = (config or {}).get(TOPOLOGY_OPTIMIZATION)
+    if value is None:
         return set()
-    if value == "all":
-        return set(_ALL)
-    rules = {v.strip() for v in str(value).split(",") if v.strip()}
-    unknown = rules - _ALL
-    if unknown:
-        raise ValueError(f"Unrecognized config 'topology.optimization' value(s): {sorted(unknown)}; "
-                         f"expected 'all', 'none' or a comma list of {sorted(_ALL)}")
-    return rules
+    key = STREAMS_CONFIG_KEYS[TOPOLOGY_OPTIMIZATION]
+    value = parse_type(TOPOLOGY_OPTIMIZATION, value, key.type)
+    key.validator(TOPOLOGY_OPTIMIZATION, value)  # type: ignore[misc]
+    rules = set(re.split(r"\s*,\s*", value))
+    return set(_ALL) if "all" in rules else rules - {"none"}

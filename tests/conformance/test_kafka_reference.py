@@ -54,7 +54,7 @@ from streams_on_spark import (
     Topology,
     WindowedSerdes,
 )
-from streams_on_spark.dsl.params import StreamJoined
+from streams_on_spark.dsl.params import StreamJoined, TableJoined
 from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
 
 GOLDENS = Path(__file__).resolve().parents[1] / "data" / "kafka-reference"
@@ -447,6 +447,30 @@ def dead_letter_queue(variant: str, config: dict) -> Topology:
     return builder.build(config)
 
 
+def fk_join(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    orders = builder.table("orders", Consumed.with_(S, S))
+    customers = builder.table("customers", Consumed.with_(S, S))
+
+    def customer_of(order: str):
+        return None if order.startswith(",") else order.split(",")[0]
+
+    def joiner(o, c):
+        return f"{o}/{n(c)}"
+
+    if variant == "left-unmaterialized":
+        orders.left_join(customers, lambda k, v: None if k.startswith("x") else customer_of(v), joiner,
+                         with_key=True).to_stream().to("orders-enriched", Produced.with_(S, S))
+        return builder.build(config)
+    m = Materialized.as_("order-customer").with_key_serde(S).with_value_serde(S).with_caching_disabled()
+    if variant == "inner":
+        joined = orders.join(customers, customer_of, joiner, m)
+    else:
+        joined = orders.left_join(customers, customer_of, joiner, TableJoined.as_("oc"), m)
+    joined.to_stream().to("orders-enriched", Produced.with_(S, S))
+    return builder.build(config)
+
+
 BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "wordcount": wordcount,
     "reduce": reduce,
@@ -478,13 +502,14 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "stream-table-join-joined": stream_table_join_joined,
     "process-values": process_values,
     "dead-letter-queue": dead_letter_queue,
+    "fk-join": fk_join,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
 KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "table-filter", "to-table",
              "stream-table-join", "global-table-join", "table-table-join", "repartition", "selectkey-optimization",
              "split-merge", "table-reduce", "merge-rekey", "global-table-join-null-key", "repartitioned-partitions",
-             "stream-table-join-joined", "dead-letter-queue"}
+             "stream-table-join-joined", "dead-letter-queue", "fk-join"}
 # Not process-values: its key changes before process_values, which does not repartition, so at 4 partitions one
 # key's "seen" counts split across tasks (KIP-1238's point; tests/unit/dsl/test_process_values.py shows it).
 
@@ -495,7 +520,11 @@ SPARK = {"wordcount-cached", "table-aggregate-uncached", "tumbling-uncached", "s
          "suppress-time-limit-default", "emit-on-window-close-tumbling", "repartition-default",
          "selectkey-optimization-all", "split-merge-default", "punctuation-default",
          "global-table-join-null-key-left", "repartitioned-partitions-default", "stream-table-join-joined-default",
-         "process-values-default", "dead-letter-queue-deserialization", "dead-letter-queue-processing"}
+         "process-values-default", "dead-letter-queue-deserialization", "dead-letter-queue-processing",
+         "fk-join-inner", "fk-join-left-unmaterialized"}
+# Not fk-join-left: piped as batches, the left join's response for o4's ",40" returns after the same batch updated o4
+# to "c1,41", so its value hash no longer matches and it is dropped (counted), as on a real cluster when a row
+# changes again before the foreign side answered; Kafka's driver answers each record before the next.
 
 
 # ---------------------------------------------------------------------------------------------------- goldens
@@ -670,7 +699,7 @@ def _cases() -> list:
     return cases
 
 
-@pytest.mark.parametrize("name, engine, partitions", _cases(), indirect=["engine", "partitions"])
+@pytest.mark.parametrize("name, streams_engine, streams_partitions", _cases())   # pinned: the plugin adds none
 def test_outputs_match_kafka(name, engine, partitions, make_driver):
     golden = load(name)
     topics = [t for t in [*golden["inputs"], *golden["outputs"]] if not is_internal(golden, t)]

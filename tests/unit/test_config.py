@@ -1,10 +1,12 @@
-"""Application configuration read as Kafka Streams reads it: processing.guarantee."""
+"""Application configuration read and checked as Kafka Streams' StreamsConfig reads and checks it."""
 from __future__ import annotations
+
+import logging
 
 import pytest
 
-from streams_on_spark import Serdes, StreamsBuilder, TopologyTestDriver
-from streams_on_spark.config import TaskConfig
+from streams_on_spark import Consumed, KafkaStreams, Produced, Serdes, StreamsBuilder, TopologyTestDriver
+from streams_on_spark.config import StreamsConfig, TaskConfig
 
 S = Serdes.String()
 
@@ -35,3 +37,157 @@ def test_the_test_driver_checks_the_guarantee_too():
     with TopologyTestDriver(builder.build(), config) as driver:
         driver.create_input_topic("in", S, S).pipe_input("k", "v")
         assert driver.create_output_topic("out", S, S).read_key_value().value == "v"
+
+
+def _topology():
+    builder = StreamsBuilder()
+    builder.stream("in", Consumed.with_(S, S)).to("out", Produced.with_(S, S))
+    return builder.build()
+
+
+# ------------------------------------------------------------------------------------------------ unknown keys
+def test_an_unknown_key_is_logged_once_with_kafkas_wording(caplog):
+    with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
+        StreamsConfig({"application.id": "a", "num.stream.thread": 2})     # a typo of num.stream.threads
+        StreamsConfig({"application.id": "b", "num.stream.thread": 3})
+        with TopologyTestDriver(_topology(), {"num.stream.thread": 4}):
+            pass
+    messages = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert messages == ["The configuration 'num.stream.thread' was supplied but isn't a known config."]
+
+
+@pytest.mark.parametrize("key", [
+    "num.stream.threads", "commit.interval.ms", "ensure.explicit.internal.resource.naming",   # StreamsConfig's
+    "default.api.timeout.ms", "linger.ms", "isolation.level",                                 # its clients'
+    "consumer.max.poll.records", "main.consumer.fetch.min.bytes", "producer.acks", "admin.retries",
+    "topic.segment.bytes", "security.protocol", "sasl.jaas.config", "ssl.truststore.location",
+    "checkpoint.location", "embedded.topics.dir", "trigger.interval", "upgrade.allow.unsafe",    # this library's
+    "__emit.interval.ms.kstreams.windowed.aggregation__",                                      # Kafka's internal
+])
+def test_kafka_streams_client_prefixed_and_library_keys_are_known(caplog, key):
+    value = {"security.protocol": "SSL", "ensure.explicit.internal.resource.naming": "false",
+             "upgrade.allow.unsafe": "true"}.get(key, "1")
+    with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
+        StreamsConfig({"application.id": "a", key: value})
+    assert "isn't a known config" not in caplog.text
+
+
+# ------------------------------------------------------------------------------------------------ types and values
+@pytest.mark.parametrize("key, value, message", [
+    # ConfigDef.parseType
+    ("num.stream.threads", "abc", "Invalid value abc for configuration num.stream.threads: Not a number of type INT"),
+    ("num.stream.threads", "2147483648", "Invalid value 2147483648 for configuration num.stream.threads: Not a "
+                                         "number of type INT"),
+    ("num.stream.threads", 2.5, "Invalid value 2.5 for configuration num.stream.threads: Expected value to be a "
+                                "32-bit integer, but it was a float"),
+    ("commit.interval.ms", "soon", "Invalid value soon for configuration commit.interval.ms: Not a number of type "
+                                   "LONG"),
+    ("ensure.explicit.internal.resource.naming", "yes", "Invalid value yes for configuration "
+     "ensure.explicit.internal.resource.naming: Expected value to be either true or false"),
+    ("client.id", 7, "Invalid value 7 for configuration client.id: Expected value to be a string, but it was a int"),
+    ("production.exception.handler", 42, "Invalid value 42 for configuration production.exception.handler: "
+                                         "Expected a Class instance or class name."),
+    ("default.key.serde", "StringSerde", "Invalid value StringSerde for configuration default.key.serde: Class "
+                                         "StringSerde could not be found."),
+    # Range, ValidString, CaseInsensitiveValidString, ValidList, ListSize
+    ("statestore.cache.max.bytes", -1, "Invalid value -1 for configuration statestore.cache.max.bytes: Value must "
+                                       "be at least 0"),
+    ("probing.rebalance.interval.ms", "1000", "Invalid value 1000 for configuration probing.rebalance.interval.ms: "
+                                              "Value must be at least 60000"),
+    ("metrics.recording.level", "WARN", "Invalid value WARN for configuration metrics.recording.level: String must "
+                                        "be one of: INFO, DEBUG, TRACE"),
+    ("security.protocol", "tls", "Invalid value tls for configuration security.protocol: String must be one of "
+                                 "(case insensitive): SASL_SSL, PLAINTEXT, SSL, SASL_PLAINTEXT"),
+    ("bootstrap.servers", "a:9092, a:9092", "Configuration 'bootstrap.servers' values must not be duplicated."),
+    ("bootstrap.servers", "", "Configuration 'bootstrap.servers' must not be empty. Valid values include: any "
+                              "non-empty value"),
+    ("rack.aware.assignment.tags", "a,b,c,d,e,f", "Invalid value [a, b, c, d, e, f] for configuration "
+                                                  "rack.aware.assignment.tags: exceeds maximum list size of [5]."),
+    ("topology.optimization", "everything", "Invalid value everything for configuration topology.optimization: "
+                                            "Unrecognized config. Acceptable values are: none, all, or a comma "
+                                            "separated list of specific optimizations: (reuse.ktable.source.topics, "
+                                            "merge.repartition.topics, single.store.self.join)."),
+    ("upgrade.allow.unsafe", "maybe", "Invalid value maybe for configuration upgrade.allow.unsafe: Expected value "
+                                      "to be either true or false"),
+])
+def test_a_wrong_type_or_value_is_a_value_error_with_kafkas_message(key, value, message):
+    with pytest.raises(ValueError) as info:
+        StreamsConfig({"application.id": "a", key: value})
+    assert str(info.value) == message
+    with pytest.raises(ValueError) as info:   # the driver checks through the same validator
+        TopologyTestDriver(_topology(), {key: value})
+    assert str(info.value) == message
+
+
+def test_values_are_parsed_to_their_types_and_defaults_are_kafkas():
+    config = StreamsConfig({"application.id": " app ", "num.stream.threads": " 3", "commit.interval.ms": 100,
+                            "ensure.explicit.internal.resource.naming": "TRUE", "bootstrap.servers": "a:1, b:2"})
+    assert config.application_id == "app"          # Kafka trims strings
+    assert (config.get("num.stream.threads"), config.get("commit.interval.ms")) == (3, 100)
+    assert config.get("ensure.explicit.internal.resource.naming") is True
+    assert config.get("bootstrap.servers") == ["a:1", "b:2"]
+    assert (config.get("statestore.cache.max.bytes"), config.get("processing.guarantee"),
+            config.get("topology.optimization")) == (10 * 1024 * 1024, "at_least_once", "none")
+    with pytest.raises(ValueError, match="Unknown configuration 'no.such.key'"):
+        config.get("no.such.key")
+
+
+def test_python_objects_are_valid_for_class_keys():
+    def extractor(record, partition_time):
+        return 0
+
+    def handler(context, record, exception):
+        return None
+
+    config = {"application.id": "a", "default.key.serde": S, "default.value.serde": S,
+              "default.timestamp.extractor": extractor, "processing.exception.handler": handler}
+    assert StreamsConfig(config).get("default.timestamp.extractor") is extractor
+    task = TaskConfig.from_config(config)
+    assert task.default_key_serde is S and task.timestamp_extractor is extractor
+
+
+def test_a_key_must_be_a_string():
+    with pytest.raises(ValueError) as info:
+        StreamsConfig({"application.id": "a", 3: "x"})
+    assert str(info.value) == "Invalid value x for configuration 3: Key must be a string."
+
+
+def test_application_id_is_required():
+    with pytest.raises(ValueError) as info:
+        StreamsConfig({"num.stream.threads": 1})
+    assert str(info.value) == 'Missing required configuration "application.id" which has no default value.'
+
+
+# ------------------------------------------------------------------------------------------------ application.id
+BAD_ID = ("Invalid value my app! for configuration application.id: 'my app!' contains one or more characters other "
+          "than ASCII alphanumerics, '.', '_' and '-' (it prefixes the application's internal topic names)")
+
+
+@pytest.mark.parametrize("app_id, message", [
+    ("my app!", BAD_ID),
+    ("", "Invalid value  for configuration application.id: the empty string is not allowed"),
+    ("a" * 250, f"Invalid value {'a' * 250} for configuration application.id: the length of '{'a' * 250}' is longer "
+                "than the max allowed length 249 (it prefixes the application's internal topic names)"),
+])
+def test_a_bad_application_id_fails_the_driver_at_construction(app_id, message):
+    with pytest.raises(ValueError) as info:
+        TopologyTestDriver(_topology(), {"application.id": app_id})
+    assert str(info.value) == message
+
+
+def test_a_bad_application_id_fails_kafka_streams_at_construction_without_a_broker():
+    config = {"application.id": "my app!", "bootstrap.servers": "127.0.0.1:1"}   # nothing listens there
+    with pytest.raises(ValueError) as info:
+        KafkaStreams(_topology(), config)
+    assert str(info.value) == BAD_ID
+
+
+def test_kafka_streams_checks_types_at_construction_too():
+    with pytest.raises(ValueError, match="Invalid value abc for configuration num.stream.threads: Not a number of "
+                                         "type INT"):
+        KafkaStreams(_topology(), {"application.id": "ok", "num.stream.threads": "abc"})
+
+
+@pytest.mark.parametrize("app_id", ["orders-v2", "my_app.prod", "A-1"])
+def test_legal_application_ids_are_accepted(app_id):
+    assert TaskConfig.from_config({"application.id": app_id}).application_id == app_id

@@ -138,7 +138,8 @@ def test_a_cached_table_sends_old_values_as_of_the_last_commit_to_a_subtractor()
 
 
 def test_a_bad_cache_size_is_a_value_error():
-    with pytest.raises(ValueError, match="'statestore.cache.max.bytes': expected an int >= 0"):
+    with pytest.raises(ValueError, match="Invalid value -5 for configuration statestore.cache.max.bytes: "
+                                         "Value must be at least 0"):
         TopologyTestDriver(StreamsBuilder().build(), {"application.id": "x", "statestore.cache.max.bytes": -5})
 
 

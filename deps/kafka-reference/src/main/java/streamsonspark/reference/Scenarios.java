@@ -135,6 +135,7 @@ final class Scenarios {
         all.add(processValues());
         all.add(deadLetterQueueDeserialization());
         all.add(deadLetterQueueProcessing());
+        all.addAll(ForeignKeyScenarios.all());
         return all;
     }
 

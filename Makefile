@@ -76,6 +76,19 @@ $(SETUP_STAMP): pyproject.toml setup.py $(VENV)/pyvenv.cfg
 	@mkdir -p $(STAMPS)
 	@touch $@
 
+# Graphviz's `dot`: the CLI tests render `streams-on-spark visualize --format dot` with it and fail (never skip)
+# without it. Installed with apt-get (as root, else through sudo) when absent; the stamp goes with `make clean`.
+GRAPHVIZ_STAMP := $(STAMPS)/graphviz
+$(GRAPHVIZ_STAMP):
+	@command -v dot >/dev/null || { \
+		command -v apt-get >/dev/null || { echo "dot not found: install Graphviz (https://graphviz.org/download/)" >&2; exit 1; }; \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends graphviz || \
+		{ $$sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends graphviz; }; }
+	@command -v dot >/dev/null || { echo "Graphviz's dot is still missing after apt-get install graphviz" >&2; exit 1; }
+	@mkdir -p $(STAMPS)
+	@touch $@
+
 deps: deps-kafka-broker deps-spark-kafka ## Resolve the Kafka broker and Spark Kafka connector jars (mvn, Maven Central)
 
 deps-kafka-broker: $(BROKER_STAMP) ## Resolve the Kafka broker jars (deps/kafka-broker/pom.xml) into .deps/kafka-broker
@@ -118,7 +131,7 @@ $(WHEEL): $(WHEEL_SOURCES) | $(SETUP_STAMP)
 # trap, also on Ctrl-C/TERM); the kafka- and cluster-marked tests find them through STREAMS_ON_SPARK_KAFKA and
 # STREAMS_ON_SPARK_SPARK_MASTER (+ STREAMS_ON_SPARK_WHEEL, the library they ship) and fail (never skip) if they do
 # not answer.
-test: $(SETUP_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) $(WHEEL) ## Run the whole pytest suite (tests/), with a Kafka broker and a Spark cluster for tests/integration
+test: $(SETUP_STAMP) $(GRAPHVIZ_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) $(WHEEL) ## Run the whole pytest suite (tests/), with a Kafka broker and a Spark cluster for tests/integration
 	@$(MAKE) --no-print-directory kafka-up
 	@trap '$(MAKE) --no-print-directory spark-cluster-down; $(MAKE) --no-print-directory kafka-down' EXIT; \
 	trap 'exit 130' INT; trap 'exit 143' TERM; \
@@ -138,7 +151,7 @@ stress-submit: $(SETUP_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) ## Run the sp
 	export STREAMS_ON_SPARK_KAFKA="$$(cat $(KAFKA_RUN)/bootstrap)"; \
 	$(PY) deps/stress_submit.py $(STRESS_ARGS)
 
-test-unit: $(SETUP_STAMP) ## Run the fast unit tests only (tests/unit)
+test-unit: $(SETUP_STAMP) $(GRAPHVIZ_STAMP) ## Run the fast unit tests only (tests/unit)
 	$(PYTEST) tests/unit $(PYTEST_ARGS)
 
 run: $(SETUP_STAMP) ## Run the word count on Spark over embedded topics, 4 partitions (examples/wordcount.py)

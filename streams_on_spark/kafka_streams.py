@@ -25,17 +25,23 @@ import time
 import weakref
 from typing import Any, Mapping, Optional, Union
 
-from streams_on_spark.config import APPLICATION_ID, BOOTSTRAP_SERVERS, TaskConfig
+from streams_on_spark.checkpoint_manifest import CheckpointManifest, plan_restart, read_manifest, write_manifest
+from streams_on_spark.config import (
+    APPLICATION_ID,
+    BOOTSTRAP_SERVERS,
+    CHECKPOINT_LOCATION,
+    EMBEDDED_TOPICS_DIR,
+    STATE_DIR,
+    TRIGGER_INTERVAL,
+    TaskConfig,
+)
 from streams_on_spark.errors import IllegalStateError, StreamsException, TopologyException
+from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.topology.partitions import TopicLayout, resolve_partition_counts
 from streams_on_spark.topology.topology import Topology
 
 log = logging.getLogger(__name__)
 
-STATE_DIR = "state.dir"
-CHECKPOINT_LOCATION = "checkpoint.location"
-EMBEDDED_TOPICS_DIR = "embedded.topics.dir"
-TRIGGER_INTERVAL = "trigger.interval"
 CLIENT_PREFIXES = ("security.", "sasl.", "ssl.")
 CLIENT_KEYS = {"client.id", "client.dns.lookup", "request.timeout.ms", "default.api.timeout.ms",
                "transaction.timeout.ms"}
@@ -134,6 +140,9 @@ class KafkaStreams:
             raise TopologyException(f"source topics {missing} do not exist (application {self.application_id}); "
                                     "create them before starting")
         counts = resolve_partition_counts(builder, existing)
+        if "://" not in self.checkpoint_location:  # a local path; Spark creates remote ones (hdfs://, s3a://)
+            os.makedirs(self.checkpoint_location, exist_ok=True)
+        manifest = self._check_checkpoints(builder, counts)   # before anything is created or run
         for topic in builder.internal_topics:
             decorated = builder.decorate_topic(topic)
             want = counts[decorated]
@@ -147,12 +156,12 @@ class KafkaStreams:
                     log.warning("sink topic %s does not exist; creating it with 1 partition", topic)
                     connector.create_topic(topic, 1)
                 counts[topic] = connector.partitions(topic)
-        if "://" not in self.checkpoint_location:  # a local path; Spark creates remote ones (hdfs://, s3a://)
-            os.makedirs(self.checkpoint_location, exist_ok=True)
         layout = TopicLayout.of(builder, self.application_id, counts)
         self._runtime = SparkRuntime(builder, self._task_config, layout, connector, self._spark,
                                      self.checkpoint_location,
-                                     trigger_interval=self._config.get(TRIGGER_INTERVAL, "100 milliseconds"))
+                                     trigger_interval=self._config.get(TRIGGER_INTERVAL, "100 milliseconds"),
+                                     checkpoint_names=manifest.checkpoints)
+        write_manifest(self.checkpoint_location, manifest, self._spark)
         try:
             self._runtime.start()
         except Exception:
@@ -164,6 +173,17 @@ class KafkaStreams:
         atexit.register(_close_at_exit, weakref.ref(self))
         log.info("application %s running %d subtopology queries (%s), checkpoints in %s", self.application_id,
                  len(self._runtime.queries), self._task_config.processing_guarantee, self.checkpoint_location)
+
+    def _check_checkpoints(self, builder: Any, counts: Mapping[str, int]) -> CheckpointManifest:
+        """Compare the topology with the one the checkpoints were written for, refusing an unsafe change: the
+        manifest of this run, written when it starts (see :mod:`streams_on_spark.checkpoint_manifest`)."""
+        location = self.checkpoint_location
+        existing = frozenset(name for name in (os.listdir(location) if os.path.isdir(location) else ())
+                             if name.startswith("subtopology-"))
+        topics = [*builder.source_topics(), *builder.internal_topics]
+        partitions = {t: counts[builder.decorate_topic(t)] for t in topics if builder.decorate_topic(t) in counts}
+        return plan_restart(read_manifest(location, self._spark), self._topology.describe(), partitions,
+                            self._config, StreamTask.SNAPSHOT_VERSION, existing)
 
     def _running(self) -> Any:
         if self.state is not State.RUNNING or self._runtime is None:

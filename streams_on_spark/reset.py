@@ -20,8 +20,8 @@ import shutil
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from streams_on_spark.config import APPLICATION_ID, BOOTSTRAP_SERVERS
-from streams_on_spark.kafka_streams import EMBEDDED_TOPICS_DIR, checkpoint_location, client_config
+from streams_on_spark.config import APPLICATION_ID, BOOTSTRAP_SERVERS, EMBEDDED_TOPICS_DIR
+from streams_on_spark.kafka_streams import checkpoint_location, client_config
 
 log = logging.getLogger(__name__)
 

@@ -763,9 +763,10 @@ class StreamTask:
             raise StreamsException(f"task {self.id}: snapshot version {version} is not supported "
                                    f"(this version reads {self.SNAPSHOT_VERSION})")
         unknown = set(stores) - set(self.stores)
-        if unknown:
-            raise StreamsException(f"task {self.id}: the saved state has stores {sorted(unknown)} that this "
-                                   "topology does not have; was the topology changed incompatibly?")
+        if unknown:   # KafkaStreams refuses such a change at start unless upgrade.allow.unsafe=true
+            log.warning("task %s: the saved state has stores %s that this topology does not have: their state is "
+                        "dropped", self.id, sorted(unknown))
+            stores = {name: entries for name, entries in stores.items() if name not in unknown}
         self.stream_time = stream_time
         for key, partition_time in partition_times.items():
             topic, partition = key.split("\x00")

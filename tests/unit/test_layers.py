@@ -22,7 +22,7 @@ LAYERS = [
     {"dsl"},
     {"runtime"},
     {"testing"},
-    {"kafka_streams", "upgrade"},
+    {"kafka_streams", "upgrade", "checkpoint_manifest"},
     {"reset", "cli", "__main__"},
     {""},                                            # the package itself: re-exports the API
 ]

@@ -16,7 +16,7 @@ import os
 import threading
 import time
 import uuid
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.base import Connector
@@ -28,7 +28,7 @@ from streams_on_spark.runtime.spark.errors import query_error
 from streams_on_spark.runtime.spark.output import ReturnedOutput, TaskOutput, WrittenOutput
 from streams_on_spark.runtime.spark.sink import CommitReport, DriverAppend
 from streams_on_spark.runtime.spark.slots import task_slots
-from streams_on_spark.runtime.spark.session import quiet_task_failure_logs, require_rocksdb_state_store
+from streams_on_spark.runtime.spark.session import quiet_spark_logs, require_rocksdb_state_store
 from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction
 from streams_on_spark.runtime.spark.task_state import CHANGELOG, TASK_STATE, SavedTask, decode_changes
 from streams_on_spark.runtime.task import StreamTask
@@ -52,7 +52,8 @@ class SparkRuntime:
     def __init__(self, topology: InternalTopologyBuilder, config: TaskConfig, layout: TopicLayout,
                  connector: Connector, spark: Any, checkpoint_dir: str, *,
                  on_output: Optional[Callable[[list[ProducerRecord]], None]] = None,
-                 trigger_interval: str = "100 milliseconds", clock: Optional[MockClock] = None) -> None:
+                 trigger_interval: str = "100 milliseconds", clock: Optional[MockClock] = None,
+                 checkpoint_names: Optional[Mapping[int, str]] = None) -> None:
         self.global_reader = connector.global_reader() if topology.global_stores() else None
         self.topology = topology
         self.config = config
@@ -60,6 +61,8 @@ class SparkRuntime:
         self.connector = connector
         self.spark = spark
         self.checkpoint_dir = checkpoint_dir
+        # each subtopology's checkpoint directory under checkpoint_dir (KafkaStreams matches them across upgrades)
+        self.checkpoint_names = dict(checkpoint_names or {})
         self.on_output = on_output
         self.trigger_interval = trigger_interval
         self.clock = clock
@@ -80,18 +83,19 @@ class SparkRuntime:
         return f"{self.layout.application_id}-subtopology-{subtopology_id}"
 
     def checkpoint(self, subtopology_id: int) -> str:
-        return os.path.join(self.checkpoint_dir, f"subtopology-{subtopology_id}")
+        name = self.checkpoint_names.get(subtopology_id, f"subtopology-{subtopology_id}")
+        return os.path.join(self.checkpoint_dir, name)
 
     def start(self) -> None:
         """Start every subtopology's query (upstream first)."""
-        quiet_task_failure_logs(self.spark)
+        quiet_spark_logs(self.spark)
         for sid, fn in self.functions.items():
             if fn.tick_topic:
                 self.connector.create_topic(fn.tick_topic, fn.task_count())
             else:  # system clock: wake idle tasks for their punctuations with processing-time timeouts
                 fn.wall_clock_timeouts = fn.schedules_wall_clock_punctuation()
             self.queries[sid] = self._start_query(sid, fn)
-            log.info("started query %s reading %s", self.query_name(sid), sorted(fn.spec().source_topics))
+            log.debug("started query %s reading %s", self.query_name(sid), sorted(fn.spec().source_topics))
 
     def _start_query(self, sid: int, fn: SubtopologyTaskFunction) -> Any:
         from pyspark.sql import functions as F
@@ -121,7 +125,7 @@ class SparkRuntime:
         name = self.query_name(sid)
         relocate_state_schema_paths(self.checkpoint(sid))
         sink = (DriverAppend(self.connector.writer(), self.on_output, name) if self.on_output is not None
-                else CommitReport(name))
+                else CommitReport(name, lambda: self.lag(sid)))
         query = (stream.writeStream.queryName(name).outputMode("append")
                  .foreachBatch(sink).option("checkpointLocation", self.checkpoint(sid))
                  .trigger(processingTime=self.trigger_interval).start())

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
-PAGES = ["error-handling.md"]
+PAGES = ["error-handling.md", "testing.md", "upgrades.md"]
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -67,16 +67,17 @@ def test_restored_task_continues_exactly_where_the_first_stopped():
     assert [v for k, v, *_ in full if k == "tick"] == [10, 150, 260]
 
 
-def test_snapshot_refuses_queued_records_and_foreign_state():
+def test_snapshot_refuses_queued_records_and_unknown_versions_and_drops_state_of_removed_stores(caplog):
     t = topology()
     task = new_task(t)
     task.add_records("in", 1, [ConsumerRecord("in", 1, 0, 5, b"k", b"v", ())])
     with pytest.raises(Exception, match="queued records"):
         task.snapshot()
     import pickle
-    bad = pickle.dumps((StreamTask.SNAPSHOT_VERSION, -1, {}, {"other-store": {}}, [], [], {}, (0, 0), {}))
-    with pytest.raises(StreamsException, match="other-store"):
-        new_task(t, bad)
+    # a store the topology no longer has (KafkaStreams refused the change unless upgrade.allow.unsafe=true)
+    removed = pickle.dumps((StreamTask.SNAPSHOT_VERSION, 7, {}, {"other-store": {}}, [], [], {}, (0, 0), {}))
+    assert new_task(t, removed).stream_time == 7
+    assert "stores ['other-store'] that this topology does not have: their state is dropped" in caplog.text
     for version in (1, 9):  # 1: suppression buffer entries of an older layout
         with pytest.raises(StreamsException, match=f"version {version}"):
             new_task(t, pickle.dumps((version, -1, {}, {}, [], [], {}, (0, 0), {})))

@@ -1,0 +1,216 @@
+"""The checkpoint remembers what wrote it: ``topology.json`` beside an application's subtopology checkpoints.
+
+It holds the topology's ``describe()`` text, the partition count of every topic it reads, ``topology.optimization``,
+the task snapshot format, the library version, and which checkpoint directory each subtopology uses. On restart
+:func:`plan_restart` compares the new topology with it (:func:`streams_on_spark.upgrade.check_upgrade`): unsafe
+findings stop the start with a :class:`TopologyException` naming them and the ways out, unless
+``upgrade.allow.unsafe=true``. Subtopologies are matched to their old checkpoints by what they read (their source
+topics), not by their number, so a change that renumbers subtopologies (a new operator earlier in the topology)
+resumes each one from its own offsets and state.
+
+A store that moves to another subtopology is not carried over: ``check_upgrade`` calls that unsafe, and the start
+is refused (its state lives in the other subtopology's Spark checkpoint).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from typing import Any, Mapping, Optional
+
+from streams_on_spark.config import TOPOLOGY_OPTIMIZATION, UPGRADE_ALLOW_UNSAFE
+from streams_on_spark.errors import TopologyException
+from streams_on_spark.topology.description import TopologyDescription
+from streams_on_spark.upgrade import UpgradeReport, check_upgrade
+
+log = logging.getLogger(__name__)
+
+MANIFEST = "topology.json"
+MANIFEST_VERSION = 1
+# findings Kafka must restore state for that the manifest handles: checkpoints are matched by source topics
+HANDLED_HERE = frozenset({"subtopology-renumbered"})
+
+
+def library_version() -> str:
+    """The installed streams-on-spark version (``unknown`` when run from a tree that is not installed)."""
+    try:
+        return metadata.version("streams-on-spark")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+@dataclass(frozen=True)
+class CheckpointManifest:
+    """What a run wrote its checkpoints with; ``checkpoints`` maps subtopology id to its directory's name."""
+
+    description: str
+    partitions: Mapping[str, int]
+    optimization: str
+    snapshot_format: int
+    library_version: str
+    checkpoints: Mapping[int, str] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        data = {"manifest_version": MANIFEST_VERSION, **asdict(self)}
+        data["checkpoints"] = {str(sid): name for sid, name in sorted(self.checkpoints.items())}
+        return json.dumps(data, indent=1, sort_keys=True) + "\n"
+
+    @staticmethod
+    def from_json(text: str, where: str) -> "CheckpointManifest":
+        try:
+            data = json.loads(text)
+            if data.get("manifest_version") != MANIFEST_VERSION:
+                raise TopologyException(f"{where}: manifest version {data.get('manifest_version')} is not supported "
+                                        f"(this version of streams-on-spark reads {MANIFEST_VERSION}); it was "
+                                        f"written by streams-on-spark {data.get('library_version')}")
+            return CheckpointManifest(str(data["description"]), {str(t): int(n) for t, n in data["partitions"].items()},
+                                      str(data["optimization"]), int(data["snapshot_format"]),
+                                      str(data["library_version"]),
+                                      {int(sid): str(name) for sid, name in data["checkpoints"].items()})
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise TopologyException(f"{where} is not a checkpoint manifest this version can read: {e}") from None
+
+
+def read_manifest(location: str, spark: Any = None) -> Optional[CheckpointManifest]:
+    """The manifest under checkpoint ``location``, or None when there is none (a first run, or checkpoints written
+    before manifests existed)."""
+    path = _join(location, MANIFEST)
+    text = _read(path, spark)
+    return None if text is None else CheckpointManifest.from_json(text, path)
+
+
+def write_manifest(location: str, manifest: CheckpointManifest, spark: Any = None) -> None:
+    """Replace the manifest under ``location`` (atomically on a local file system)."""
+    _write(_join(location, MANIFEST), manifest.to_json(), spark)
+
+
+def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDescription,
+                 partitions: Mapping[str, int], config: Mapping[str, Any], snapshot_format: int,
+                 existing: frozenset[str] = frozenset()) -> CheckpointManifest:
+    """The manifest for this run: the checkpoint directory of every subtopology, after checking the change from
+    ``previous`` (None: nothing to compare with). ``existing`` names directories already under the location, which
+    a new subtopology must not take. Raises :class:`TopologyException` on an unsafe change unless allowed."""
+    optimization = str(config.get(TOPOLOGY_OPTIMIZATION, "none"))
+    subtopologies = [s.id for s in description.subtopologies]
+    if previous is None:
+        if existing:
+            log.warning("checkpoints %s were written without a topology manifest (an earlier version of "
+                        "streams-on-spark): resuming them without an upgrade check", sorted(existing))
+        checkpoints = {sid: f"subtopology-{sid}" for sid in subtopologies}
+    else:
+        _check_snapshot_format(previous, snapshot_format)
+        report = check_upgrade(previous.description, description,
+                               before_config={TOPOLOGY_OPTIMIZATION: previous.optimization},
+                               after_config={TOPOLOGY_OPTIMIZATION: optimization},
+                               before_partitions=previous.partitions, after_partitions=partitions)
+        _refuse_unsafe(report, config)
+        checkpoints = _match_checkpoints(previous, description, existing)
+    return CheckpointManifest(str(description), dict(partitions), optimization, snapshot_format, library_version(),
+                              checkpoints)
+
+
+def _check_snapshot_format(previous: CheckpointManifest, snapshot_format: int) -> None:
+    if previous.snapshot_format != snapshot_format:
+        newer = previous.snapshot_format > snapshot_format
+        raise TopologyException(
+            f"the checkpoints were written by streams-on-spark {previous.library_version} with task snapshot format "
+            f"{previous.snapshot_format}; this version ({library_version()}) reads format {snapshot_format}"
+            + (": run the newer version, or reset the application" if newer else
+               ": resume them with the version that wrote them and upgrade through each release, or reset the "
+               "application"))
+
+
+def _refuse_unsafe(report: UpgradeReport, config: Mapping[str, Any]) -> None:
+    """Refuse what loses state on Spark: unsafe findings, and those needing a restore (a store whose state moves to
+    another subtopology: Kafka rebuilds it from its changelog; here it lives in the old subtopology's checkpoint)."""
+    for finding in report.findings:
+        if finding.severity not in ("safe",):
+            log.warning("topology upgrade: %s: %s", finding.subject, finding.detail)
+    blocking = [f for f in report.findings if f.severity in ("unsafe", "restore") and f.rule not in HANDLED_HERE]
+    if not blocking:
+        return
+    if str(config.get(UPGRADE_ALLOW_UNSAFE, "false")).strip().lower() == "true":
+        log.warning("starting despite a topology change that loses state (%s=true): %s", UPGRADE_ALLOW_UNSAFE,
+                    ", ".join(sorted({f.subject for f in blocking})))
+        return
+    moved = any(f.severity == "restore" for f in blocking)
+    raise TopologyException(
+        "The topology changed in a way its checkpoints cannot follow safely:\n" + str(report) + "\n"
+        + ("A store that moves to another subtopology is not carried over: its state lives in the old "
+           "subtopology's Spark checkpoint.\n" if moved else "")
+        + "Ways out: start under a new application.id (blue/green: the old state and offsets stay with the old "
+        "one); reset the application (`streams-on-spark reset`: its internal topics and checkpoints are deleted and "
+        f"the inputs re-read); or set {UPGRADE_ALLOW_UNSAFE}=true to start anyway and accept the loss.")
+
+
+def _sources(description: TopologyDescription) -> dict[int, frozenset[str]]:
+    return {s.id: frozenset(t for node in s.nodes for t in getattr(node, "topics", ())) for s in description.subtopologies}
+
+
+def _match_checkpoints(previous: CheckpointManifest, description: TopologyDescription,
+                       existing: frozenset[str]) -> dict[int, str]:
+    """Each subtopology keeps the checkpoint of the old one that read the same topics; a new one gets a directory
+    no earlier run used."""
+    old = _sources(TopologyDescription.parse(previous.description))
+    by_sources = {topics: previous.checkpoints[sid] for sid, topics in old.items() if sid in previous.checkpoints}
+    taken = set(existing) | set(previous.checkpoints.values())
+    checkpoints: dict[int, str] = {}
+    for sid, topics in sorted(_sources(description).items()):
+        name = by_sources.pop(topics, None)
+        if name is None:
+            name, n = f"subtopology-{sid}", 1
+            while name in taken:
+                name, n = f"subtopology-{sid}-{n}", n + 1
+            taken.add(name)
+            log.info("subtopology %d (topics %s) is new: it starts from an empty checkpoint %s", sid, sorted(topics),
+                     name)
+        checkpoints[sid] = name
+    return checkpoints
+
+
+def _join(location: str, name: str) -> str:
+    return location.rstrip("/") + "/" + name if "://" in location else os.path.join(location, name)
+
+
+def _read(path: str, spark: Any) -> Optional[str]:
+    if "://" not in path:
+        try:
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+    fs, hadoop_path = _hadoop(path, spark)
+    if not fs.exists(hadoop_path):
+        return None
+    stream = fs.open(hadoop_path)
+    try:
+        return spark.sparkContext._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+    finally:
+        stream.close()
+
+
+def _write(path: str, text: str, spark: Any) -> None:
+    if "://" not in path:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(path + ".tmp", path)
+        return
+    fs, hadoop_path = _hadoop(path, spark)
+    stream = fs.create(hadoop_path, True)
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    finally:
+        stream.close()
+
+
+def _hadoop(path: str, spark: Any) -> tuple[Any, Any]:
+    """A remote checkpoint (hdfs://, s3a://) through Spark's Hadoop file system."""
+    if spark is None:
+        raise TopologyException(f"checkpoint location {path} is remote: it is read through a SparkSession")
+    hadoop_path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path(path)
+    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path

@@ -1,0 +1,95 @@
+"""The checkpoint manifest: what a run records beside its checkpoints, and how the next run is checked against it and
+finds each subtopology's own checkpoint (tests/integration/spark/test_upgrade_restart.py runs it on Spark)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from streams_on_spark import Consumed, Grouped, Materialized, Serdes, StreamsBuilder, TopologyException
+from streams_on_spark.checkpoint_manifest import (
+    MANIFEST,
+    CheckpointManifest,
+    plan_restart,
+    read_manifest,
+    write_manifest,
+)
+
+S = Serdes.String()
+
+
+def word_count(*, new_branch: bool = False, named: bool = True):
+    builder = StreamsBuilder()
+    if new_branch:
+        builder.stream("clicks").to("clicks-copy")
+    words = builder.stream("sentences", Consumed.with_(S, S)).flat_map_values(str.split)
+    grouped = words.group_by(lambda _k, w: w, Grouped.with_(S, S, name="by-word" if named else None))
+    (grouped.count(Materialized.as_("word-counts")) if named else grouped.count()).to_stream().to("out")
+    return builder.build().describe()
+
+
+PARTITIONS = {"sentences": 4, "by-word-repartition": 4}
+
+
+def first_run(tmp_path, description=None) -> CheckpointManifest:
+    manifest = plan_restart(None, description or word_count(), PARTITIONS, {}, 2)
+    write_manifest(str(tmp_path), manifest)
+    return manifest
+
+
+def test_a_first_run_records_its_topology_and_uses_one_directory_per_subtopology(tmp_path):
+    manifest = first_run(tmp_path)
+    assert manifest.checkpoints == {0: "subtopology-0", 1: "subtopology-1"}
+    assert read_manifest(str(tmp_path)) == manifest
+    data = json.loads((tmp_path / MANIFEST).read_text())
+    assert data["description"] == str(word_count()) and data["snapshot_format"] == 2
+    assert data["partitions"] == PARTITIONS and data["optimization"] == "none"
+    assert read_manifest(str(tmp_path / "nothing-here")) is None
+
+
+def test_checkpoints_written_before_manifests_existed_resume_with_a_warning(tmp_path, caplog):
+    manifest = plan_restart(None, word_count(), PARTITIONS, {}, 2, frozenset({"subtopology-0", "subtopology-1"}))
+    assert manifest.checkpoints == {0: "subtopology-0", 1: "subtopology-1"}
+    assert "without a topology manifest" in caplog.text
+
+
+def test_renumbered_subtopologies_keep_their_own_checkpoints(tmp_path):
+    previous = first_run(tmp_path)
+    upgraded = word_count(new_branch=True)
+    manifest = plan_restart(previous, upgraded, {**PARTITIONS, "clicks": 1}, {}, 2,
+                            frozenset(previous.checkpoints.values()))
+    sources = {s.id: {t for n in s.nodes for t in getattr(n, "topics", ())} for s in upgraded.subtopologies}
+    assert sources[0] == {"clicks"}
+    assert manifest.checkpoints == {0: "subtopology-0-1", 1: "subtopology-0", 2: "subtopology-1"}
+
+
+def test_an_unsafe_change_is_refused_unless_allowed(tmp_path, caplog):
+    previous = first_run(tmp_path, word_count(named=False))
+    renamed = word_count(named=True)
+    with pytest.raises(TopologyException) as refused:
+        plan_restart(previous, renamed, PARTITIONS, {}, 2)
+    assert "upgrade.allow.unsafe=true" in str(refused.value) and "application.id" in str(refused.value)
+    manifest = plan_restart(previous, renamed, PARTITIONS, {"upgrade.allow.unsafe": "true"}, 2)
+    assert manifest.description == str(renamed)
+    assert "despite a topology change that loses state" in caplog.text
+
+
+def test_a_changed_partition_count_of_a_stateful_subtopology_is_refused(tmp_path):
+    previous = first_run(tmp_path)
+    with pytest.raises(TopologyException, match="by-word-repartition"):
+        plan_restart(previous, word_count(), {"sentences": 4, "by-word-repartition": 8}, {}, 2)
+
+
+def test_another_snapshot_format_is_refused_naming_both_versions(tmp_path):
+    previous = first_run(tmp_path)
+    with pytest.raises(TopologyException, match="task snapshot format 2; this version .* reads format 3"):
+        plan_restart(previous, word_count(), PARTITIONS, {}, 3)
+
+
+def test_an_unreadable_manifest_names_its_file(tmp_path):
+    (tmp_path / MANIFEST).write_text("{not json")
+    with pytest.raises(TopologyException, match=MANIFEST):
+        read_manifest(str(tmp_path))
+    (tmp_path / MANIFEST).write_text(json.dumps({"manifest_version": 99, "library_version": "9.0"}))
+    with pytest.raises(TopologyException, match="manifest version 99 .* streams-on-spark 9.0"):
+        read_manifest(str(tmp_path))

@@ -36,6 +36,7 @@ from streams_on_spark.connectors.kafka_config import (  # noqa: F401 - MASK, is_
     _python_client_config,
     is_secret,
     mask_config,
+    quiet_kafka_python_logs,
 )
 from streams_on_spark.connectors.record_batch import RecordBatch, encode_by_partition
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
@@ -162,6 +163,7 @@ class KafkaConnector:
         for key in config:
             if key in ("bootstrap.servers", "kafka.bootstrap.servers"):
                 raise ValueError("pass bootstrap.servers as bootstrap_servers, not in client_config")
+        quiet_kafka_python_logs()
         self.bootstrap_servers = bootstrap_servers.strip()
         self.client_config = {(k[len("kafka."):] if k.startswith("kafka.") else k): v for k, v in config.items()}
         self.timeout_ms = timeout_ms

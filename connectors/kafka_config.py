@@ -96,6 +96,15 @@ class _RedactingFilter(logging.Filter):
 _REDACTING_FILTER = _RedactingFilter()
 
 
+def quiet_kafka_python_logs() -> None:
+    """kafka-python logs every connection, bootstrap and metadata refresh at INFO: the ``kafka`` logger is set to
+    WARNING, unless the application set its level itself (``logging.getLogger("kafka").setLevel(logging.INFO)``
+    brings them back)."""
+    logger = logging.getLogger("kafka")
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.WARNING)
+
+
 def _guard_kafka_python_logs(secrets: Iterable[str]) -> None:
     """Register ``secrets`` and put the redacting filter on every kafka-python logger that exists now (they are
     module-level, created when kafka-python's modules are imported, so call this after importing a client)."""

@@ -190,12 +190,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--topics-dir", help="embedded topics directory (default: a temporary one)")
     parser.add_argument("--checkpoint-dir", help="Spark checkpoints (default: a temporary directory)")
     parser.add_argument("--cache-bytes", type=int, help="statestore.cache.max.bytes (0: emit every count update)")
+    parser.add_argument("--describe", action="store_true", help="print the topology's description first")
+    parser.add_argument("--verbose", action="store_true", help="log every micro-batch (the library at DEBUG)")
     args = parser.parse_args(argv)
+    # the library logs start, progress and warnings at INFO; Spark and Kafka clients stay at WARNING (docs/logging.md)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
+    logging.getLogger("kafka").setLevel(logging.WARNING)   # kafka-python, used here to produce and read back
+    if args.verbose:
+        logging.getLogger("streams_on_spark").setLevel(logging.DEBUG)
 
     topology = word_count_topology(args.input_topic, args.output_topic)
-    print(topology.describe())
+    if args.describe:
+        print(topology.describe())
     lines = sentences(args.repeat)
     start = time.perf_counter()
     if args.bootstrap_servers:

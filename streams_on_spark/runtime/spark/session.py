@@ -87,6 +87,8 @@ def application_session(app_name: str, jars: Iterable[str] = ()) -> Any:
         for key, value in RUNTIME_DEFAULTS.items():
             if not given.contains(key):
                 builder = builder.config(key, value)
+        if not given.contains(SPARK_LOG_LEVEL) and spark_default_log_profile(SparkContext._jvm):
+            builder = builder.config(SPARK_LOG_LEVEL, "WARN")
         session = builder.getOrCreate()
     else:
         given = session.sparkContext.getConf()
@@ -98,6 +100,22 @@ def application_session(app_name: str, jars: Iterable[str] = ()) -> Any:
     return session
 
 
+SPARK_LOG_LEVEL = "spark.log.level"
+SPARK_DEFAULT_LOG_PROFILE = "org/apache/spark/log4j2-defaults.properties"
+
+
+def spark_default_log_profile(jvm: Any) -> bool:
+    """Whether the JVM logs with Spark's default log4j profile (everything at INFO), i.e. the user configured no
+    log4j of their own. Then the application's session logs Spark at WARN (``spark.log.level``), as Spark's shells
+    do: a user who wants Spark's INFO sets ``spark.log.level=INFO`` or a log4j2 configuration."""
+    try:
+        configuration = jvm.org.apache.logging.log4j.LogManager.getContext(False).getConfiguration()
+        return str(configuration.getConfigurationSource().getLocation()).endswith(SPARK_DEFAULT_LOG_PROFILE)
+    except Exception:   # another logging backend: leave it as configured
+        log.debug("could not read the JVM's log4j configuration", exc_info=True)
+        return False
+
+
 # Spark's loggers that report a failed task or query (the Python traceback and pages of JVM stack, three times over)
 # on the driver's console: the runtime raises the same failure as the user's error (runtime/spark/errors.py)
 TASK_FAILURE_LOGGERS = (
@@ -105,18 +123,29 @@ TASK_FAILURE_LOGGERS = (
     "org.apache.spark.scheduler.TaskSetManager",                             # "Lost task ...", "aborting job"
     "org.apache.spark.sql.execution.streaming.runtime.MicroBatchExecution",  # "Query ... terminated with error"
 )
+# Spark's warnings about what the runtime does on purpose, once per query or batch: streaming queries run without
+# adaptive execution; a batch takes longer than the trigger (catching up); the state server's socket closes when
+# a task ends; close() cancels the job groups of queries that are idle
+ROUTINE_WARNING_LOGGERS = (
+    "org.apache.spark.sql.execution.streaming.runtime.ResolveWriteToStream",
+    "org.apache.spark.sql.execution.streaming.runtime.ProcessingTimeExecutor",
+    "org.apache.spark.sql.execution.python.streaming.TransformWithStateInPySparkStateServer",
+    "org.apache.spark.scheduler.DAGScheduler",
+)
 
 
-def quiet_task_failure_logs(spark: Any) -> None:
-    """Keep Spark's reports of failed tasks and queries (:data:`TASK_FAILURE_LOGGERS`) off the console: only what
-    is fatal passes. A logger the application's log4j configuration names is left as configured."""
+def quiet_spark_logs(spark: Any) -> None:
+    """Keep Spark's reports of failed tasks and queries (:data:`TASK_FAILURE_LOGGERS`: only what is fatal passes)
+    and its routine warnings about the runtime's queries (:data:`ROUTINE_WARNING_LOGGERS`: errors pass) off the
+    console. A logger the application's log4j configuration names is left as configured."""
     try:
         jvm = spark.sparkContext._jvm
         log4j = jvm.org.apache.logging.log4j
         configuration = log4j.LogManager.getContext(False).getConfiguration()
-        for name in TASK_FAILURE_LOGGERS:
-            if configuration.getLoggerConfig(name).getName() != name:
-                log4j.core.config.Configurator.setLevel(name, log4j.Level.FATAL)
+        for names, level in ((TASK_FAILURE_LOGGERS, log4j.Level.FATAL), (ROUTINE_WARNING_LOGGERS, log4j.Level.ERROR)):
+            for name in names:
+                if configuration.getLoggerConfig(name).getName() != name:
+                    log4j.core.config.Configurator.setLevel(name, level)
     except Exception:   # another logging backend, or no JVM of ours (Spark Connect): Spark's logs stay as they are
         log.debug("could not quiet Spark's task failure logs", exc_info=True)
 

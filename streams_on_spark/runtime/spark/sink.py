@@ -24,10 +24,15 @@ log = logging.getLogger(__name__)
 
 
 class CommitReport:
-    """``foreachBatch`` of a query whose tasks write their own output: runs the batch, logs what was written."""
+    """``foreachBatch`` of a query whose tasks write their own output: runs the batch, logs what was written (each
+    batch at DEBUG; at INFO once per ``progress_interval_s``: batches, records and their rate, and the query's lag)."""
 
-    def __init__(self, query: str) -> None:
-        self.query = query
+    PROGRESS_INTERVAL_S = 30.0
+
+    def __init__(self, query: str, lag: Optional[Callable[[], int]] = None,
+                 progress_interval_s: float = PROGRESS_INTERVAL_S) -> None:
+        self.query, self.lag, self.progress_interval_s = query, lag, progress_interval_s
+        self._since, self._batches, self._records = time.monotonic(), 0, 0
 
     def bind(self, query_id: str) -> None:
         """Nothing to bind: the tasks read their query id from Spark's task context."""
@@ -36,9 +41,16 @@ class CommitReport:
         started = time.monotonic()
         rows = frame.select(*COMMIT_COLUMNS).collect()
         count = sum(r["records"] for r in rows)
-        log.info("%s: batch %d: %d tasks wrote %d records (%d bytes) to %d topic-partitions in %.2f s", self.query,
-                 batch_id, len({r["task"] for r in rows}), count, sum(r["bytes"] for r in rows),
-                 len({(r["topic"], r["partition"]) for r in rows}), time.monotonic() - started)
+        log.debug("%s: batch %d: %d tasks wrote %d records (%d bytes) to %d topic-partitions in %.2f s", self.query,
+                  batch_id, len({r["task"] for r in rows}), count, sum(r["bytes"] for r in rows),
+                  len({(r["topic"], r["partition"]) for r in rows}), time.monotonic() - started)
+        self._batches, self._records = self._batches + 1, self._records + count
+        elapsed = time.monotonic() - self._since
+        if elapsed >= self.progress_interval_s:
+            lag = "" if self.lag is None else f", lag {self.lag()}"
+            log.info("%s: %d batches in the last %.0f s wrote %d records (%.0f records/s)%s", self.query,
+                     self._batches, elapsed, self._records, self._records / elapsed, lag)
+            self._since, self._batches, self._records = time.monotonic(), 0, 0
 
 
 class DriverAppend:

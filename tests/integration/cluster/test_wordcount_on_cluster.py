@@ -89,7 +89,7 @@ def driver_env(library_py_files: Path) -> dict[str, str]:
 
 def example_args(tmp_path: Path, *more: str) -> list[str]:
     return ["--repeat", str(REPEAT), "--partitions", str(PARTITIONS), "--cache-bytes", "0",
-            "--checkpoint-dir", str(tmp_path / "checkpoints"), *more]
+            "--checkpoint-dir", str(tmp_path / "checkpoints"), "--verbose", *more]
 
 
 def embedded_timestamps() -> list[int]:

@@ -12,7 +12,7 @@ def test_wordcount_example_counts_the_bundled_text(capsys):
     spec = importlib.util.spec_from_file_location("wordcount_example", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.main(["--engine", "local", "--repeat", "2", "--partitions", "4"]) == 0
+    assert module.main(["--engine", "local", "--repeat", "2", "--partitions", "4", "--describe"]) == 0
     out = capsys.readouterr().out
     assert "Sub-topology: 1" in out
     assert "top 10 words: the=46" in out

@@ -19,6 +19,11 @@ from streams_on_spark.state.window_stores import (
     WindowBytesStoreSupplier,
     WindowStoreBuilder,
 )
+from streams_on_spark.state.versioned import (
+    VersionedBytesStoreSupplier,
+    VersionedKeyValueStoreBuilder,
+    default_segment_interval,
+)
 from streams_on_spark.window import java_duration_string, validate_millis
 
 
@@ -83,6 +88,30 @@ class Stores:
                               value_serde: Any = None) -> SessionStoreBuilder:
         return SessionStoreBuilder(supplier, key_serde, value_serde)
 
+
+    @staticmethod
+    def persistent_versioned_key_value_store(name: str, history_retention: Any,
+                                             segment_interval: Any = None) -> VersionedBytesStoreSupplier:
+        """A versioned key-value store (KIP-889) keeping each key's versions for ``history_retention`` behind stream
+        time: in memory in the in-process engine, in the task's local RocksDB on Spark. ``segment_interval`` is
+        checked as Kafka's and kept (versions are kept per key here, not in segments)."""
+        if name is None:
+            raise ValueError("name cannot be null")
+        retention_ms = validate_millis(history_retention, "historyRetention")
+        if retention_ms < 0:
+            raise ValueError("historyRetention cannot be negative")
+        if segment_interval is None:
+            return VersionedBytesStoreSupplier(name, retention_ms, default_segment_interval(retention_ms))
+        interval_ms = validate_millis(segment_interval, "segmentInterval")
+        if interval_ms < 1:
+            raise ValueError("segmentInterval cannot be zero or negative")
+        return VersionedBytesStoreSupplier(name, retention_ms, interval_ms)
+
+    @staticmethod
+    def versioned_key_value_store_builder(supplier: VersionedBytesStoreSupplier, key_serde: Any = None,
+                                          value_serde: Any = None) -> VersionedKeyValueStoreBuilder:
+        """A builder of :class:`~streams_on_spark.state.versioned.VersionedKeyValueStore` (for ``add_state_store``)."""
+        return VersionedKeyValueStoreBuilder(supplier, key_serde, value_serde)
 
 def _window_params(name: str, retention_period: Any, window_size: Any) -> tuple[int, int]:
     """Kafka's checks of a window store's name, retention and size; the two in milliseconds."""

@@ -46,6 +46,7 @@ from streams_on_spark.serde import Serde, Serdes
 from streams_on_spark.serde.windowed import WindowedSerdes
 from streams_on_spark.state.factory import Stores
 from streams_on_spark.state.stores import ValueAndTimestamp
+from streams_on_spark.state.versioned import VersionedKeyValueStore, VersionedRecord
 from streams_on_spark.testing import TestRecord, TopologyTestDriver, TopologyTestDriverBuilder
 from streams_on_spark.topology.description import TopologyDescription
 from streams_on_spark.topology.topology import Topology
@@ -63,4 +64,5 @@ __all__ = [
     "JoinWindows", "Windowed", "WindowedSerdes", "TimeWindowedKStream", "SessionWindowedKStream",
     "EmitStrategy", "Joined", "StreamJoined", "FixedKeyProcessor", "FixedKeyProcessorContext", "FixedKeyRecord",
     "check_upgrade", "Finding", "UpgradeReport", "TableJoined", "StreamsConfig",
+    "VersionedKeyValueStore", "VersionedRecord",
 ]

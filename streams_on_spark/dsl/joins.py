@@ -12,8 +12,10 @@ from streams_on_spark.errors import TopologyException
 from streams_on_spark.processor import dsl as processors
 from streams_on_spark.processor import joins as join_processors
 from streams_on_spark.processor.windowed import KTableSuppress
+from streams_on_spark.state.join_buffer import TimeOrderedJoinBufferBuilder
 from streams_on_spark.state.outer_join_store import OuterJoinStoreBuilder
 from streams_on_spark.state.stores import ValueAndTimestamp
+from streams_on_spark.state.versioned import VersionedKeyValueStoreBuilder
 from streams_on_spark.topology.graph import DslSupplier, GraphNode, InternalStreamsBuilder, ProcessorGraphNode
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -255,8 +257,16 @@ def stream_table_join(stream: "KStream", table: "KTable", joiner: Callable[..., 
     builder.copartition_groups.append(sorted(stream._source_nodes | table._source_nodes))
     name = builder.name_or_generate(jn.name, "KSTREAM-LEFTJOIN-" if left else "KSTREAM-JOIN-")
     getter = value_getter(table)
-    node = ProcessorGraphNode(name, DslSupplier(join_processors.KStreamKTableJoin, getter, joiner, left),
-                              store_names=getter.store_names)
+    buffer = None
+    if jn.grace_period_ms is not None:   # KIP-914: stream records wait in "<name>-Buffer" for a versioned table
+        if not isinstance(getattr(table._node, "store_builder", None), VersionedKeyValueStoreBuilder):
+            raise ValueError("KTable must be versioned to use a grace period in a stream table join.")
+        buffer = TimeOrderedJoinBufferBuilder(f"{name}-Buffer", jn.key_serde if jn.key_serde is not None
+                                              else stream.key_serde, jn.value_serde if jn.value_serde is not None
+                                              else stream.value_serde, jn.grace_period_ms)
+    node = ProcessorGraphNode(name, DslSupplier(join_processors.KStreamKTableJoin, getter, joiner, left, None,
+                                                None if buffer is None else buffer.name),
+                              buffer, store_names=getter.store_names)
     node.relaxed_null_keys = left
     builder.add_graph_node(stream._node, node)
     key_serde = jn.key_serde if jn.key_serde is not None else stream.key_serde
@@ -296,7 +306,7 @@ class TableTableJoinNode(GraphNode):
 
 def table_table_join(this: "KTable", other: "KTable", joiner: Callable[[Any, Any], Any], named: Any,
                      materialized: Any, left_outer: bool, right_outer: bool) -> "KTable":
-    from streams_on_spark.dsl.ktable import KTable, materialize, split_named_materialized
+    from streams_on_spark.dsl.ktable import KTable, is_versioned, materialize, split_named_materialized
     named, m = split_named_materialized(named, materialized)
     builder = this._builder
     store = None
@@ -311,8 +321,9 @@ def table_table_join(this: "KTable", other: "KTable", joiner: Callable[[Any, Any
     mode_this, mode_other = ("inner", "inner") if not left_outer else ("left", "right") if not right_outer \
         else ("outer", "outer")
     this_getter, other_getter = value_getter(this), value_getter(other)
-    this_supplier = DslSupplier(join_processors.KTableKTableJoin, other_getter, joiner, mode_this)
-    other_supplier = DslSupplier(join_processors.KTableKTableJoin, this_getter, _reversed(joiner), mode_other)
+    this_supplier = DslSupplier(join_processors.KTableKTableJoin, other_getter, joiner, mode_this, is_versioned(this))
+    other_supplier = DslSupplier(join_processors.KTableKTableJoin, this_getter, _reversed(joiner), mode_other,
+                                 is_versioned(other))
     this_name = builder.suffixed_or_generate(None if named is None else named.name, "-join-this",
                                              "KTABLE-JOINTHIS-")
     other_name = builder.suffixed_or_generate(None if named is None else named.name, "-join-other",

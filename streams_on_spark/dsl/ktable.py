@@ -4,13 +4,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from streams_on_spark.dsl.abstract_stream import AbstractStream
-from streams_on_spark.errors import bad_argument, require_callable, require_instance
+from streams_on_spark.errors import TopologyException, bad_argument, require_callable, require_instance
 from streams_on_spark.dsl.params import Grouped, Materialized, Named
 from streams_on_spark.processor import dsl as processors
 from streams_on_spark.processor.windowed import KTableSuppress
 from streams_on_spark.state.suppression_buffer import SuppressionBufferBuilder
 from streams_on_spark.state.factory import Stores
 from streams_on_spark.state.stores import TimestampedKeyValueStoreBuilder
+from streams_on_spark.state.versioned import VersionedBytesStoreSupplier, VersionedKeyValueStoreBuilder
 from streams_on_spark.topology.graph import DslSupplier, GraphNode, InternalStreamsBuilder, ProcessorGraphNode
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -18,15 +19,42 @@ if TYPE_CHECKING:  # pragma: no cover
     from streams_on_spark.dsl.kstream import KStream
 
 
-def materialize(m: Materialized, store_name: str, key_serde: Any, value_serde: Any) -> TimestampedKeyValueStoreBuilder:
-    """The timestamped key-value store a DSL operator keeps for ``m``."""
+def materialize(m: Materialized, store_name: str, key_serde: Any,
+                value_serde: Any) -> TimestampedKeyValueStoreBuilder | VersionedKeyValueStoreBuilder:
+    """The timestamped key-value store a DSL operator keeps for ``m`` (a versioned one for a versioned supplier)."""
     supplier = m.store_supplier if m.store_supplier is not None else Stores.in_memory_key_value_store(store_name)
-    builder = Stores.timestamped_key_value_store_builder(supplier, key_serde, value_serde)
+    builder: Any
+    if isinstance(supplier, VersionedBytesStoreSupplier):   # a versioned table (KIP-889): never cached, as Kafka's
+        builder = Stores.versioned_key_value_store_builder(supplier, key_serde, value_serde)
+    else:
+        builder = Stores.timestamped_key_value_store_builder(supplier, key_serde, value_serde)
     if not m.logging_enabled:
         builder.with_logging_disabled()
     if m.caching_enabled:
         builder.with_caching_enabled()
     return builder
+
+
+def is_versioned(table: "KTable") -> bool:
+    """Whether ``table``'s output is versioned (Kafka's ``isVersionedOrVersionedUpstream``): it is materialized in a
+    versioned store, or it is an unmaterialized ``filter``/``map_values`` of a versioned table. Joins and
+    ``group_by`` downstream then skip out-of-order updates (KIP-914)."""
+    if isinstance(getattr(table._node, "store_builder", None), VersionedKeyValueStoreBuilder):
+        return True
+    supplier = table._supplier
+    if supplier.factory in (processors.KTableFilter, processors.KTableMapValues) and supplier.args[-1] is None:
+        return table._parent is not None and is_versioned(table._parent)
+    return False
+
+
+class VersionedSemanticsSupplier(DslSupplier):
+    """A table operator's supplier whose input is a versioned table: its processors get ``versioned_semantics``
+    (Kafka's ``setUseVersionedSemantics``; a filter then forwards deletes it would otherwise skip)."""
+
+    def __call__(self) -> Any:
+        processor = super().__call__()
+        processor.versioned_semantics = True
+        return processor
 
 
 def split_named_materialized(named: Any, materialized: Any) -> tuple[Optional[Named], Optional[Materialized]]:
@@ -78,7 +106,7 @@ class KTable(AbstractStream):
             if queryable is not None:
                 store_builder = materialize(m, queryable, key_serde, value_serde)
         name = self._name_or_generate(named, prefix)
-        supplier = DslSupplier(factory, *args, queryable)
+        supplier = (VersionedSemanticsSupplier if is_versioned(self) else DslSupplier)(factory, *args, queryable)
         node = ProcessorGraphNode(name, supplier, store_builder)
         self._builder.add_graph_node(self._node, node)
         table = KTable(self._builder, name, key_serde, value_serde, self._source_nodes, queryable, supplier, node)
@@ -121,6 +149,11 @@ class KTable(AbstractStream):
         from streams_on_spark.dsl.windowed import find_window_grace
         if not isinstance(suppressed, Suppressed):
             raise ValueError(f"suppress takes a Suppressed, got {type(suppressed).__name__}")
+        if isinstance(getattr(self._node, "store_builder", None), VersionedKeyValueStoreBuilder):
+            raise TopologyException("suppress() is only supported for non-versioned KTables")
+        if is_versioned(self):
+            raise TopologyException("suppress() is only supported for non-versioned KTables (note that version "
+                                    "semantics might be inherited from upstream)")
         name = suppressed.name if suppressed.name is not None else self._builder.new_processor_name("KTABLE-SUPPRESS-")
         grace = find_window_grace(self._node) if suppressed.final_results else None
         store = f"{suppressed.name}-store" if suppressed.name is not None else self._builder.new_store_name(
@@ -211,7 +244,8 @@ class KTable(AbstractStream):
             raise ValueError("selector must be callable")
         g = grouped or Grouped()
         select_name = self._builder.name_or_generate(g.name, "KTABLE-SELECT-")
-        node = ProcessorGraphNode(select_name, DslSupplier(processors.KTableRepartitionMap, selector, select_name))
+        node = ProcessorGraphNode(select_name, DslSupplier(processors.KTableRepartitionMap, selector, select_name,
+                                                           is_versioned(self)))
         self._builder.add_graph_node(self._node, node)
         self.enable_sending_old_values(force_materialization=True)
         return KGroupedTable(self._builder, select_name, self._source_nodes, g, node)

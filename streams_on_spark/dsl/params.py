@@ -16,6 +16,7 @@ from streams_on_spark.errors import (
     require_int,
     require_serde,
 )
+from streams_on_spark.window import validate_millis
 
 _MAX_NAME = 249
 _LEGAL = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
@@ -357,6 +358,8 @@ class Joined:
     value_serde: Any = None
     other_value_serde: Any = None
     name: Optional[str] = None
+    #: KIP-914: how long (ms) stream records wait for out-of-order updates of a versioned table (None: no buffer)
+    grace_period_ms: Optional[int] = None
 
     def __post_init__(self) -> None:
         validate_name(self.name)
@@ -381,6 +384,14 @@ class Joined:
 
     def with_other_value_serde(self, serde: Any) -> "Joined":
         return replace(self, other_value_serde=serde)
+
+    def with_grace_period(self, grace_period: Any) -> "Joined":
+        """Buffer stream records for ``grace_period`` (ms or ``timedelta``) so a join against a versioned table sees
+        table updates arriving out of order within it (KIP-914; the table must be versioned)."""
+        grace_ms = validate_millis(grace_period, "gracePeriod")
+        if grace_ms < 0:
+            raise ValueError("gracePeriod cannot be negative")
+        return replace(self, grace_period_ms=grace_ms)
 __all__ = ["Named", "Consumed", "Produced", "Grouped", "Materialized", "Repartitioned", "Branched", "StreamJoined", "Joined",
            "validate_name"]
 

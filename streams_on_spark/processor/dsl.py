@@ -9,7 +9,7 @@ import logging
 from abc import abstractmethod
 from typing import Any, Callable, Iterable, Optional
 
-from streams_on_spark.change import Change
+from streams_on_spark.change import Change, make_change
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.keyvalue import KeyValue
 from streams_on_spark.processor.api import (
@@ -21,6 +21,11 @@ from streams_on_spark.processor.api import (
     Record,
 )
 from streams_on_spark.state.stores import ValueAndTimestamp
+from streams_on_spark.state.versioned import (
+    PUT_RETURN_CODE_NOT_PUT,
+    PUT_RETURN_CODE_VALID_TO_UNDEFINED,
+    VersionedKeyValueStore,
+)
 
 log = logging.getLogger(__name__)
 
@@ -262,7 +267,8 @@ class KTableSource(Processor):
         self.context = context
         self.forward = context.forward
         self.store = context.get_state_store(self.queryable_name) if self.queryable_name else None
-        self.cached = forward_on_flush(self, self.store)
+        self.versioned = isinstance(self.store, VersionedKeyValueStore)
+        self.cached = False if self.versioned else forward_on_flush(self, self.store)
 
     def process(self, record: Record) -> None:
         key = record.key
@@ -275,6 +281,15 @@ class KTableSource(Processor):
             if old is not None and record.timestamp < old.timestamp:
                 log.warning("Detected out-of-order KTable update for %s, old timestamp=[%d] new timestamp=[%d].",
                             self.store_name, old.timestamp, record.timestamp)
+            if self.versioned:
+                # a versioned table keeps an out-of-order update as history and forwards it (Kafka marks it not
+                # latest); one older than the history retention is neither stored nor forwarded
+                code = self.store.put(key, record.value, record.timestamp)
+                if code == PUT_RETURN_CODE_NOT_PUT:
+                    return
+                self.forward(record.with_value(make_change(record.value, old_value if self.send_old_values else None,
+                                                           code == PUT_RETURN_CODE_VALID_TO_UNDEFINED)))
+                return
             self.store.put(key, ValueAndTimestamp.make(record.value, record.timestamp))
             if self.cached:
                 return
@@ -286,6 +301,9 @@ class KTableSource(Processor):
 class _KTableValueProcessor(Processor):
     """A table operator computing each new value from the parent's; stores it when materialized."""
 
+    #: the input is a versioned table (Kafka's ``useVersionedSemantics``): deletes of nothing are forwarded too
+    versioned_semantics = False
+
     def __init__(self, store_name: Optional[str]) -> None:
         self.store_name = store_name
         self.send_old_values = False
@@ -293,7 +311,8 @@ class _KTableValueProcessor(Processor):
     def init(self, context: ProcessorContext) -> None:
         self.context, self.forward = context, context.forward
         self.store = context.get_state_store(self.store_name) if self.store_name else None
-        self.cached = forward_on_flush(self, self.store)
+        self.versioned = isinstance(self.store, VersionedKeyValueStore)
+        self.cached = False if self.versioned else forward_on_flush(self, self.store)
 
     @abstractmethod
     def _compute(self, key: Any, value: Any) -> Any:
@@ -312,13 +331,22 @@ class _KTableValueProcessor(Processor):
                 old_value = None if old is None else old.value
             else:
                 old_value = self._compute(record.key, change.old_value)
-            if new_value is None and old_value is None and self._skip_noop_deletes():
+            if new_value is None and old_value is None and self._skip_noop_deletes() and not self.versioned_semantics:
                 return  # nothing to delete downstream
+        if self.versioned:   # materialized in a versioned store: as the versioned table source
+            code = self.store.put(record.key, new_value, record.timestamp)
+            if code != PUT_RETURN_CODE_NOT_PUT:
+                self.forward(record.with_value(make_change(new_value, old_value,
+                                                           code == PUT_RETURN_CODE_VALID_TO_UNDEFINED)))
+            return
         if self.store is not None:
             self.store.put(record.key, ValueAndTimestamp.make(new_value, record.timestamp))
             if self.cached:
                 return
-        self.forward(record.with_value(Change(new_value, old_value)))
+            self.forward(record.with_value(Change(new_value, old_value)))
+            return
+        # unmaterialized: an out-of-order update of a versioned table stays one (Kafka passes isLatest on)
+        self.forward(record.with_value(make_change(new_value, old_value, change.is_latest)))
 
 
 class KTableFilter(_KTableValueProcessor):
@@ -352,15 +380,18 @@ class KTableToStream(_Stateless):
 
 
 class KTableRepartitionMap(_Stateless):
-    """``KTable.group_by``: re-key old and new values; one record when the key is unchanged, else two."""
+    """``KTable.group_by``: re-key old and new values; one record when the key is unchanged, else two. Over a
+    versioned table (``versioned``) an out-of-order update is skipped: the aggregate counts latest versions only."""
 
-    def __init__(self, selector: Callable[[Any, Any], Any], node: str) -> None:
-        self.selector, self.node = selector, node
+    def __init__(self, selector: Callable[[Any, Any], Any], node: str, versioned: bool = False) -> None:
+        self.selector, self.node, self.versioned = selector, node, versioned
 
     def process(self, record: Record) -> None:
         if record.key is None:
             raise StreamsException("Record key for the grouping KTable should not be null.")
         change: Change = record.value
+        if self.versioned and not change.is_latest:
+            return
         new_pair = None if change.new_value is None else _pair(self.selector(record.key, change.new_value), self.node)
         old_pair = None if change.old_value is None else _pair(self.selector(record.key, change.old_value), self.node)
         old_ok = old_pair is not None and old_pair[0] is not None and old_pair[1] is not None

@@ -11,8 +11,10 @@ import logging
 from typing import Any, Callable, Optional
 
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record
+from streams_on_spark.change import make_change
 from streams_on_spark.processor.dsl import Change, drop_record, forward_on_flush
 from streams_on_spark.state.stores import ValueAndTimestamp
+from streams_on_spark.state.versioned import VersionedKeyValueStore
 
 log = logging.getLogger(__name__)
 MAX_TIME = 2**63 - 1
@@ -142,16 +144,25 @@ class KStreamKStreamJoin(Processor):
 class KStreamKTableJoin(Processor):
     """Each stream record looks up the table's current value for its key (left join: ``None`` if absent).
 
-    Also the stream-global-table join, where ``key_mapper(key, value)`` picks the table key.
+    Also the stream-global-table join, where ``key_mapper(key, value)`` picks the table key. Against a versioned
+    table (KIP-914) a record reads the table as of its timestamp; with a grace period (``buffer_name``, the
+    ``<name>-Buffer`` store) records wait in the buffer until its stream time passes their timestamp plus grace.
     """
 
     def __init__(self, getter: Any, joiner: Callable[[Any, Any, Any], Any], left: bool,
-                 key_mapper: Optional[Callable[[Any, Any], Any]] = None) -> None:
+                 key_mapper: Optional[Callable[[Any, Any], Any]] = None, buffer_name: Optional[str] = None) -> None:
         self.getter_supplier, self.joiner, self.left, self.key_mapper = getter, joiner, left, key_mapper
+        self.buffer_name = buffer_name
 
     def init(self, context: ProcessorContext) -> None:
         self.context, self.forward = context, context.forward
         self.getter = self.getter_supplier(context)
+        self.versioned = isinstance(getattr(self.getter, "__self__", None), VersionedKeyValueStore)
+        self.buffer = None
+        if self.buffer_name is not None:
+            if not self.versioned:
+                raise ValueError("KTable must be versioned to use a grace period in a stream table join.")
+            self.buffer = context.get_state_store(self.buffer_name)
 
     def process(self, record: Record) -> None:
         table_key = record.key if self.key_mapper is None else self.key_mapper(record.key, record.value)
@@ -160,9 +171,21 @@ class KStreamKTableJoin(Processor):
         if record.value is None or (table_key is None and not self.left):
             drop_record(self.context, "null join key or value", record)
             return
+        buffer = self.buffer
+        if buffer is None or not buffer.put(record.key, record.value, record.timestamp, record.headers):
+            self._join(record, table_key)
+            return
+        buffer.evict(self._emit)
+
+    def _emit(self, key: Any, value: Any, timestamp: int, headers: Any) -> None:
+        """Join a record the grace buffer let go."""
+        record = Record(key, value, timestamp, headers)
+        self._join(record, record.key if self.key_mapper is None else self.key_mapper(key, value))
+
+    def _join(self, record: Record, table_key: Any) -> None:
         other = None
         if table_key is not None:
-            vat = self.getter(table_key)
+            vat = self.getter(table_key, record.timestamp) if self.versioned else self.getter(table_key)
             other = None if vat is None else vat.value
         if self.left or other is not None:
             self.forward(record.with_value(self.joiner(record.key, record.value, other)))
@@ -175,8 +198,10 @@ class KTableKTableJoin(Processor):
     (right side of a left join) or ``outer``; ``joiner(this, other)`` is already reversed for the right side.
     """
 
-    def __init__(self, other_getter: Any, joiner: Callable[[Any, Any], Any], mode: str) -> None:
+    def __init__(self, other_getter: Any, joiner: Callable[[Any, Any], Any], mode: str,
+                 versioned: bool = False) -> None:
         self.other_getter_supplier, self.joiner, self.mode = other_getter, joiner, mode
+        self.versioned = versioned   # this side reads a versioned table: skip its out-of-order updates (KIP-914)
         self.send_old_values = False
 
     def init(self, context: ProcessorContext) -> None:
@@ -188,6 +213,12 @@ class KTableKTableJoin(Processor):
             drop_record(self.context, "null key", record)
             return
         change: Change = record.value
+        if self.versioned and not change.is_latest:
+            log.info("Skipping out-of-order record from versioned table while performing table-table join.")
+            metrics = getattr(self.context, "metrics", None)
+            if metrics is not None:
+                metrics.record_dropped()
+            return
         vat = self.other_getter(record.key)
         other = None if vat is None else vat.value
         mode, joiner, old_wanted = self.mode, self.joiner, self.send_old_values
@@ -204,7 +235,7 @@ class KTableKTableJoin(Processor):
         else:  # inner, left
             new = None if change.new_value is None else joiner(change.new_value, other)
             old = joiner(change.old_value, other) if old_wanted and change.old_value is not None else None
-        self.forward(Record(record.key, Change(new, old), ts, record.headers))
+        self.forward(Record(record.key, make_change(new, old, change.is_latest), ts, record.headers))
 
 
 class KTableJoinMerge(Processor):
@@ -229,6 +260,7 @@ class KTableJoinMerge(Processor):
             self.store.put(record.key, ValueAndTimestamp.make(change.new_value, record.timestamp))
             if self.cached:
                 return
-        self.forward(record.with_value(Change(change.new_value, change.old_value if self.send_old_values else None)))
+        self.forward(record.with_value(make_change(change.new_value, change.old_value if self.send_old_values else None,
+                                                   change.is_latest)))
 
 

@@ -471,6 +471,57 @@ def fk_join(variant: str, config: dict) -> Topology:
     return builder.build(config)
 
 
+def versioned_prices(builder: StreamsBuilder):
+    """The table of VersionedScenarios.java: "prices" in a versioned store keeping 10 ms of history."""
+    return builder.table("prices", Consumed.with_(S, S),
+                         Materialized.as_(Stores.persistent_versioned_key_value_store("prices-store", 10))
+                         .with_key_serde(S).with_value_serde(S))
+
+
+def versioned_table(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    prices = versioned_prices(builder)
+    prices.to_stream().to("price-updates", Produced.with_(S, S))
+    builder.stream("orders", Consumed.with_(S, S)).left_join(prices, lambda o, p: f"{o}@{n(p)}") \
+        .to("orders-priced", Produced.with_(S, S))
+    return builder.build(config)
+
+
+def versioned_join(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    prices = versioned_prices(builder)
+    orders = builder.stream("orders", Consumed.with_(S, S))
+    joined = Joined.with_(S, S, S).with_grace_period(5)
+    join = orders.join if variant == "inner" else orders.left_join
+    join(prices, lambda o, p: f"{o}@{n(p)}", joined).to("orders-priced", Produced.with_(S, S))
+    return builder.build(config)
+
+
+def versioned_downstream(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    prices = versioned_prices(builder)
+    discounts = builder.table("discounts", Consumed.with_(S, S))
+    marked = prices.map_values(lambda v: v + "!")
+    marked.to_stream().to("marked", Produced.with_(S, S))
+    prices.join(discounts, lambda p, d: f"{p}-{d}").to_stream().to("joined", Produced.with_(S, S))
+    (marked.group_by(lambda k, v: KeyValue(v[0], v), Grouped.with_(S, S)).count().to_stream()
+     .to("counts", Produced.with_(S, Serdes.Long())))
+    return builder.build(config)
+
+
+def versioned_filter(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    prices = versioned_prices(builder)
+    prices.filter(lambda k, v: v.startswith("p")).to_stream().to("filtered", Produced.with_(S, S))
+    kept = prices.filter(lambda k, v: v.startswith("p"),
+                         materialized=Materialized.as_(Stores.persistent_versioned_key_value_store("kept-store", 4))
+                         .with_key_serde(S).with_value_serde(S))
+    kept.to_stream().to("kept", Produced.with_(S, S))
+    builder.stream("orders", Consumed.with_(S, S)).left_join(kept, lambda o, p: f"{o}@{n(p)}") \
+        .to("orders-priced", Produced.with_(S, S))
+    return builder.build(config)
+
+
 BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "wordcount": wordcount,
     "reduce": reduce,
@@ -503,6 +554,10 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "process-values": process_values,
     "dead-letter-queue": dead_letter_queue,
     "fk-join": fk_join,
+    "versioned-table": versioned_table,
+    "versioned-join": versioned_join,
+    "versioned-downstream": versioned_downstream,
+    "versioned-filter": versioned_filter,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
@@ -510,6 +565,8 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
              "stream-table-join", "global-table-join", "table-table-join", "repartition", "selectkey-optimization",
              "split-merge", "table-reduce", "merge-rekey", "global-table-join-null-key", "repartitioned-partitions",
              "stream-table-join-joined", "dead-letter-queue", "fk-join"}
+# Not versioned-*: a versioned store's history retention and a join's grace count back from the stream time its task
+# observed over all its keys, so which updates expire depends on how keys share partitions.
 # Not process-values: its key changes before process_values, which does not repartition, so at 4 partitions one
 # key's "seen" counts split across tasks (KIP-1238's point; tests/unit/dsl/test_process_values.py shows it).
 
@@ -521,7 +578,8 @@ SPARK = {"wordcount-cached", "table-aggregate-uncached", "tumbling-uncached", "s
          "selectkey-optimization-all", "split-merge-default", "punctuation-default",
          "global-table-join-null-key-left", "repartitioned-partitions-default", "stream-table-join-joined-default",
          "process-values-default", "dead-letter-queue-deserialization", "dead-letter-queue-processing",
-         "fk-join-inner", "fk-join-left-unmaterialized"}
+         "fk-join-inner", "fk-join-left-unmaterialized", "versioned-table-default", "versioned-join-inner",
+         "versioned-join-left", "versioned-downstream-default", "versioned-filter-default"}
 # Not fk-join-left: piped as batches, the left join's response for o4's ",40" returns after the same batch updated o4
 # to "c1,41", so its value hash no longer matches and it is dropped (counted), as on a real cluster when a row
 # changes again before the foreign side answered; Kafka's driver answers each record before the next.

@@ -136,6 +136,7 @@ final class Scenarios {
         all.add(deadLetterQueueDeserialization());
         all.add(deadLetterQueueProcessing());
         all.addAll(ForeignKeyScenarios.all());
+        all.addAll(VersionedScenarios.all());
         return all;
     }
 

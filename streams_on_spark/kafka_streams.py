@@ -23,7 +23,7 @@ import tempfile
 import threading
 import time
 import weakref
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Union
 
 from streams_on_spark.checkpoint_manifest import CheckpointManifest, plan_restart, read_manifest, write_manifest
 from streams_on_spark.config import (
@@ -36,6 +36,7 @@ from streams_on_spark.config import (
     TaskConfig,
 )
 from streams_on_spark.errors import IllegalStateError, StreamsException, TopologyException
+from streams_on_spark.metrics import Metrics
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.topology.partitions import TopicLayout, resolve_partition_counts
 from streams_on_spark.topology.topology import Topology
@@ -83,12 +84,45 @@ class KafkaStreams:
         self._embedded: Any = None
         self._connector: Any = None
         self.state = State.CREATED
+        self._state_listener: Optional[Callable[[State, State], None]] = None
         self._signal_handlers: dict[int, Any] = {}
         self.checkpoint_location = checkpoint_location(self._config)
 
     @property
     def application_id(self) -> str:
         return self._task_config.application_id
+
+    def set_state_listener(self, listener: Optional[Callable[[State, State], None]]) -> None:
+        """Call ``listener(new_state, old_state)`` on every state change, as Kafka's ``StateListener``; only before
+        :meth:`start` (IllegalStateError after, as Kafka). The listener runs in the thread that changed the state."""
+        if self.state is not State.CREATED:
+            raise IllegalStateError(f"Can only set StateListener before calling start(). Current state is: "
+                                    f"{self.state.value}")
+        if listener is not None and not callable(listener):
+            raise ValueError(f"state listener must be callable(new_state, old_state), got {type(listener).__name__}")
+        self._state_listener = listener
+
+    def _set_state(self, new: State) -> None:
+        """Move to ``new`` and tell the state listener (nothing happens when already there)."""
+        old = self.state
+        if new is old:
+            return
+        self.state = new
+        log.debug("application %s: state %s -> %s", self.application_id, old.value, new.value)
+        if self._state_listener is not None:
+            try:
+                self._state_listener(new, old)
+            except Exception:  # a failing listener must not leave the application half-started or half-closed
+                log.exception("application %s: state listener failed on %s -> %s", self.application_id,
+                              old.value, new.value)
+
+    def metrics(self) -> Metrics:
+        """Kafka's metrics of the running application, by :class:`~streams_on_spark.metrics.MetricName`: per task
+        (``stream-task-metrics``), per subtopology query as a stream thread (``stream-thread-metrics``) and its
+        source (``consumer-fetch-manager-metrics``); see
+        :class:`~streams_on_spark.runtime.spark.runtime.RuntimeMetrics` for the names provided.
+        Empty before :meth:`start`; after :meth:`close` the last values."""
+        return Metrics() if self._runtime is None else self._runtime.metrics()
 
     @property
     def embedded_topics(self) -> Any:
@@ -165,10 +199,10 @@ class KafkaStreams:
         try:
             self._runtime.start()
         except Exception:
-            self.state = State.ERROR
+            self._set_state(State.ERROR)
             self._runtime.stop()
             raise
-        self.state = State.RUNNING
+        self._set_state(State.RUNNING)
         self._close_on_signals()
         atexit.register(_close_at_exit, weakref.ref(self))
         log.info("application %s running %d subtopology queries (%s), checkpoints in %s", self.application_id,
@@ -195,7 +229,7 @@ class KafkaStreams:
         try:
             self._running().process_all_available(timeout_s)
         except StreamsException:
-            self.state = State.ERROR
+            self._set_state(State.ERROR)
             raise
 
     def await_termination(self, timeout_s: Optional[float] = None) -> bool:
@@ -205,7 +239,7 @@ class KafkaStreams:
         while True:
             failure = runtime.failure()
             if failure is not None:
-                self.state = State.ERROR
+                self._set_state(State.ERROR)
                 raise failure
             if any(not query.isActive for query in runtime.queries.values()):
                 return True
@@ -228,13 +262,16 @@ class KafkaStreams:
             raise ValueError(f"timeout must be >= 0, got {timeout}")
         self._restore_signals()
         stopped = True
-        if self._runtime is not None and self.state in (State.RUNNING, State.ERROR):
-            self.state = State.PENDING_SHUTDOWN
+        if self.state is State.NOT_RUNNING:
+            return stopped
+        was = self.state
+        self._set_state(State.PENDING_SHUTDOWN)   # from CREATED too, as Kafka's close()
+        if self._runtime is not None and was in (State.RUNNING, State.ERROR):
             log.info("application %s closing", self.application_id)
             stopped = self._runtime.stop(timeout)
         if self._connector is not None:
             self._connector.close()
-        self.state = State.NOT_RUNNING
+        self._set_state(State.NOT_RUNNING)
         return stopped
 
     def _close_on_signals(self) -> None:

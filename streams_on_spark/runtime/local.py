@@ -8,11 +8,13 @@ stream time and one punctuation queue.
 from __future__ import annotations
 
 import logging
+import threading
 from collections import deque
 from typing import Any, Mapping
 
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
+from streams_on_spark.metrics import Metrics, TaskSensors
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.global_task import GlobalTask
 from streams_on_spark.runtime.task import StreamTask
@@ -72,6 +74,8 @@ class LocalEngine:
                     tid = TaskId(sub.id, partition)
                     routes[partition].append((tid, self.tasks[tid]))
         self._ready: dict[TaskId, StreamTask] = {}
+        self.thread_id = threading.current_thread().name   # Kafka's driver tags its metrics with its thread
+        self._sensors = TaskSensors()
 
     # ------------------------------------------------------------------ topics
     def wall_clock(self) -> int:
@@ -122,10 +126,12 @@ class LocalEngine:
     def task_ids(self) -> list[TaskId]:
         return sorted(self.tasks)
 
-    def metrics(self) -> dict[str, int]:
-        tasks = self.tasks.values()
-        return {"process-total": sum(t.metrics.processed for t in tasks),
-                "dropped-records-total": sum(t.metrics.dropped for t in tasks)}
+    def metrics(self) -> Metrics:
+        """Kafka's task-level metrics of every task, read from the tasks' counters (see :class:`TaskSensors`)."""
+        for tid in sorted(self.tasks):
+            counters = self.tasks[tid].metrics
+            self._sensors.observe(str(tid), counters.processed, counters.dropped)
+        return Metrics(self._sensors.metrics(self.thread_id))
 
     def drain(self) -> None:
         """Process until no task has records, always stepping the task with the lowest (stream time, id).

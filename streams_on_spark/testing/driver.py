@@ -15,6 +15,7 @@ from streams_on_spark.config import EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATI
 from streams_on_spark.connectors.partitioner import DefaultPartitioner
 from streams_on_spark.connectors.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError, bad_argument, require_instance, require_int, require_str
+from streams_on_spark.metrics import Metrics
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.local import LocalEngine
 from streams_on_spark.state.stores import KeyValueStore, KeyValueStoreFacade, TimestampedKeyValueStore
@@ -205,8 +206,12 @@ class TopologyTestDriver:
         """The partitions that hold an instance of ``name``."""
         return sorted(self._engine.stores(require_str(name, "store name")))
 
-    def metrics(self) -> dict[str, int]:
-        """``process-total`` and ``dropped-records-total`` over all tasks."""
+    def metrics(self) -> Metrics:
+        """Kafka's task-level metrics (``stream-task-metrics``, tags ``thread-id`` and ``task-id``) of every task, as
+        Kafka's driver's ``metrics()``: a map of :class:`~streams_on_spark.metrics.MetricName` to value, where
+        ``metrics()["dropped-records-total"]`` sums a name over the tasks. Provided: ``process-total``,
+        ``process-rate``, ``dropped-records-total``, ``dropped-records-rate``; Kafka's other task metrics (latencies,
+        ``record-lateness-*``, ``enforced-processing-*``, ``punctuate-*``) and store metrics are not."""
         return self._engine.metrics()
 
     def task_ids(self) -> list[TaskId]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 from collections import deque
 from typing import Any, Mapping
 
@@ -10,6 +11,7 @@ from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.connectors.embedded_connector import EmbeddedTopicsConnector
 from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.metrics import Metrics, TaskSensors
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.spark.clock import MockClock
 from streams_on_spark.runtime.spark.runtime import SparkRuntime
@@ -50,6 +52,8 @@ class SparkEngine:
                                     clock=MockClock(wall_clock_ms))
         self._sources = {t for s in topology.subtopologies() for t in s.source_topics} | set(topology.global_topics)
         self._tasks_cache: dict[Any, Any] = {}
+        self.thread_id = threading.current_thread().name   # as the in-process engine (Kafka's driver)
+        self._sensors = TaskSensors()
         self.runtime.start()
 
     def _capture(self, records: list[ProducerRecord]) -> None:
@@ -100,13 +104,12 @@ class SparkEngine:
     def task_ids(self) -> list[TaskId]:
         return [TaskId(sid, p) for sid, n in self.layout.tasks.items() for p in range(n)]
 
-    def metrics(self) -> dict[str, int]:
-        processed = dropped = 0
+    def metrics(self) -> Metrics:
+        """The in-process engine's metrics, from the counters in the tasks' state as Spark holds it."""
         for sub in self.topology.subtopologies():
-            for task in self._tasks(sub.id).values():
-                processed += task.metrics.processed
-                dropped += task.metrics.dropped
-        return {"process-total": processed, "dropped-records-total": dropped}
+            for partition, task in sorted(self._tasks(sub.id).items()):
+                self._sensors.observe(str(TaskId(sub.id, partition)), task.metrics.processed, task.metrics.dropped)
+        return Metrics(self._sensors.metrics(self.thread_id))
 
     def close(self) -> None:
         self.runtime.stop()

@@ -24,9 +24,12 @@ from streams_on_spark.connectors.records import ProducerRecord
 RETURNED_SCHEMA = "topic string, partition int, task int, stamps binary, seqs binary, ends binary, data binary"
 RETURNED_COLUMNS = ("topic", "partition", "task", "stamps", "seqs", "ends", "data")
 # WrittenOutput: one row per destination topic-partition a task wrote: its first offset (-1 if unknown), records
-# and bytes. The only thing that reaches the driver.
-COMMIT_SCHEMA = "topic string, partition int, task int, base long, records long, bytes long"
-COMMIT_COLUMNS = ("topic", "partition", "task", "base", "records", "bytes")
+# and bytes. The only thing that reaches the driver. The task's first row also carries its metrics for the batch:
+# records processed and dropped, and its commit latency (ms: flushing caches, writing, committing its state); a task
+# that wrote nothing sends one row with a null topic for them.
+COMMIT_SCHEMA = ("topic string, partition int, task int, base long, records long, bytes long, processed long, "
+                 "dropped long, commit_ms double")
+COMMIT_COLUMNS = ("topic", "partition", "task", "base", "records", "bytes", "processed", "dropped", "commit_ms")
 _MAX_PART_BYTES = 64 << 20  # a returned part's data stays far below Arrow's 2 GiB per binary column
 QUERY_ID_PROPERTY = "sql.streaming.queryId"  # Spark's local properties of a micro-batch's tasks
 BATCH_ID_PROPERTY = "streaming.sql.batchId"
@@ -41,6 +44,10 @@ class TaskOutput(Protocol):
     def rows(self, records: list[ProducerRecord], task: int,
              positions: Optional[Mapping[tuple[str, int], int]] = None) -> list[tuple]:
         """The rows for ``records``, emitted by task ``task`` after reading its input up to ``positions``."""
+        ...
+
+    def report(self, rows: list[tuple], task: int, processed: int, dropped: int, commit_ms: float) -> list[tuple]:
+        """``rows`` with the task's metrics of the call added, where the schema has them."""
         ...
 
 
@@ -61,6 +68,11 @@ class WrittenOutput:
         producer, sequence = producer_identity(task)
         bases = self.writer.write(batches, producer, sequence, positions)
         return [(b.topic, b.partition, task, base, len(b), len(b.data)) for b, base in zip(batches, bases)]
+
+    def report(self, rows: list[tuple], task: int, processed: int, dropped: int, commit_ms: float) -> list[tuple]:
+        """The commit rows with the task's metrics on the first (a row with a null topic if it wrote nothing)."""
+        rows = rows or [(None, -1, task, -1, 0, 0)]
+        return [(*rows[0], processed, dropped, commit_ms), *((*r, 0, 0, 0.0) for r in rows[1:])]
 
 
 def producer_identity(task: int) -> tuple[Optional[str], Optional[int]]:
@@ -93,6 +105,10 @@ class ReturnedOutput:
     def rows(self, records: list[ProducerRecord], task: int,
              positions: Optional[Mapping[tuple[str, int], int]] = None) -> list[tuple]:
         return returned_rows(records, task)
+
+    def report(self, rows: list[tuple], task: int, processed: int, dropped: int, commit_ms: float) -> list[tuple]:
+        """Unchanged: the test driver reads its tasks' counters from their state."""
+        return rows
 
 
 class _OutputPart:

@@ -10,6 +10,7 @@ re-implemented in Spark SQL.
 """
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 import os
@@ -22,13 +23,15 @@ from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.base import Connector
 from streams_on_spark.connectors.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError, StreamsException
+from streams_on_spark.metrics import CONSUMER_FETCH_GROUP, THREAD_GROUP, MetricName, Metrics, Sensor, TaskSensors
+from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.spark.checkpoints import relocate_state_schema_paths
 from streams_on_spark.runtime.spark.clock import TICK, MockClock
 from streams_on_spark.runtime.spark.errors import query_error
 from streams_on_spark.runtime.spark.output import ReturnedOutput, TaskOutput, WrittenOutput
 from streams_on_spark.runtime.spark.sink import CommitReport, DriverAppend
 from streams_on_spark.runtime.spark.slots import task_slots
-from streams_on_spark.runtime.spark.session import quiet_spark_logs, require_rocksdb_state_store
+from streams_on_spark.runtime.spark.session import is_spark_connect, quiet_spark_logs, require_rocksdb_state_store
 from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction
 from streams_on_spark.runtime.spark.task_state import CHANGELOG, TASK_STATE, SavedTask, decode_changes
 from streams_on_spark.runtime.task import StreamTask
@@ -78,6 +81,8 @@ class SparkRuntime:
                                    | set(topology.global_topics))
         self.queries: dict[int, Any] = {}
         self._logged: dict[int, int] = {}
+        client_id = (config.app_configs or {}).get("client.id") or f"{layout.application_id}-{uuid.UUID(run_id)}"
+        self.progress = RuntimeMetrics(str(client_id), {self.query_name(sid): sid for sid in self.functions})
 
     def query_name(self, subtopology_id: int) -> str:
         return f"{self.layout.application_id}-subtopology-{subtopology_id}"
@@ -124,8 +129,15 @@ class SparkRuntime:
                                                                   time_mode)
         name = self.query_name(sid)
         relocate_state_schema_paths(self.checkpoint(sid))
-        sink = (DriverAppend(self.connector.writer(), self.on_output, name) if self.on_output is not None
-                else CommitReport(name, lambda: self.lag(sid)))
+        if self.on_output is not None:
+            sink: Any = DriverAppend(self.connector.writer(), self.on_output, name)
+        elif is_spark_connect(self.spark):
+            # Spark Connect runs foreachBatch in a Python worker of the server: the sink takes nothing of this
+            # process (its log lines go to the server's log; the tasks' counters do not reach metrics())
+            sink = CommitReport(name)
+        else:
+            sink = CommitReport(name, lambda: self.lag(sid),
+                                on_commit=lambda batch_id, rows: self.progress.on_commit(sid, batch_id, rows))
         query = (stream.writeStream.queryName(name).outputMode("append")
                  .foreachBatch(sink).option("checkpointLocation", self.checkpoint(sid))
                  .trigger(processingTime=self.trigger_interval).start())
@@ -202,13 +214,26 @@ class SparkRuntime:
 
     def lag(self, subtopology_id: int) -> int:
         """Records in the subtopology's input topics beyond what its last committed batch read."""
+        return sum(self._lags(subtopology_id))
+
+    def _lags(self, subtopology_id: int) -> list[int]:
+        """Per input topic-partition: records beyond what the query's last committed batch read."""
         done = source_offsets(self.queries[subtopology_id].lastProgress, "endOffset")
-        total = 0
+        lags = []
         for topic in self.functions[subtopology_id].input_topics():
             consumed = done.get(topic, {})
-            for p, end_offset in enumerate(self.connector.end_offsets(topic)):
-                total += end_offset - consumed.get(str(p), 0)
-        return total
+            lags.extend(end_offset - consumed.get(str(p), 0)
+                        for p, end_offset in enumerate(self.connector.end_offsets(topic)))
+        return lags
+
+    def metrics(self) -> Metrics:
+        """Kafka's metrics of the running queries (see :class:`RuntimeMetrics`); ``records-lag-max`` is the
+        current lag of each query's source, read when called (none once stopped)."""
+        for query in self.queries.values():
+            for progress in query.recentProgress:   # the last batches' progress Spark keeps (100 by default)
+                self.progress.on_progress(progress)
+        lags = {sid: max(self._lags(sid), default=0) for sid in self.queries}
+        return self.progress.metrics(lags)
 
     def failure(self) -> Optional[StreamsException]:
         """The error of the first query that stopped with one, as a ``StreamsException``."""
@@ -303,6 +328,107 @@ class SparkRuntime:
             out[p] = fn.new_task(p, None if state is None else bytes(state.snapshot),
                                  bytes_stores=fn.bytes_stores(tables))
         return out
+
+
+class RuntimeMetrics:
+    """Kafka's metrics of a runtime's queries, each query seen as a stream thread ``<client.id>-StreamThread-<n>``
+    (n = subtopology + 1) with one consumer ``<thread-id>-consumer``. Fed by the queries' commit rows (the tasks'
+    counters and commit latencies, per micro-batch) and by Spark's progress of each batch (the queries'
+    ``recentProgress``, read when metrics are asked for: no listener, so the JVM never calls back into Python).
+
+    Provided: per task (``stream-task-metrics``) ``process-total``, ``process-rate``, ``dropped-records-total``,
+    ``dropped-records-rate``; per thread (``stream-thread-metrics``) ``process-total``, ``process-rate``,
+    ``commit-total``, ``commit-rate``, ``commit-latency-avg``, ``commit-latency-max`` (a micro-batch is a commit;
+    its latency is its slowest task's, flushing caches, writing and committing state), ``poll-total``,
+    ``poll-rate``, ``poll-records-avg``, ``poll-records-max`` (a micro-batch's input records); per consumer
+    (``consumer-fetch-manager-metrics``) ``records-consumed-total``, ``records-consumed-rate`` and
+    ``records-lag-max`` (the largest partition lag now). Not provided: Kafka's latency and ratio metrics of
+    processing, polling and punctuation, ``record-lateness-*``, ``enforced-processing-*``, task creation and
+    closing, store and producer metrics, and the client-level ``stream-metrics``; Spark's own batch durations are in
+    each query's ``lastProgress``.
+    """
+
+    def __init__(self, client_id: str, queries: Mapping[str, int]) -> None:
+        self.client_id = client_id
+        self.queries = dict(queries)   # query name -> subtopology
+        self._lock = threading.Lock()
+        self._tasks = TaskSensors()
+        self._sensors: dict[tuple[int, str], Sensor] = {}
+        self._batches: dict[int, int] = {}   # subtopology -> last batch id seen in a progress event
+
+    def thread_id(self, subtopology_id: int) -> str:
+        return f"{self.client_id}-StreamThread-{subtopology_id + 1}"
+
+    def _sensor(self, sid: int, what: str) -> Sensor:
+        sensor = self._sensors.get((sid, what))
+        if sensor is None:
+            sensor = self._sensors[(sid, what)] = Sensor()
+        return sensor
+
+    def on_commit(self, sid: int, batch_id: int, rows: list) -> None:
+        """A micro-batch of query ``sid`` committed: its commit rows carry each task's counts and commit latency."""
+        with self._lock:
+            processed, latency = 0, 0.0
+            for row in rows:
+                if row["processed"] or row["dropped"] or row["commit_ms"]:
+                    self._tasks.add(str(TaskId(sid, row["task"])), row["processed"], row["dropped"])
+                    processed += row["processed"]
+                    latency = max(latency, row["commit_ms"])
+            self._sensor(sid, "process").record(processed)
+            self._sensor(sid, "commit").record(latency)
+
+    def on_progress(self, progress: Mapping[str, Any]) -> None:
+        """Spark's progress of a batch (as a dict): records consumed, from its source offsets, recorded at the time
+        the batch ran. A batch already seen is skipped, so progress can be read again and again."""
+        sid = self.queries.get(progress.get("name") or "")
+        batch = progress.get("batchId")
+        if sid is None or batch is None:
+            return
+        start, end = source_offsets(dict(progress), "startOffset"), source_offsets(dict(progress), "endOffset")
+        records = sum(o - start.get(t, {}).get(p, 0) for t, ends in end.items() for p, o in ends.items())
+        with self._lock:
+            if batch <= self._batches.get(sid, -1):   # seen, or an idle query's repeated progress
+                return
+            self._batches[sid] = batch
+            self._sensor(sid, "poll").record(records, now=_monotonic_at(progress.get("timestamp")))
+
+    def metrics(self, lags: Mapping[int, int]) -> Metrics:
+        """Every metric (see the class doc), with ``lags`` (subtopology -> largest partition lag) as
+        ``records-lag-max``."""
+        now = time.monotonic()
+        with self._lock:
+            threads = sorted({sid for sid, _ in self._sensors} | set(lags))
+            out = self._tasks.metrics(lambda task_id: self.thread_id(int(task_id.split("_")[0])), now)
+            for sid in threads:
+                thread = {"thread-id": self.thread_id(sid)}
+                consumer = {"client-id": f"{self.thread_id(sid)}-consumer"}
+                process, commit, poll = (self._sensor(sid, w) for w in ("process", "commit", "poll"))
+                out[MetricName("process-total", THREAD_GROUP, thread)] = int(process.sum)
+                out[MetricName("process-rate", THREAD_GROUP, thread)] = process.rate(now)
+                out[MetricName("commit-total", THREAD_GROUP, thread)] = commit.count
+                out[MetricName("commit-rate", THREAD_GROUP, thread)] = commit.events_rate(now)
+                out[MetricName("commit-latency-avg", THREAD_GROUP, thread)] = commit.avg(now)
+                out[MetricName("commit-latency-max", THREAD_GROUP, thread)] = commit.max(now)
+                out[MetricName("poll-total", THREAD_GROUP, thread)] = poll.count
+                out[MetricName("poll-rate", THREAD_GROUP, thread)] = poll.events_rate(now)
+                out[MetricName("poll-records-avg", THREAD_GROUP, thread)] = poll.avg(now)
+                out[MetricName("poll-records-max", THREAD_GROUP, thread)] = poll.max(now)
+                out[MetricName("records-consumed-total", CONSUMER_FETCH_GROUP, consumer)] = int(poll.sum)
+                out[MetricName("records-consumed-rate", CONSUMER_FETCH_GROUP, consumer)] = poll.rate(now)
+                if sid in lags:
+                    out[MetricName("records-lag-max", CONSUMER_FETCH_GROUP, consumer)] = lags[sid]
+        return Metrics(out)
+
+
+def _monotonic_at(timestamp: Optional[str]) -> Optional[float]:
+    """The monotonic clock's reading at a progress ``timestamp`` (ISO 8601, UTC; None: now)."""
+    if not timestamp:
+        return None
+    try:
+        at = datetime.datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+    return time.monotonic() - max(0.0, time.time() - at)
 
 
 def source_offsets(progress: Optional[dict], which: str) -> dict[str, dict[str, int]]:

@@ -56,6 +56,12 @@ def local_session(app_name: str = "streams-on-spark", cores: int = 2, jars: Iter
     return spark
 
 
+def is_spark_connect(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session (``SparkSession.builder.remote(...)``): its ``foreachBatch``
+    functions run in a Python worker of the server, not in this process."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
 def spark_configured() -> bool:
     """Whether something already set Spark up for this process: a running session, or a launcher (spark-submit,
     the pyspark shell) that started the JVM gateway, or a ``MASTER`` in the environment."""
@@ -73,6 +79,10 @@ def application_session(app_name: str, jars: Iterable[str] = ()) -> Any:
     """
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
+    if os.environ.get("SPARK_REMOTE"):   # Spark Connect: the server the environment names (SPARK_REMOTE)
+        session = SparkSession.builder.getOrCreate()
+        log.info("running in a Spark Connect session (%s)", os.environ["SPARK_REMOTE"])
+        return session
     session = SparkSession.getActiveSession()
     if session is None and not spark_configured():
         log.info("no Spark configured: starting a local session (local[2], loopback)")

@@ -25,13 +25,16 @@ log = logging.getLogger(__name__)
 
 class CommitReport:
     """``foreachBatch`` of a query whose tasks write their own output: runs the batch, logs what was written (each
-    batch at DEBUG; at INFO once per ``progress_interval_s``: batches, records and their rate, and the query's lag)."""
+    batch at DEBUG; at INFO once per ``progress_interval_s``: batches, records and their rate, and the query's lag)
+    and hands the commit rows (with the tasks' metrics, see ``COMMIT_SCHEMA``) to ``on_commit(batch_id, rows)``."""
 
     PROGRESS_INTERVAL_S = 30.0
 
     def __init__(self, query: str, lag: Optional[Callable[[], int]] = None,
-                 progress_interval_s: float = PROGRESS_INTERVAL_S) -> None:
+                 progress_interval_s: float = PROGRESS_INTERVAL_S,
+                 on_commit: Optional[Callable[[int, list], None]] = None) -> None:
         self.query, self.lag, self.progress_interval_s = query, lag, progress_interval_s
+        self.on_commit = on_commit
         self._since, self._batches, self._records = time.monotonic(), 0, 0
 
     def bind(self, query_id: str) -> None:
@@ -40,10 +43,13 @@ class CommitReport:
     def __call__(self, frame: Any, batch_id: int) -> None:
         started = time.monotonic()
         rows = frame.select(*COMMIT_COLUMNS).collect()
-        count = sum(r["records"] for r in rows)
+        if self.on_commit is not None:
+            self.on_commit(batch_id, rows)
+        written = [r for r in rows if r["topic"] is not None]   # the others only carry a task's metrics
+        count = sum(r["records"] for r in written)
         log.debug("%s: batch %d: %d tasks wrote %d records (%d bytes) to %d topic-partitions in %.2f s", self.query,
-                  batch_id, len({r["task"] for r in rows}), count, sum(r["bytes"] for r in rows),
-                  len({(r["topic"], r["partition"]) for r in rows}), time.monotonic() - started)
+                  batch_id, len({r["task"] for r in written}), count, sum(r["bytes"] for r in written),
+                  len({(r["topic"], r["partition"]) for r in written}), time.monotonic() - started)
         self._batches, self._records = self._batches + 1, self._records + count
         elapsed = time.monotonic() - self._since
         if elapsed >= self.progress_interval_s:

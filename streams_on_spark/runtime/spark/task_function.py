@@ -1,6 +1,7 @@
 """The ``transformWithStateInPandas`` processor of a subtopology: one call runs one task on one micro-batch."""
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any, Iterator, Optional
 
@@ -156,6 +157,7 @@ class SubtopologyTaskFunction:
             if task is None:
                 task = self.new_task(partition, saved.snapshot if saved is not None else None, clock,
                                      self.bytes_stores(local.stores), global_stores)
+            processed, dropped = task.metrics.processed, task.metrics.dropped   # this call's are reported
             positions = {(topic, partition): -1 for topic in sorted(self.spec().source_topics)
                          if partition < self.layout.partitions_of(topic)}
             ticks = self._add_batch(task, [f for f in frames if len(f)], positions)
@@ -166,11 +168,14 @@ class SubtopologyTaskFunction:
                 pass
             if self.clock is None:
                 task.punctuate_wall_clock()
+            committing = time.perf_counter()
             task.commit()  # the micro-batch is the commit interval: record caches flush their last update per key
             rows = self.output.rows(task.collector.drain(), partition, positions)
             wall = -1 if self.clock is None else clock.fixed_ms
             image = live_tasks.image(live_key, task, externals, self.run_id) if query is not None else None
             marker = state.commit(local, -1 if batch is None else batch, task.snapshot(), wall, image)
+            rows = self.output.report(rows, partition, task.metrics.processed - processed,
+                                      task.metrics.dropped - dropped, (time.perf_counter() - committing) * 1000.0)
             if timers is not None:
                 timers.schedule(task.next_wall_clock_punctuation())
         except BaseException:

@@ -46,6 +46,13 @@ SPARK_CLUSTER_CTL     = $(if $(wildcard $(PY)),$(PY),$(PYTHON)) deps/spark_clust
 VERSION       := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' pyproject.toml)
 WHEEL         := dist/streams_on_spark-$(VERSION)-py3-none-any.whl
 WHEEL_SOURCES := pyproject.toml setup.py $(shell find streams_on_spark connectors state -name __pycache__ -prune -o \( -type d -o -name '*.py' \) -print 2>/dev/null)
+# The sources a build sees, copied into the temp dir "$$src" (the wheel's and the sdist's recipes share it)
+COPY_SOURCES  = tar -cf - --exclude=__pycache__ --exclude='*.py[cod]' pyproject.toml setup.py $(wildcard README.md LICENSE*) \
+	streams_on_spark connectors state | tar -xf - -C "$$src"
+# The sdist: the same copy, built by pyproject's pinned setuptools (PEP 517 build_sdist) in a throwaway venv, as pip
+# builds the wheel in an isolated environment; no `build` package needed.
+SDIST         := dist/streams_on_spark-$(VERSION).tar.gz
+SETUPTOOLS_REQ := $(shell sed -n 's/^requires *= *\["\([^"]*\)"\]/\1/p' pyproject.toml)
 
 # Spark workers must use the venv interpreter, and Spark binds to loopback only.
 SPARK_ENV_TARGETS := test test-unit run bench bench-spark bench-kafka stress-submit checkpoint-fixture
@@ -54,15 +61,15 @@ $(SPARK_ENV_TARGETS): export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
 $(SPARK_ENV_TARGETS): export SPARK_LOCAL_IP := 127.0.0.1
 
 .PHONY: help setup deps deps-kafka-broker deps-spark-kafka kafka-up kafka-down spark-cluster-up spark-cluster-down \
-	wheel test stress-submit test-unit run bench bench-kafka bench-spark clean clean-deps kafka-reference \
-	checkpoint-fixture
+	wheel dist test stress-submit test-unit run bench bench-kafka bench-spark clean clean-deps kafka-reference \
+	checkpoint-fixture docs
 
 help: ## List the targets
 	@echo "streams-on-spark — make targets:"
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
 		awk 'BEGIN {FS = ":.*## "}; {printf "  %-20s %s\n", $$1, $$2}'
 
-setup: $(SETUP_STAMP) ## Create .venv and install the project (editable) with the test extra
+setup: $(SETUP_STAMP) ## Create .venv and install the project (editable) with the test and docs extras
 
 # The venv itself; pyvenv.cfg is a real file (bin/python is a symlink whose mtime is the
 # interpreter's), so it is the target. A failed pip upgrade removes the half-made venv.
@@ -72,7 +79,7 @@ $(VENV)/pyvenv.cfg:
 
 # Reinstall only when the packaging files change or the venv was recreated.
 $(SETUP_STAMP): pyproject.toml setup.py $(VENV)/pyvenv.cfg
-	$(PY) -m pip install --progress-bar off -e '.[test]'
+	$(PY) -m pip install --progress-bar off -e '.[test,docs]'
 	@mkdir -p $(STAMPS)
 	@touch $@
 
@@ -115,14 +122,24 @@ spark-cluster-up: $(SETUP_STAMP) ## Start the test Spark standalone cluster (mas
 spark-cluster-down: ## Stop the test Spark cluster and any executor it left behind (logs stay in .deps/spark-cluster-run)
 	@$(SPARK_CLUSTER_CTL) down
 
+dist: $(WHEEL) $(SDIST) ## Build the wheel and the sdist into dist/ (what users install; README "On a cluster")
+
+$(SDIST): $(WHEEL_SOURCES) | $(SETUP_STAMP)
+	@rm -f dist/streams_on_spark-*.tar.gz
+	@mkdir -p dist
+	@src="$$(mktemp -d)" && env="$$(mktemp -d)" && trap 'rm -rf "$$src" "$$env"' EXIT && $(COPY_SOURCES) && \
+	$(PY) -m venv "$$env" && "$$env/bin/pip" install --progress-bar off -q "$(SETUPTOOLS_REQ)" && \
+	(cd "$$src" && "$$env/bin/python" -c 'import sys; from setuptools import build_meta; build_meta.build_sdist(sys.argv[1])' \
+		"$(CURDIR)/dist" >/dev/null)
+	@test -f $@ || { echo "the build did not produce $@: $$(ls dist)" >&2; exit 1; }
+	@echo "built $@"
+
 wheel: $(WHEEL) ## Build the library's wheel into dist/ (what tests/integration/cluster ships to executors)
 
 $(WHEEL): $(WHEEL_SOURCES) | $(SETUP_STAMP)
 	@rm -f dist/streams_on_spark-*.whl
 	@mkdir -p dist
-	@src="$$(mktemp -d)" && trap 'rm -rf "$$src"' EXIT && \
-	tar -cf - --exclude=__pycache__ --exclude='*.py[cod]' pyproject.toml setup.py $(wildcard README.md LICENSE*) \
-		streams_on_spark connectors state | tar -xf - -C "$$src" && \
+	@src="$$(mktemp -d)" && trap 'rm -rf "$$src"' EXIT && $(COPY_SOURCES) && \
 	$(PY) -m pip wheel --no-deps --progress-bar off -q -w dist "$$src"
 	@test -f $@ || { echo "the build did not produce $@: $$(ls dist)" >&2; exit 1; }
 	@echo "built $@"
@@ -156,6 +173,10 @@ test-unit: $(SETUP_STAMP) $(GRAPHVIZ_STAMP) ## Run the fast unit tests only (tes
 
 run: $(SETUP_STAMP) ## Run the word count on Spark over embedded topics, 4 partitions (examples/wordcount.py)
 	$(PY) examples/wordcount.py
+
+# The documentation site (mkdocs.yml over docs/): strict, so a broken link, anchor or nav entry fails the build.
+docs: $(SETUP_STAMP) ## Build the documentation site into site/
+	$(VENV)/bin/mkdocs build --strict -d site
 
 bench: $(SETUP_STAMP) ## Driver throughput: 1M words through the word count, 4 partitions (bench/driver_throughput.py)
 	$(PY) bench/driver_throughput.py
@@ -205,7 +226,7 @@ kafka-reference: $(KAFKA_REF_JAR) ## Regenerate the Kafka Streams 4.3.1 goldens 
 	java -cp '$(KAFKA_REF_JAR):$(KAFKA_REF)/target/lib/*' streamsonspark.reference.ReferenceMain tests/data/kafka-reference $(SCENARIOS)
 
 clean: spark-cluster-down ## Stop the Spark cluster; remove .venv, stamps, dist/, build artifacts, caches (jars stay: clean-deps)
-	rm -rf $(VENV) $(STAMPS) build dist *.egg-info .pytest_cache spark-warehouse metastore_db derby.log $(JAVA_BENCH)/target \
+	rm -rf $(VENV) $(STAMPS) build dist site *.egg-info .pytest_cache spark-warehouse metastore_db derby.log $(JAVA_BENCH)/target \
 		$(KAFKA_REF)/target
 	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
 	find . -path ./.git -prune -o -type d -name '*.egg-info' -prune -exec rm -rf {} +

@@ -10,8 +10,12 @@ Spark is whatever launched the script: ``spark-submit``'s ``--master``/``--conf`
 plain ``python wordcount.py`` starts a local session.
 
     make run          # or: .venv/bin/python examples/wordcount.py [--partitions N] [--repeat N] [--engine local]
-    spark-submit --master 'local[2]' --jars "$(python -c 'from streams_on_spark.connectors.kafka import kafka_jars;
-        print(",".join(kafka_jars()))')" examples/wordcount.py --bootstrap-servers 127.0.0.1:9092
+    PYSPARK_PYTHON="$PWD/.venv/bin/python" .venv/bin/spark-submit --master 'local[2]' \
+        --packages org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0 \
+        --exclude-packages org.apache.hadoop:hadoop-client-api,org.apache.hadoop:hadoop-client-runtime \
+        examples/wordcount.py --bootstrap-servers 127.0.0.1:9092      # README "Against Kafka"
+
+What the examples share (logging, reading a Kafka topic back, saying where Spark runs) is in ``_common.py``.
 """
 from __future__ import annotations
 
@@ -37,6 +41,9 @@ from streams_on_spark import (
 )
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.connectors.records import ProducerRecord
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # _common, beside this file, also when imported by path
+from _common import configure_logging, read_topic, say_where  # noqa: E402
 
 log = logging.getLogger("wordcount")
 TEXT = Path(__file__).parent / "data" / "streams.txt"
@@ -79,11 +86,6 @@ def spark_config(app_id: str, checkpoints: str, cache_bytes: Optional[int]) -> d
     if cache_bytes is not None:
         config["statestore.cache.max.bytes"] = cache_bytes
     return config
-
-
-def say_where(streams: KafkaStreams) -> None:
-    context = streams.spark.sparkContext
-    print(f"spark: master {context.master}, app {context.appName}", flush=True)
 
 
 def run_on_spark(topology: Topology, lines: list[tuple[str, str]], partitions: int, topics_dir: Optional[str] = None,
@@ -148,28 +150,6 @@ def run_on_kafka(topology_for: Any, lines: list[tuple[str, str]], partitions: in
     return final
 
 
-def read_topic(bootstrap: str, topic: str, partitions: int, timeout_s: float = 120) -> list[Any]:
-    """Every record of ``topic`` up to its end offsets now; fails (never returns less) if they cannot be read."""
-    from kafka import KafkaConsumer, TopicPartition
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest")
-    try:
-        tps = [TopicPartition(topic, p) for p in range(partitions)]
-        consumer.assign(tps)              # all partitions at once: a later assign() would drop earlier seeks
-        consumer.seek_to_beginning(*tps)
-        ends = consumer.end_offsets(tps)
-        records: list[Any] = []
-        deadline = time.monotonic() + timeout_s
-        while any(consumer.position(tp) < ends[tp] for tp in tps):
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"could not read {topic} to its end offsets {ends} within {timeout_s:.0f}s")
-            for tp, batch in consumer.poll(timeout_ms=1_000).items():
-                records.extend(r for r in batch if r.offset < ends[tp])
-        log.info("read %d records of %s (end offsets %s)", len(records), topic, sorted(ends.values()))
-        return records
-    finally:
-        consumer.close()
-
-
 def run_in_process(topology: Topology, lines: list[tuple[str, str]], partitions: int) -> dict[int, dict[str, int]]:
     driver = (TopologyTestDriverBuilder(topology).with_config({"application.id": "wordcount"})
               .declare_topic("sentences", partitions).declare_topic("word-counts-out", partitions).build())
@@ -194,11 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="log every micro-batch (the library at DEBUG)")
     args = parser.parse_args(argv)
     # the library logs start, progress and warnings at INFO; Spark and Kafka clients stay at WARNING (docs/logging.md)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("py4j").setLevel(logging.WARNING)
-    logging.getLogger("kafka").setLevel(logging.WARNING)   # kafka-python, used here to produce and read back
-    if args.verbose:
-        logging.getLogger("streams_on_spark").setLevel(logging.DEBUG)
+    configure_logging(args.verbose)
 
     topology = word_count_topology(args.input_topic, args.output_topic)
     if args.describe:

@@ -6,6 +6,7 @@ from typing import Any
 from streams_on_spark.state.stores import (
     KeyValueBytesStoreSupplier,
     KeyValueStoreBuilder,
+    PersistentKeyValueBytesStoreSupplier,
     TimestampedKeyValueStoreBuilder,
 )
 from streams_on_spark.state.session_stores import (
@@ -33,6 +34,14 @@ class Stores:
     @staticmethod
     def in_memory_key_value_store(name: str) -> KeyValueBytesStoreSupplier:
         return KeyValueBytesStoreSupplier(name)
+
+    @staticmethod
+    def persistent_key_value_store(name: str) -> PersistentKeyValueBytesStoreSupplier:
+        """Kafka's ``Stores.persistentKeyValueStore`` (and what ``persistent_timestamped_key_value_store`` gives):
+        RocksDB's rules, in memory in the in-process engine, in the task's local RocksDB on Spark."""
+        return PersistentKeyValueBytesStoreSupplier(name)
+
+    persistent_timestamped_key_value_store = persistent_key_value_store
 
     @staticmethod
     def key_value_store_builder(supplier: KeyValueBytesStoreSupplier, key_serde: Any = None,

@@ -464,6 +464,14 @@ class KeyValueBytesStoreSupplier:
         return "in-memory"
 
 
+class PersistentKeyValueBytesStoreSupplier(KeyValueBytesStoreSupplier):
+    """``Stores.persistent_key_value_store``: a key-value store with RocksDB's rules (ordered by key bytes, as the
+    in-memory one), in memory in the in-process engine, in the task's local RocksDB on Spark."""
+
+    def metrics_scope(self) -> str:
+        return "rocksdb"
+
+
 class StoreBuilder(ABC):
     """Builds one store instance per task."""
 
@@ -502,7 +510,7 @@ class StoreBuilder(ABC):
 
 class KeyValueStoreBuilder(StoreBuilder):
     store_type = KeyValueStore
-    own_suppliers = (KeyValueBytesStoreSupplier,)
+    own_suppliers = (KeyValueBytesStoreSupplier, PersistentKeyValueBytesStoreSupplier)
 
     def __init__(self, supplier: KeyValueBytesStoreSupplier, key_serde: Any = None, value_serde: Any = None) -> None:
         if supplier is None:

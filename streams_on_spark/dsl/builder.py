@@ -7,9 +7,10 @@ from typing import Any, Callable, Optional, Sequence
 from streams_on_spark.dsl.kstream import KStream
 from streams_on_spark.dsl.ktable import KTable, materialize
 from streams_on_spark.dsl.params import Consumed, Materialized
-from streams_on_spark.errors import require, require_callable, require_instance, require_str
+from streams_on_spark.errors import TopologyException, require, require_callable, require_instance, require_str
 from streams_on_spark.processor import dsl as processors
 from streams_on_spark.state.stores import StoreBuilder
+from streams_on_spark.state.versioned import VersionedBytesStoreSupplier
 from streams_on_spark.topology.graph import (
     DslSupplier,
     GlobalStoreNode,
@@ -62,7 +63,10 @@ class StreamsBuilder:
 
     def global_table(self, topic: str, consumed: Optional[Consumed] = None,
                      materialized: Optional[Materialized] = None) -> GlobalKTable:
-        """A table every task can read in full (no copartitioning needed); never logged."""
+        """A table every task can read in full (no copartitioning needed); never logged, never versioned."""
+        given = materialized if isinstance(materialized, Materialized) else consumed
+        if isinstance(getattr(given, "store_supplier", None), VersionedBytesStoreSupplier):
+            raise TopologyException("GlobalTables cannot be versioned.")
         supplier, node, key_serde, value_serde, m = self._table_source(topic, consumed, materialized, True)
         return GlobalKTable(node.store_builder.name, key_serde, value_serde)
 

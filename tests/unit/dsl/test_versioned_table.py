@@ -149,3 +149,10 @@ def test_suppress_is_refused_on_versioned_tables():
         table.suppress(limit)
     with pytest.raises(TopologyException, match="might be inherited from upstream"):
         table.map_values(lambda v: v).suppress(limit)
+
+
+def test_a_global_table_cannot_be_versioned_as_kafka_says():
+    from streams_on_spark import Materialized, Stores, StreamsBuilder, TopologyException
+    supplier = Stores.persistent_versioned_key_value_store("customers-store", 60_000)
+    with pytest.raises(TopologyException, match="^Invalid topology: GlobalTables cannot be versioned.$"):
+        StreamsBuilder().global_table("customers", Materialized.as_(supplier))

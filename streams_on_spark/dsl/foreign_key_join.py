@@ -79,7 +79,7 @@ def foreign_key_join(this: "KTable", other: Any, extractor: Any, joiner: Any, ar
                      with_key: bool) -> "KTable":
     """Kafka's ``doJoinOnForeignKey``: the same checks, graph nodes, names, stores and internal topics."""
     from streams_on_spark.dsl.joins import value_getter
-    from streams_on_spark.dsl.ktable import KTable, materialize
+    from streams_on_spark.dsl.ktable import KTable, is_versioned, materialize
     if not isinstance(other, KTable):
         raise bad_argument("foreignKeyTable", "a KTable", other)
     if extractor is None:
@@ -110,7 +110,7 @@ def foreign_key_join(this: "KTable", other: Any, extractor: Any, joiner: Any, ar
     key_schema = CombinedKeySchema(fk_serde, pk_serde, fk_topic, pk_topic)
 
     send_supplier = DslSupplier(fk.SubscriptionSend, fk.ForeignKeyExtractor(extractor, with_key), fk_serde,
-                                this.value_serde, left_join, fk_topic, vh_topic, wrapper_serde)
+                                this.value_serde, left_join, fk_topic, vh_topic, wrapper_serde, is_versioned(this))
     send = ProcessorGraphNode(named("-subscription-registration-processor", SUBSCRIPTION_REGISTRATION),
                               send_supplier)
     builder.add_graph_node(this._node, send)
@@ -141,7 +141,8 @@ def foreign_key_join(this: "KTable", other: Any, extractor: Any, joiner: Any, ar
     builder.add_graph_node(receive, subscription_join)
 
     foreign_join = SubscriptionStoreNode(named("-foreign-join-subscription", SUBSCRIPTION_PROCESSOR),
-                                         DslSupplier(fk.ForeignTableJoin, store_name, key_schema, response_serde),
+                                         DslSupplier(fk.ForeignTableJoin, store_name, key_schema, response_serde,
+                                                     is_versioned(other)),
                                          store_builder)
     builder.add_graph_node(other._node, foreign_join)
 

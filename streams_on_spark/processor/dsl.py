@@ -47,6 +47,15 @@ def drop_record(context: ProcessorContext, what: str, record: Record) -> None:
         metrics.record_dropped()
 
 
+def skip_out_of_order_join_update(context: ProcessorContext) -> None:
+    """A table-table join skips an out-of-order update of a versioned table (KIP-914) as Kafka does: an INFO line and
+    a dropped-records count."""
+    log.info("Skipping out-of-order record from versioned table while performing table-table join.")
+    metrics = getattr(context, "metrics", None)
+    if metrics is not None:
+        metrics.record_dropped()
+
+
 class KStreamProcessValues(Processor):
     """Runs a user's ``FixedKeyProcessor`` (``KStream.process_values``): records in as ``FixedKeyRecord``."""
 

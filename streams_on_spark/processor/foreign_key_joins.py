@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 from streams_on_spark.change import Change
 from streams_on_spark.errors import SerializationException, StreamsException
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record
-from streams_on_spark.processor.dsl import drop_record
+from streams_on_spark.processor.dsl import drop_record, skip_out_of_order_join_update
 from streams_on_spark.serde.foreign_key import (
     RESPONSE_VERSION,
     SUBSCRIPTION_VERSION,
@@ -63,10 +63,11 @@ class SubscriptionSend(Processor):
     """
 
     def __init__(self, extractor: ForeignKeyExtractor, foreign_key_serde: Any, value_serde: Any, left_join: bool,
-                 fk_topic: str, value_hash_topic: str, wrapper_serde: Any) -> None:
+                 fk_topic: str, value_hash_topic: str, wrapper_serde: Any, versioned: bool = False) -> None:
         self.extractor, self.foreign_key_serde, self.value_serde = extractor, foreign_key_serde, value_serde
         self.left_join, self.fk_topic, self.value_hash_topic = left_join, fk_topic, value_hash_topic
         self.wrapper_serde = wrapper_serde
+        self.versioned = versioned   # the left table is versioned: its out-of-order updates are skipped (KIP-914)
         self.send_old_values = False
 
     def init(self, context: ProcessorContext) -> None:
@@ -77,6 +78,9 @@ class SubscriptionSend(Processor):
 
     def process(self, record: Record) -> None:
         change: Change = record.value
+        if self.versioned and not change.is_latest:
+            skip_out_of_order_join_update(self.context)
+            return
         old, new = change.old_value, change.new_value
         self._hash: Any = False   # computed once per record, on first use
         old_fk = None if old is None else self.extractor.extract(record.key, old)
@@ -192,8 +196,10 @@ class ForeignTableJoin(Processor):
     """A foreign table update answers every subscriber of its key: a prefix scan of the subscription store (Kafka's
     ``ForeignTableJoinProcessorSupplier``)."""
 
-    def __init__(self, store_name: str, key_schema: CombinedKeySchema, response_serde: Any) -> None:
+    def __init__(self, store_name: str, key_schema: CombinedKeySchema, response_serde: Any,
+                 versioned: bool = False) -> None:
         self.store_name, self.key_schema, self.response_serde = store_name, key_schema, response_serde
+        self.versioned = versioned   # the foreign table is versioned: its out-of-order updates are skipped (KIP-914)
 
     def init(self, context: ProcessorContext) -> None:
         self.context, self.forward = context, context.forward
@@ -203,6 +209,9 @@ class ForeignTableJoin(Processor):
     def process(self, record: Record) -> None:
         if record.key is None:
             drop_record(self.context, "null key", record)
+            return
+        if self.versioned and not record.value.is_latest:
+            skip_out_of_order_join_update(self.context)
             return
         prefix = self.key_schema.prefix_bytes(record.key)
         new_value = record.value.new_value

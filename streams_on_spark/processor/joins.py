@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record
 from streams_on_spark.change import make_change
-from streams_on_spark.processor.dsl import Change, drop_record, forward_on_flush
+from streams_on_spark.processor.dsl import Change, drop_record, forward_on_flush, skip_out_of_order_join_update
 from streams_on_spark.state.stores import ValueAndTimestamp
 from streams_on_spark.state.versioned import VersionedKeyValueStore
 
@@ -214,10 +214,7 @@ class KTableKTableJoin(Processor):
             return
         change: Change = record.value
         if self.versioned and not change.is_latest:
-            log.info("Skipping out-of-order record from versioned table while performing table-table join.")
-            metrics = getattr(self.context, "metrics", None)
-            if metrics is not None:
-                metrics.record_dropped()
+            skip_out_of_order_join_update(self.context)
             return
         vat = self.other_getter(record.key)
         other = None if vat is None else vat.value

@@ -522,6 +522,19 @@ def versioned_filter(variant: str, config: dict) -> Topology:
     return builder.build(config)
 
 
+def versioned_fk_join(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+
+    def versioned(topic: str, store: str):
+        return builder.table(topic, Consumed.with_(S, S),
+                             Materialized.as_(Stores.persistent_versioned_key_value_store(store, 100))
+                             .with_key_serde(S).with_value_serde(S))
+    orders, customers = versioned("orders", "orders-store"), versioned("customers", "customers-store")
+    orders.join(customers, lambda o: o.split(",")[0], lambda o, c: f"{o}/{c}") \
+        .to_stream().to("orders-enriched", Produced.with_(S, S))
+    return builder.build(config)
+
+
 BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "wordcount": wordcount,
     "reduce": reduce,
@@ -558,6 +571,7 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "versioned-join": versioned_join,
     "versioned-downstream": versioned_downstream,
     "versioned-filter": versioned_filter,
+    "versioned-fk-join": versioned_fk_join,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
@@ -579,7 +593,8 @@ SPARK = {"wordcount-cached", "table-aggregate-uncached", "tumbling-uncached", "s
          "global-table-join-null-key-left", "repartitioned-partitions-default", "stream-table-join-joined-default",
          "process-values-default", "dead-letter-queue-deserialization", "dead-letter-queue-processing",
          "fk-join-inner", "fk-join-left-unmaterialized", "versioned-table-default", "versioned-join-inner",
-         "versioned-join-left", "versioned-downstream-default", "versioned-filter-default"}
+         "versioned-join-left", "versioned-downstream-default", "versioned-filter-default",
+         "versioned-fk-join-default"}
 # Not fk-join-left: piped as batches, the left join's response for o4's ",40" returns after the same batch updated o4
 # to "c1,41", so its value hash no longer matches and it is dropped (counted), as on a real cluster when a row
 # changes again before the foreign side answered; Kafka's driver answers each record before the next.

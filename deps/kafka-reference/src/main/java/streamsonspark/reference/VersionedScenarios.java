@@ -35,6 +35,7 @@ final class VersionedScenarios {
         }
         all.add(versionedDownstream());
         all.add(versionedFilter());
+        all.add(versionedForeignKeyJoin());
         return all;
     }
 
@@ -212,5 +213,38 @@ final class VersionedScenarios {
                 .pipe("prices", "a", null, 21L)
                 .pipe("prices", "a", null, 22L)
                 .pipe("orders", "a", "o5", 21L);
+    }
+
+    /**
+     * A foreign-key join of two versioned tables (KIP-914 for KIP-213): an out-of-order update of either table
+     * (within history retention, so stored and forwarded as "not latest") is skipped by the join and counted dropped.
+     */
+    static Scenario versionedForeignKeyJoin() {
+        return new Scenario("versioned-fk-join", "default",
+                "KTable-KTable foreign-key join of two versioned tables: out-of-order updates on either side skipped",
+                props -> {
+                    final StreamsBuilder builder = new StreamsBuilder();
+                    final KTable<String, String> orders = builder.table("orders", Consumed.with(S, S),
+                            Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore("orders-store",
+                                    Duration.ofMillis(100))).withKeySerde(S).withValueSerde(S));
+                    final KTable<String, String> customers = builder.table("customers", Consumed.with(S, S),
+                            Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore(
+                                    "customers-store", Duration.ofMillis(100))).withKeySerde(S).withValueSerde(S));
+                    orders.join(customers, o -> o.split(",")[0], (o, c) -> o + "/" + c)
+                            .toStream().to("orders-enriched", Produced.with(S, S));
+                    return builder.build(props);
+                })
+                .input("orders", "string", "string")
+                .input("customers", "string", "string")
+                .output("orders-enriched", "string", "string")
+                .pipe("customers", "c1", "Ann", 10L)
+                .pipe("customers", "c2", "Bob", 10L)
+                .pipe("orders", "o1", "c1,5", 20L)
+                .pipe("orders", "o1", "c2,7", 15L)
+                .pipe("customers", "c1", "Annie", 8L)
+                .pipe("customers", "c1", "Ann2", 30L)
+                .pipe("orders", "o2", "c2,9", 31L)
+                .pipe("orders", "o1", "c2,6", 40L)
+                .pipe("customers", "c2", "Bobby", 35L);
     }
 }

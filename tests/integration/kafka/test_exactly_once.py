@@ -47,7 +47,7 @@ def word_count(source: str, sink: str):
 def forget_last_batches(checkpoints: Path) -> list[str]:
     """Remove the newest commit-log entry of every query: Spark runs those batches again on the next start."""
     removed = []
-    for query in sorted(checkpoints.iterdir()):
+    for query in sorted(checkpoints.glob("subtopology-*")):   # not topology.json, the manifest beside them
         commits = sorted((f for f in (query / "commits").iterdir() if f.name.isdigit()), key=lambda f: int(f.name))
         commits[-1].unlink()
         (commits[-1].parent / f".{commits[-1].name}.crc").unlink(missing_ok=True)   # Hadoop's checksum of it

@@ -55,13 +55,13 @@ SDIST         := dist/streams_on_spark-$(VERSION).tar.gz
 SETUPTOOLS_REQ := $(shell sed -n 's/^requires *= *\["\([^"]*\)"\]/\1/p' pyproject.toml)
 
 # Spark workers must use the venv interpreter, and Spark binds to loopback only.
-SPARK_ENV_TARGETS := test test-unit run bench bench-spark bench-kafka stress-submit checkpoint-fixture
+SPARK_ENV_TARGETS := test test-unit test-goldens-spark run bench bench-spark bench-kafka stress-submit checkpoint-fixture
 $(SPARK_ENV_TARGETS): export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 $(SPARK_ENV_TARGETS): export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
 $(SPARK_ENV_TARGETS): export SPARK_LOCAL_IP := 127.0.0.1
 
 .PHONY: help setup deps deps-kafka-broker deps-spark-kafka kafka-up kafka-down spark-cluster-up spark-cluster-down \
-	wheel dist test stress-submit test-unit run bench bench-kafka bench-spark clean clean-deps kafka-reference \
+	wheel dist test stress-submit test-unit test-goldens-spark run bench bench-kafka bench-spark clean clean-deps kafka-reference \
 	checkpoint-fixture docs
 
 help: ## List the targets
@@ -170,6 +170,9 @@ stress-submit: $(SETUP_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) ## Run the sp
 
 test-unit: $(SETUP_STAMP) $(GRAPHVIZ_STAMP) ## Run the fast unit tests only (tests/unit)
 	$(PYTEST) tests/unit $(PYTEST_ARGS)
+
+test-goldens-spark: $(SETUP_STAMP) ## Every Kafka golden on the Spark engine too, at 1 and 4 partitions (~10 min; the suite runs a subset)
+	STREAMS_ON_SPARK_GOLDENS=all $(PYTEST) tests/conformance/test_kafka_reference.py -m spark $(PYTEST_ARGS)
 
 run: $(SETUP_STAMP) ## Run the word count on Spark over embedded topics, 4 partitions (examples/wordcount.py)
 	$(PY) examples/wordcount.py

@@ -21,6 +21,7 @@ step), the steps are replayed and the results compared:
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
@@ -737,6 +738,20 @@ def per_key(records: list[dict]) -> dict:
     return dict(grouped)
 
 
+def per_key_unordered(records: list[dict]) -> dict:
+    """Where keys change partition on the way (a repartition topic), records of one key come from several upstream
+    tasks, which interleave as they arrive (as in Kafka): per key, the same values and headers in any order, and the
+    same latest timestamp (an aggregate's timestamp is the largest of its inputs', so the ones between depend on the
+    arrival order)."""
+    grouped: dict = defaultdict(lambda: ([], [], []))
+    for r in records:
+        values, stamps, headers = grouped[json.dumps(r["key"])]
+        values.append(json.dumps([r.get("window"), r["value"]]))
+        stamps.append(r["timestamp"])
+        headers.append(json.dumps(r["headers"]))
+    return {k: (sorted(values), max(stamps), sorted(headers)) for k, (values, stamps, headers) in grouped.items()}
+
+
 def sorted_entries(entries: list[dict]) -> list[dict]:
     return sorted(entries, key=lambda e: json.dumps(e, sort_keys=True))
 
@@ -760,15 +775,41 @@ def test_describe_matches_kafka(name):
     assert str(build_topology(golden).describe()) == golden["topology"]
 
 
+# STREAMS_ON_SPARK_GOLDENS=all (`make test-goldens-spark`, ~8 minutes: outside the suite's time budget): every golden
+# on Spark too, at 1 partition and, where the comparison per key applies, at 4.
+ALL_ON_SPARK = os.environ.get("STREAMS_ON_SPARK_GOLDENS") == "all"
+# Where Spark differs from Kafka's driver, and why (strict xfails: one that starts to pass fails the run).
+SPARK_DIFFERENCES = {
+    **{f"{kind}-cached": "a Spark task's record cache lives one micro-batch: its store cannot show windows expired "
+                          "beneath the cache, as the driver's does (docs/architecture.md, The record cache)"
+       for kind in ("tumbling", "hopping", "sliding", "session")},
+    "fk-join-left": "a micro-batch changes an order before the response to its previous value comes back, so the "
+                    "response's hash no longer matches and is dropped (on a real cluster too)",
+}
+# Aggregations that depend on the order records arrive in (string concatenation, adder/subtractor sequences): at 4
+# partitions on Spark, upstream tasks write the repartition topic each when done with a micro-batch, so records of
+# one key from several upstream tasks interleave differently than in Kafka's driver (both are valid).
+ORDER_DEPENDENT_AFTER_REPARTITION = {"table-aggregate", "selectkey-optimization"}
+
+
+def _spark_case(name: str, partitions: int) -> Any:
+    reason = SPARK_DIFFERENCES.get(name)
+    marks = [pytest.mark.spark] + ([pytest.mark.xfail(strict=True, reason=reason)] if reason else [])
+    return pytest.param(name, "spark", partitions, id=f"{name}-spark-{partitions}p", marks=marks)
+
+
 def _cases() -> list:
     cases = []
     for name in GOLDEN_NAMES:
         golden = load(name)
+        key_local = golden["scenario"] in KEY_LOCAL
         cases.append(pytest.param(name, "local", 1, id=f"{name}-local-1p"))
-        if golden["scenario"] in KEY_LOCAL:
+        if key_local:
             cases.append(pytest.param(name, "local", 4, id=f"{name}-local-4p"))
-        if name in SPARK:
-            cases.append(pytest.param(name, "spark", 1, id=f"{name}-spark-1p", marks=pytest.mark.spark))
+        if name in SPARK or ALL_ON_SPARK:
+            cases.append(_spark_case(name, 1))
+        if ALL_ON_SPARK and key_local and golden["scenario"] not in ORDER_DEPENDENT_AFTER_REPARTITION:
+            cases.append(_spark_case(name, 4))
     return cases
 
 
@@ -786,8 +827,11 @@ def test_outputs_match_kafka(name, engine, partitions, make_driver):
         assert got["outputs"] == expected_outputs
         assert got["stores"] == golden["stores"]
     else:
-        assert {t: per_key(r) for t, r in got["outputs"].items()} == {
-            t: per_key(r) for t, r in expected_outputs.items()}
+        # on Spark with 4 partitions, upstream tasks write a repartition topic each when done with a micro-batch
+        compare = per_key_unordered if engine == "spark" and partitions > 1 and "-repartition" in golden["topology"] \
+            else per_key
+        assert {t: compare(r) for t, r in got["outputs"].items()} == {
+            t: compare(r) for t, r in expected_outputs.items()}
         assert {s: sorted_entries(v["entries"]) for s, v in got["stores"].items()} == {
             s: sorted_entries(v["entries"]) for s, v in golden["stores"].items()}
     assert got["metrics"] == golden["metrics"]

@@ -212,5 +212,5 @@ def _hadoop(path: str, spark: Any) -> tuple[Any, Any]:
     """A remote checkpoint (hdfs://, s3a://) through Spark's Hadoop file system."""
     if spark is None:
         raise TopologyException(f"checkpoint location {path} is remote: it is read through a SparkSession")
-    hadoop_path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path(path)
-    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
+    from streams_on_spark.runtime.spark.checkpoints import hadoop_file_system   # the runtime package imports pyspark
+    return hadoop_file_system(path, spark)

@@ -100,6 +100,6 @@ def _delete_remote(path: str) -> None:
     if spark is None:
         raise ValueError(f"checkpoint.location {path} is remote: reset it from a Spark application (an active "
                          "SparkSession), or delete it with your file system's tools")
-    jvm = spark.sparkContext._jvm
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-    hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(hadoop_path, True)
+    from streams_on_spark.runtime.spark.checkpoints import hadoop_file_system
+    fs, hadoop_path = hadoop_file_system(path, spark)
+    fs.delete(hadoop_path, True)

@@ -11,9 +11,18 @@ from __future__ import annotations
 import json
 import logging
 import os
+from typing import Any
 
 log = logging.getLogger(__name__)
 _SCHEMA_DIR = "/_stateSchema/"
+
+
+def hadoop_file_system(path: str, spark: Any) -> tuple[Any, Any]:
+    """A remote checkpoint path (hdfs://, s3a://) and its Hadoop file system, through ``spark``'s JVM (a classic
+    session: Spark Connect has no JVM on the client)."""
+    jvm = spark.sparkContext._jvm
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
 
 
 def relocate_state_schema_paths(checkpoint: str) -> list[str]:

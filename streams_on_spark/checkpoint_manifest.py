@@ -18,7 +18,7 @@ import logging
 import os
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
-from typing import Any, Mapping, Optional
+from typing import Any, Collection, Mapping, Optional
 
 from streams_on_spark.config import TOPOLOGY_OPTIMIZATION, UPGRADE_ALLOW_UNSAFE
 from streams_on_spark.errors import TopologyException
@@ -88,10 +88,12 @@ def write_manifest(location: str, manifest: CheckpointManifest, spark: Any = Non
 
 def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDescription,
                  partitions: Mapping[str, int], config: Mapping[str, Any], snapshot_format: int,
-                 existing: frozenset[str] = frozenset()) -> CheckpointManifest:
+                 existing: frozenset[str] = frozenset(), *,
+                 readable_formats: Collection[int] = ()) -> CheckpointManifest:
     """The manifest for this run: the checkpoint directory of every subtopology, after checking the change from
     ``previous`` (None: nothing to compare with). ``existing`` names directories already under the location, which
-    a new subtopology must not take. Raises :class:`TopologyException` on an unsafe change unless allowed."""
+    a new subtopology must not take; ``readable_formats`` the older task snapshot formats this version still reads.
+    Raises :class:`TopologyException` on an unsafe change unless allowed."""
     optimization = str(config.get(TOPOLOGY_OPTIMIZATION, "none"))
     subtopologies = [s.id for s in description.subtopologies]
     if previous is None:
@@ -100,7 +102,7 @@ def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDe
                         "streams-on-spark): resuming them without an upgrade check", sorted(existing))
         checkpoints = {sid: f"subtopology-{sid}" for sid in subtopologies}
     else:
-        _check_snapshot_format(previous, snapshot_format)
+        _check_snapshot_format(previous, snapshot_format, readable_formats)
         report = check_upgrade(previous.description, description,
                                before_config={TOPOLOGY_OPTIMIZATION: previous.optimization},
                                after_config={TOPOLOGY_OPTIMIZATION: optimization},
@@ -111,8 +113,8 @@ def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDe
                               checkpoints)
 
 
-def _check_snapshot_format(previous: CheckpointManifest, snapshot_format: int) -> None:
-    if previous.snapshot_format != snapshot_format:
+def _check_snapshot_format(previous: CheckpointManifest, snapshot_format: int, readable: Collection[int]) -> None:
+    if previous.snapshot_format != snapshot_format and previous.snapshot_format not in readable:
         newer = previous.snapshot_format > snapshot_format
         raise TopologyException(
             f"the checkpoints were written by streams-on-spark {previous.library_version} with task snapshot format "

@@ -146,6 +146,7 @@ class KafkaStreams:
         timeout_ms = int(self._config.get("default.api.timeout.ms", 10_000))
         group = self.application_id if self._task_config.exactly_once else None
         return KafkaConnector(str(bootstrap), client_config(self._config), timeout_ms=timeout_ms,
+                              replication_factor=int(self._config.get("replication.factor", -1)),
                               exactly_once_group=group)
 
     def __enter__(self) -> "KafkaStreams":
@@ -217,7 +218,8 @@ class KafkaStreams:
         topics = [*builder.source_topics(), *builder.internal_topics]
         partitions = {t: counts[builder.decorate_topic(t)] for t in topics if builder.decorate_topic(t) in counts}
         return plan_restart(read_manifest(location, self._spark), self._topology.describe(), partitions,
-                            self._config, StreamTask.SNAPSHOT_VERSION, existing)
+                            self._config, StreamTask.SNAPSHOT_VERSION, existing,
+                            readable_formats=StreamTask.READABLE_SNAPSHOT_VERSIONS)
 
     def _running(self) -> Any:
         if self.state is not State.RUNNING or self._runtime is None:

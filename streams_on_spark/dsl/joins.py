@@ -11,11 +11,12 @@ from streams_on_spark.dsl.params import Joined, Named, StreamJoined
 from streams_on_spark.errors import TopologyException
 from streams_on_spark.processor import dsl as processors
 from streams_on_spark.processor import joins as join_processors
+from streams_on_spark.processor.dsl import TableValueGetter
 from streams_on_spark.processor.windowed import KTableSuppress
 from streams_on_spark.state.join_buffer import TimeOrderedJoinBufferBuilder
 from streams_on_spark.state.outer_join_store import OuterJoinStoreBuilder
 from streams_on_spark.state.stores import ValueAndTimestamp
-from streams_on_spark.state.versioned import VersionedKeyValueStoreBuilder
+from streams_on_spark.state.versioned import VersionedKeyValueStore
 from streams_on_spark.topology.graph import DslSupplier, GraphNode, InternalStreamsBuilder, ProcessorGraphNode
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,30 +26,33 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # ------------------------------------------------------------------ value getters (picklable, built per task)
 class StoreGetter:
-    """Reads a table's current value from its store."""
+    """Reads a table's current value from its store; from a versioned store also as of a timestamp."""
 
     def __init__(self, store_name: str) -> None:
         self.store_names = [store_name]
 
-    def __call__(self, context: Any) -> Callable[[Any], Optional[ValueAndTimestamp]]:
-        return context.get_state_store(self.store_names[0]).get
+    def __call__(self, context: Any) -> TableValueGetter:
+        store = context.get_state_store(self.store_names[0])
+        return TableValueGetter(store.get, isinstance(store, VersionedKeyValueStore))
 
 
 class ComputedGetter:
-    """An unmaterialized ``filter``/``map_values`` table: the parent's value with the operator applied."""
+    """An unmaterialized ``filter``/``map_values`` table: the parent's value with the operator applied. Versioned as
+    its parent is (Kafka's ``KTableFilterValueGetter``/``KTableMapValuesValueGetter``): a read as of a timestamp
+    applies the operator to the parent's value as of that timestamp."""
 
     def __init__(self, parent: Any, factory: Any, args: tuple) -> None:
         self.parent, self.factory, self.args = parent, factory, args
         self.store_names = parent.store_names
 
-    def __call__(self, context: Any) -> Callable[[Any], Optional[ValueAndTimestamp]]:
+    def __call__(self, context: Any) -> TableValueGetter:
         parent = self.parent(context)
         compute = self.factory(*self.args)._compute
 
-        def get(key: Any) -> Optional[ValueAndTimestamp]:
-            vat = parent(key)
+        def get(key: Any, as_of: Optional[int] = None) -> Optional[ValueAndTimestamp]:
+            vat = parent(key) if as_of is None else parent(key, as_of)
             return None if vat is None else ValueAndTimestamp.make(compute(key, vat.value), vat.timestamp)
-        return get
+        return TableValueGetter(get, parent.versioned)
 
 
 class JoinedGetter:
@@ -59,7 +63,7 @@ class JoinedGetter:
         self.this, self.other, self.joiner, self.mode = this, other, joiner, mode
         self.store_names = list(dict.fromkeys(this.store_names + other.store_names))
 
-    def __call__(self, context: Any) -> Callable[[Any], Optional[ValueAndTimestamp]]:
+    def __call__(self, context: Any) -> TableValueGetter:
         this, other, joiner, mode = self.this(context), self.other(context), self.joiner, self.mode
         unknown = -1
 
@@ -77,7 +81,7 @@ class JoinedGetter:
             if vat2 is None:
                 return None if mode == "inner" else ValueAndTimestamp.make(joiner(vat1.value, None), vat1.timestamp)
             return ValueAndTimestamp.make(joiner(vat1.value, vat2.value), max(vat1.timestamp, vat2.timestamp))
-        return get
+        return TableValueGetter(get)
 
 
 class SuppressedGetter:
@@ -88,14 +92,14 @@ class SuppressedGetter:
         self.buffer_name, self.parent = buffer_name, parent
         self.store_names = [buffer_name] + parent.store_names
 
-    def __call__(self, context: Any) -> Callable[[Any], Optional[ValueAndTimestamp]]:
+    def __call__(self, context: Any) -> TableValueGetter:
         parent = self.parent(context)
         buffer = context.get_state_store(self.buffer_name)
 
         def get(key: Any) -> Optional[ValueAndTimestamp]:
             buffered, prior = buffer.prior_value_for_buffered(key)
             return prior if buffered else parent(key)
-        return get
+        return TableValueGetter(get)
 
 
 _STORE_FIRST_ARG = (processors.KStreamAggregate, processors.KStreamReduce, processors.KTableAggregate,
@@ -248,6 +252,7 @@ def stream_stream_join(this: "KStream", other: "KStream", joiner: Callable[..., 
 def stream_table_join(stream: "KStream", table: "KTable", joiner: Callable[..., Any], joined: Optional[Joined],
                       left: bool) -> "KStream":
     from streams_on_spark.dsl.kstream import KStream
+    from streams_on_spark.dsl.ktable import is_versioned
     jn = joined or Joined()
     builder = stream._builder
     if stream._repartition_required:
@@ -259,7 +264,8 @@ def stream_table_join(stream: "KStream", table: "KTable", joiner: Callable[..., 
     getter = value_getter(table)
     buffer = None
     if jn.grace_period_ms is not None:   # KIP-914: stream records wait in "<name>-Buffer" for a versioned table
-        if not isinstance(getattr(table._node, "store_builder", None), VersionedKeyValueStoreBuilder):
+        # a versioned table or an unmaterialized view of one (its getter reads as of a timestamp)
+        if not is_versioned(table):
             raise ValueError("KTable must be versioned to use a grace period in a stream table join.")
         buffer = TimeOrderedJoinBufferBuilder(f"{name}-Buffer", jn.key_serde if jn.key_serde is not None
                                               else stream.key_serde, jn.value_serde if jn.value_serde is not None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from abc import abstractmethod
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
 from streams_on_spark.change import Change, make_change
@@ -54,6 +55,23 @@ def skip_out_of_order_join_update(context: ProcessorContext) -> None:
     metrics = getattr(context, "metrics", None)
     if metrics is not None:
         metrics.record_dropped()
+
+
+@dataclass(frozen=True)
+class TableValueGetter:
+    """A table's value getter in one task (Kafka's ``KTableValueGetter``): ``getter(key)`` reads the latest value;
+    a ``versioned`` one (Kafka's ``isVersioned()``) also reads ``getter(key, as_of)``, the value as of a timestamp, so
+    a stream-table join sees the table as it was at each stream record's time (KIP-914)."""
+
+    get: Callable[..., Any]
+    versioned: bool = False
+
+    def __call__(self, key: Any, as_of: Optional[int] = None) -> Any:
+        if as_of is None:
+            return self.get(key)
+        if not self.versioned:
+            raise StreamsException(f"get(key, as_of={as_of}) is only supported for versioned stores")
+        return self.get(key, as_of)
 
 
 class KStreamProcessValues(Processor):

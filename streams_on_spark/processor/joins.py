@@ -14,7 +14,6 @@ from streams_on_spark.processor.api import Processor, ProcessorContext, Record
 from streams_on_spark.change import make_change
 from streams_on_spark.processor.dsl import Change, drop_record, forward_on_flush, skip_out_of_order_join_update
 from streams_on_spark.state.stores import ValueAndTimestamp
-from streams_on_spark.state.versioned import VersionedKeyValueStore
 
 log = logging.getLogger(__name__)
 MAX_TIME = 2**63 - 1
@@ -145,8 +144,9 @@ class KStreamKTableJoin(Processor):
     """Each stream record looks up the table's current value for its key (left join: ``None`` if absent).
 
     Also the stream-global-table join, where ``key_mapper(key, value)`` picks the table key. Against a versioned
-    table (KIP-914) a record reads the table as of its timestamp; with a grace period (``buffer_name``, the
-    ``<name>-Buffer`` store) records wait in the buffer until its stream time passes their timestamp plus grace.
+    table, or an unmaterialized ``filter``/``map_values`` of one (KIP-914), a record reads the table as of its
+    timestamp; with a grace period (``buffer_name``, the ``<name>-Buffer`` store) records wait in the buffer until its
+    stream time passes their timestamp plus grace.
     """
 
     def __init__(self, getter: Any, joiner: Callable[[Any, Any, Any], Any], left: bool,
@@ -157,7 +157,8 @@ class KStreamKTableJoin(Processor):
     def init(self, context: ProcessorContext) -> None:
         self.context, self.forward = context, context.forward
         self.getter = self.getter_supplier(context)
-        self.versioned = isinstance(getattr(self.getter, "__self__", None), VersionedKeyValueStore)
+        # a versioned table, or an unmaterialized filter/map_values of one (Kafka's valueGetter.isVersioned())
+        self.versioned = self.getter.versioned
         self.buffer = None
         if self.buffer_name is not None:
             if not self.versioned:
@@ -185,7 +186,7 @@ class KStreamKTableJoin(Processor):
     def _join(self, record: Record, table_key: Any) -> None:
         other = None
         if table_key is not None:
-            vat = self.getter(table_key, record.timestamp) if self.versioned else self.getter(table_key)
+            vat = self.getter(table_key, as_of=record.timestamp) if self.versioned else self.getter(table_key)
             other = None if vat is None else vat.value
         if self.left or other is not None:
             self.forward(record.with_value(self.joiner(record.key, record.value, other)))

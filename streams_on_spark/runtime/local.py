@@ -18,28 +18,14 @@ from streams_on_spark.metrics import Metrics, TaskSensors
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.global_task import GlobalTask
 from streams_on_spark.runtime.task import StreamTask
-from streams_on_spark.topology.builder import InternalTopologyBuilder, SubtopologySpec
-from streams_on_spark.topology.partitions import driver_partition_counts
+from streams_on_spark.topology.builder import InternalTopologyBuilder
+from streams_on_spark.topology.partitions import driver_partition_counts, driver_subtopologies
 
 log = logging.getLogger(__name__)
 
 
 def _by_stream_time(item: tuple[TaskId, StreamTask]) -> tuple[int, TaskId]:
     return item[1].stream_time, item[0]
-
-
-def single_task(subtopologies: list[SubtopologySpec]) -> list[SubtopologySpec]:
-    """Every subtopology as one: how Kafka's driver runs a topology in single-partition mode (task ``0_0``)."""
-    if len(subtopologies) < 2:
-        return subtopologies
-    merged = SubtopologySpec(0, [], {}, [], [], [])
-    for sub in subtopologies:
-        merged.nodes.extend(sub.nodes)
-        merged.source_topics.update(sub.source_topics)
-        merged.sink_topics.extend(t for t in sub.sink_topics if t not in merged.sink_topics)
-        merged.store_names.extend(s for s in sub.store_names if s not in merged.store_names)
-        merged.repartition_source_topics.extend(sub.repartition_source_topics)
-    return [merged]
 
 
 class LocalEngine:
@@ -61,8 +47,7 @@ class LocalEngine:
         self.tasks: dict[TaskId, StreamTask] = {}
         # topic -> partition -> the tasks consuming that partition
         self.routes: dict[str, list[list[tuple[TaskId, StreamTask]]]] = {}
-        subtopologies = topology.subtopologies()
-        for sub in subtopologies if multi_partition else single_task(subtopologies):
+        for sub in driver_subtopologies(topology, multi_partition):
             n_tasks = max(self.counts[t] for t in sub.source_topics)
             for partition in range(n_tasks):
                 tid = TaskId(sub.id, partition)

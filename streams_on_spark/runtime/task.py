@@ -331,8 +331,8 @@ def _node_forward(ctx: "TaskContext", node: ProcessorNode, track_records: bool) 
 
 
 class _PartitionQueue:
-    __slots__ = ("topic", "partition", "source", "records", "partition_time", "key_serde", "value_serde",
-                 "extractor")
+    __slots__ = ("topic", "partition", "source", "records", "partition_time", "next_offset", "key_serde",
+                 "value_serde", "extractor")
 
     def __init__(self, topic: str, partition: int, source: ProcessorNode, spec: SourceNodeSpec, config: TaskConfig) -> None:
         self.topic, self.partition, self.source = topic, partition, source
@@ -340,6 +340,7 @@ class _PartitionQueue:
         # dead letter queue record holds
         self.records: deque[tuple] = deque()
         self.partition_time = UNKNOWN
+        self.next_offset = 0   # the offset after the last record enqueued: the task's position in the partition
         self.key_serde = _resolve(spec.key_serde, config.default_key_serde)
         self.value_serde = _resolve(spec.value_serde, config.default_value_serde)
         self.extractor = spec.timestamp_extractor or config.timestamp_extractor
@@ -485,6 +486,7 @@ class StreamTask:
         queue = self._queue(topic, partition)
         kd, vd = queue.key_serde.deserialize, queue.value_serde.deserialize
         append = queue.records.append
+        offset = -1
         for offset, ts, raw_key, raw_value, headers in rows:
             try:
                 key = kd(topic, raw_key) if raw_key is not None else None
@@ -500,6 +502,8 @@ class StreamTask:
                                        f"has invalid (negative) timestamp {ts}. Use a timestamp extractor that "
                                        "handles it (Consumed.with_timestamp_extractor).")
             append((ts, offset, key, value, headers, raw_key, raw_value))
+        if offset >= 0:
+            queue.next_offset = offset + 1
 
     def add_record(self, topic: str, partition: int, offset: int, timestamp: int, key: Optional[bytes],
                    value: Optional[bytes], headers: Any) -> None:
@@ -516,7 +520,13 @@ class StreamTask:
             self.add_records(topic, partition, (ConsumerRecord(topic, partition, offset, timestamp, key, value,
                                                                headers),))
             return
+        queue.next_offset = offset + 1
         queue.records.append((timestamp, offset, k, v, headers, key, value))
+
+    def next_offset(self, topic: str, partition: int) -> int:
+        """The offset after the last record this task enqueued from ``topic``'s ``partition`` (0 before any)."""
+        queue = self._queues.get((topic, partition))
+        return 0 if queue is None else queue.next_offset
 
     def has_records(self) -> bool:
         for q in self._queue_list:
@@ -724,7 +734,8 @@ class StreamTask:
         return fired
 
     # ------------------------------------------------------------------ state snapshots
-    SNAPSHOT_VERSION = 2  # 2: suppression buffer entries keep the value at first buffering
+    SNAPSHOT_VERSION = 3  # 2: suppression buffer entries keep the value at first buffering; 3: partition positions
+    READABLE_SNAPSHOT_VERSIONS = frozenset({2, 3})
 
     def snapshot(self) -> bytes:
         """The task's state as one binary value: stores (but the engine's own), stream/partition times, schedules,
@@ -747,7 +758,7 @@ class StreamTask:
             if entries is not None:
                 stores[name] = entries
         state = (self.SNAPSHOT_VERSION, self.stream_time,
-                 {f"{t}\x00{p}": q.partition_time for (t, p), q in self._queues.items()},
+                 {f"{t}\x00{p}": (q.partition_time, q.next_offset) for (t, p), q in self._queues.items()},
                  stores,
                  [s.time for s in self._stream_schedules], [s.time for s in self._wall_schedules],
                  self.collector.snapshot(), (self.metrics.processed, self.metrics.dropped),
@@ -759,18 +770,22 @@ class StreamTask:
         wait for the schedules their ``init()`` makes (see :meth:`schedule`)."""
         (version, stream_time, partition_times, stores, stream_sched, wall_sched, counters, metrics,
          processor_metadata) = pickle.loads(data)
-        if version != self.SNAPSHOT_VERSION:
+        if version not in self.READABLE_SNAPSHOT_VERSIONS:
             raise StreamsException(f"task {self.id}: snapshot version {version} is not supported "
-                                   f"(this version reads {self.SNAPSHOT_VERSION})")
+                                   f"(this version reads {sorted(self.READABLE_SNAPSHOT_VERSIONS)})")
         unknown = set(stores) - set(self.stores)
         if unknown:   # KafkaStreams refuses such a change at start unless upgrade.allow.unsafe=true
             log.warning("task %s: the saved state has stores %s that this topology does not have: their state is "
                         "dropped", self.id, sorted(unknown))
             stores = {name: entries for name, entries in stores.items() if name not in unknown}
         self.stream_time = stream_time
-        for key, partition_time in partition_times.items():
+        for key, position in partition_times.items():
             topic, partition = key.split("\x00")
-            self._queue(topic, int(partition)).partition_time = partition_time
+            queue = self._queue(topic, int(partition))
+            if version == 2:   # partition time only
+                queue.partition_time = position
+            else:
+                queue.partition_time, queue.next_offset = position
         for name, entries in stores.items():
             self.stores[name].inner.restore(entries)
         self._saved_schedule_times = {PunctuationType.STREAM_TIME: list(stream_sched),

@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from streams_on_spark.errors import TopologyException
-from streams_on_spark.topology.builder import InternalTopologyBuilder, SinkNodeSpec
+from streams_on_spark.topology.builder import InternalTopologyBuilder, SinkNodeSpec, SubtopologySpec
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +84,22 @@ def driver_partition_counts(builder: InternalTopologyBuilder, declared: Mapping[
     for topic, n in declared.items():
         counts.setdefault(topic, n)
     return counts if multi_partition else dict.fromkeys(counts, 1)
+
+
+def driver_subtopologies(builder: InternalTopologyBuilder, multi_partition: bool) -> list[SubtopologySpec]:
+    """What the test driver runs as tasks: each subtopology in multi-partition mode; in single-partition mode every
+    subtopology as one, task ``0_0`` with one stream time, as Kafka's driver runs a topology."""
+    subtopologies = builder.subtopologies()
+    if multi_partition or len(subtopologies) < 2:
+        return subtopologies
+    merged = SubtopologySpec(0, [], {}, [], [], [])
+    for sub in subtopologies:
+        merged.nodes.extend(sub.nodes)
+        merged.source_topics.update(sub.source_topics)
+        merged.sink_topics.extend(t for t in sub.sink_topics if t not in merged.sink_topics)
+        merged.store_names.extend(s for s in sub.store_names if s not in merged.store_names)
+        merged.repartition_source_topics.extend(sub.repartition_source_topics)
+    return [merged]
 
 
 def _enforce_copartition(group: list[str], internal: Mapping[str, object], enforced: set[str],

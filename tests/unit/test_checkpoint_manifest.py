@@ -31,8 +31,8 @@ def word_count(*, new_branch: bool = False, named: bool = True):
 PARTITIONS = {"sentences": 4, "by-word-repartition": 4}
 
 
-def first_run(tmp_path, description=None) -> CheckpointManifest:
-    manifest = plan_restart(None, description or word_count(), PARTITIONS, {}, 2)
+def first_run(tmp_path, description=None, snapshot_format: int = 2) -> CheckpointManifest:
+    manifest = plan_restart(None, description or word_count(), PARTITIONS, {}, snapshot_format)
     write_manifest(str(tmp_path), manifest)
     return manifest
 
@@ -84,6 +84,15 @@ def test_another_snapshot_format_is_refused_naming_both_versions(tmp_path):
     previous = first_run(tmp_path)
     with pytest.raises(TopologyException, match="task snapshot format 2; this version .* reads format 3"):
         plan_restart(previous, word_count(), PARTITIONS, {}, 3)
+
+
+def test_an_older_snapshot_format_this_version_reads_is_resumed(tmp_path):
+    previous = first_run(tmp_path)
+    manifest = plan_restart(previous, word_count(), PARTITIONS, {}, 3, readable_formats={2, 3})
+    assert manifest.snapshot_format == 3
+    with pytest.raises(TopologyException, match="task snapshot format 4; this version .* reads format 3"):
+        plan_restart(first_run(tmp_path, snapshot_format=4), word_count(), PARTITIONS, {}, 3,
+                     readable_formats={2, 3})
 
 
 def test_an_unreadable_manifest_names_its_file(tmp_path):

@@ -28,6 +28,12 @@ class SparkEngine:
     form one batch. Tasks return their output to this process, which appends it in the order the in-process
     engine would and captures it for the output topics. Stores are read back from the queries' checkpoints with
     Spark's state reader.
+
+    Single-partition mode is Kafka's driver on Spark: one query, one task ``0_0`` running every subtopology, records
+    processed one by one with the internal topics fed back inside the task, so the results are exactly those of the
+    in-process engine (and of Kafka's driver) while Spark runs the task, keeps its state and checkpoints it. A list
+    piped at once is one batch per run of records to one topic-partition (Kafka's driver pipes a list in order).
+    Multi-partition mode runs one query per subtopology, as an application does.
     """
 
     def __init__(self, topology: InternalTopologyBuilder, config: TaskConfig, declared: Mapping[str, int],
@@ -49,7 +55,7 @@ class SparkEngine:
         self.checkpoints = tempfile.mkdtemp(prefix=f"{config.application_id}-checkpoints-")
         self.runtime = SparkRuntime(topology, config, self.layout, EmbeddedTopicsConnector(self.embedded, self.spark),
                                     self.spark, self.checkpoints, on_output=self._capture,
-                                    clock=MockClock(wall_clock_ms))
+                                    clock=MockClock(wall_clock_ms), driver_task=not multi_partition)
         self._sources = {t for s in topology.subtopologies() for t in s.source_topics} | set(topology.global_topics)
         self._tasks_cache: dict[Any, Any] = {}
         self.thread_id = threading.current_thread().name   # as the in-process engine (Kafka's driver)
@@ -68,9 +74,11 @@ class SparkEngine:
         return self.layout.partitions_of(topic)
 
     def pipe_many(self, records: list[ProducerRecord]) -> None:
-        self.embedded.append(records)
-        self._tasks_cache.clear()
-        self.runtime.process_all_available()
+        runs = [records] if self.multi_partition else _runs_by_partition(records)
+        for run in runs:
+            self.embedded.append(run)
+            self._tasks_cache.clear()
+            self.runtime.process_all_available()
 
     def pipe(self, record: ProducerRecord) -> None:
         self.pipe_many([record])
@@ -86,9 +94,9 @@ class SparkEngine:
         return self._tasks_cache[subtopology_id]
 
     def stores(self, name: str) -> dict[int, Any]:
-        for sub in self.topology.subtopologies():
-            if name in sub.store_names:
-                return {p: task.stores[name] for p, task in self._tasks(sub.id).items()}
+        for sid, fn in self.runtime.functions.items():
+            if name in fn.spec().store_names:
+                return {p: task.stores[name] for p, task in self._tasks(sid).items()}
         return {}
 
     @property
@@ -102,16 +110,28 @@ class SparkEngine:
         return self._tasks_cache["global"]
 
     def task_ids(self) -> list[TaskId]:
-        return [TaskId(sid, p) for sid, n in self.layout.tasks.items() for p in range(n)]
+        return [TaskId(sid, p) for sid, fn in sorted(self.runtime.functions.items()) for p in range(fn.task_count())]
 
     def metrics(self) -> Metrics:
         """The in-process engine's metrics, from the counters in the tasks' state as Spark holds it."""
-        for sub in self.topology.subtopologies():
-            for partition, task in sorted(self._tasks(sub.id).items()):
-                self._sensors.observe(str(TaskId(sub.id, partition)), task.metrics.processed, task.metrics.dropped)
+        for sid in sorted(self.runtime.functions):
+            for partition, task in sorted(self._tasks(sid).items()):
+                self._sensors.observe(str(TaskId(sid, partition)), task.metrics.processed, task.metrics.dropped)
         return Metrics(self._sensors.metrics(self.thread_id))
 
     def close(self) -> None:
         self.runtime.stop()
         self.embedded.close()
         shutil.rmtree(self.checkpoints, ignore_errors=True)
+
+
+def _runs_by_partition(records: list[ProducerRecord]) -> list[list[ProducerRecord]]:
+    """``records`` cut into runs of consecutive records to one topic-partition (each a batch the task reads in
+    order)."""
+    runs: list[list[ProducerRecord]] = []
+    for record in records:
+        if runs and (runs[-1][-1].topic, runs[-1][-1].partition) == (record.topic, record.partition):
+            runs[-1].append(record)
+        else:
+            runs.append([record])
+    return runs

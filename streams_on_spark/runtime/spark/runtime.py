@@ -38,7 +38,7 @@ from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.state.local import Changes, apply_changes
 from streams_on_spark.state.stores import InMemoryKeyValueBytesStore
 from streams_on_spark.topology.builder import InternalTopologyBuilder
-from streams_on_spark.topology.partitions import TopicLayout
+from streams_on_spark.topology.partitions import TopicLayout, driver_subtopologies
 
 log = logging.getLogger(__name__)
 
@@ -49,14 +49,17 @@ class SparkRuntime:
     Tasks write their output from their executors. With ``on_output`` (the test driver) they return it instead,
     and the driver appends it merged by stream time and passes every record to ``on_output`` in emission order.
     Tasks see the system clock, unless a :class:`MockClock` is given (the test driver): then each subtopology also
-    reads a tick topic and time moves only by :meth:`advance_wall_clock`.
+    reads a tick topic and time moves only by :meth:`advance_wall_clock`. With ``driver_task`` (the test driver in
+    single-partition mode) one query runs every subtopology as Kafka's driver does, as one task ``0_0`` that
+    processes records one at a time and feeds its internal topics back to itself (see
+    :class:`SubtopologyTaskFunction`).
     """
 
     def __init__(self, topology: InternalTopologyBuilder, config: TaskConfig, layout: TopicLayout,
                  connector: Connector, spark: Any, checkpoint_dir: str, *,
                  on_output: Optional[Callable[[list[ProducerRecord]], None]] = None,
                  trigger_interval: str = "100 milliseconds", clock: Optional[MockClock] = None,
-                 checkpoint_names: Optional[Mapping[int, str]] = None) -> None:
+                 checkpoint_names: Optional[Mapping[int, str]] = None, driver_task: bool = False) -> None:
         self.global_reader = connector.global_reader() if topology.global_stores() else None
         self.topology = topology
         self.config = config
@@ -74,8 +77,8 @@ class SparkRuntime:
         self.functions = {
             s.id: SubtopologyTaskFunction(topology, s.id, config, layout, output, self.global_reader, clock=clock,
                                           tick_topic=None if clock is None else clock.tick_topic(self.query_name(s.id)),
-                                          run_id=run_id)
-            for s in topology.subtopologies()}
+                                          run_id=run_id, spec=s, driver_task=driver_task)
+            for s in driver_subtopologies(topology, multi_partition=not driver_task)}
         # what the queries read: quiescence means none of these grows (output-only topics may, e.g. by punctuation)
         self.input_topics = sorted({t for fn in self.functions.values() for t in fn.input_topics()}
                                    | set(topology.global_topics))

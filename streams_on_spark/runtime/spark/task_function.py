@@ -1,6 +1,7 @@
 """The ``transformWithStateInPandas`` processor of a subtopology: one call runs one task on one micro-batch."""
 from __future__ import annotations
 
+import itertools
 import time
 import uuid
 from typing import Any, Iterator, Optional
@@ -40,12 +41,18 @@ class SubtopologyTaskFunction:
     ``wall_clock_timeouts`` is set a processing-time timeout wakes the task when its next punctuation is due even
     if no data arrives. With the test driver's :class:`MockClock` time moves only through tick records on
     ``tick_topic``: each carries the new time, and the task punctuates before its batch's data.
+
+    ``driver_task``: the function runs the test driver's task ``0_0`` (``spec``: every subtopology as one) the way
+    Kafka's driver does: the batch's records one at a time, each processed to the end before the next, and what the
+    task writes to a topic it reads (repartition, foreign-key and other internal topics) fed straight back into it at
+    that topic's next offset — so a list of records piped at once gives the results of piping them one by one.
     """
 
     def __init__(self, topology: InternalTopologyBuilder, subtopology_id: int, config: TaskConfig,
                  layout: TopicLayout, output: TaskOutput, global_reader: Optional[GlobalReader] = None, *,
                  clock: Optional[MockClock] = None, tick_topic: Optional[str] = None,
-                 run_id: Optional[str] = None) -> None:
+                 run_id: Optional[str] = None, spec: Optional[SubtopologySpec] = None,
+                 driver_task: bool = False) -> None:
         self.topology = topology
         self.subtopology_id = subtopology_id
         self.config = config
@@ -56,7 +63,8 @@ class SubtopologyTaskFunction:
         self.tick_topic = tick_topic
         self.wall_clock_timeouts = False
         self.state_dir = config.app_configs.get(STATE_DIR) if config.app_configs else None
-        self._spec: Optional[SubtopologySpec] = None
+        self._spec: Optional[SubtopologySpec] = spec
+        self.driver_task = driver_task
         self._local_names: Optional[list[str]] = None
         # this run of the application (one for all its subtopologies): tasks continue across batches within it and
         # workers keep one copy of its global stores; a restart (possibly with other code or another topology on the
@@ -68,13 +76,23 @@ class SubtopologyTaskFunction:
             self._spec = next(s for s in self.topology.subtopologies() if s.id == self.subtopology_id)
         return self._spec
 
+    def loop_back_topics(self) -> frozenset[str]:
+        """The topics the task feeds its own output back from (driver task only: those it both writes and reads)."""
+        if not self.driver_task:
+            return frozenset()
+        spec = self.spec()
+        return frozenset(t for t in spec.sink_topics if t in spec.source_topics)
+
     def task_count(self) -> int:
         """Tasks of this subtopology: the most partitions among its source topics."""
         return self.layout.tasks[self.subtopology_id]
 
     def input_topics(self) -> list[str]:
-        """What the query reads: the subtopology's source topics, and its tick topic under a mock clock."""
-        return sorted(self.spec().source_topics) + ([self.tick_topic] if self.tick_topic else [])
+        """What the query reads: the subtopology's source topics (but those the task loops back), and its tick topic
+        under a mock clock."""
+        loop_back = self.loop_back_topics()
+        return sorted(t for t in self.spec().source_topics if t not in loop_back) + (
+            [self.tick_topic] if self.tick_topic else [])
 
     def _wall_clock(self, last_seen: int = -1) -> WallClock:
         if self.clock is None:
@@ -158,19 +176,30 @@ class SubtopologyTaskFunction:
                 task = self.new_task(partition, saved.snapshot if saved is not None else None, clock,
                                      self.bytes_stores(local.stores), global_stores)
             processed, dropped = task.metrics.processed, task.metrics.dropped   # this call's are reported
+            loop_back = self.loop_back_topics()
             positions = {(topic, partition): -1 for topic in sorted(self.spec().source_topics)
-                         if partition < self.layout.partitions_of(topic)}
-            ticks = self._add_batch(task, [f for f in frames if len(f)], positions)
+                         if partition < self.layout.partitions_of(topic) and topic not in loop_back}
+            one_by_one: Optional[list[tuple]] = [] if self.driver_task else None
+            ticks = self._add_batch(task, [f for f in frames if len(f)], positions, one_by_one)
+            produced: list = []
             if ticks:  # the driver advanced its mock clock: punctuate first, as Kafka's driver does
                 clock.fixed_ms = max(ticks)
                 task.punctuate_wall_clock()
-            while task.process_one():
-                pass
+            if one_by_one is None:
+                while task.process_one():
+                    pass
+            else:
+                self._process_looping_back(task, produced, loop_back)
+                for topic, part, offset, timestamp, key, value, headers in one_by_one:
+                    task.add_columns(topic, part, offset, (timestamp,), (key,), (value,), (headers,))
+                    self._process_looping_back(task, produced, loop_back)
             if self.clock is None:
                 task.punctuate_wall_clock()
             committing = time.perf_counter()
             task.commit()  # the micro-batch is the commit interval: record caches flush their last update per key
-            rows = self.output.rows(task.collector.drain(), partition, positions)
+            if one_by_one is not None:
+                self._process_looping_back(task, produced, loop_back)
+            rows = self.output.rows(produced + task.collector.drain(), partition, positions)
             wall = -1 if self.clock is None else clock.fixed_ms
             image = live_tasks.image(live_key, task, externals, self.run_id) if query is not None else None
             marker = state.commit(local, -1 if batch is None else batch, task.snapshot(), wall, image)
@@ -198,9 +227,27 @@ class SubtopologyTaskFunction:
         externals.update((f"global:{name}", store) for name, store in global_stores.items())
         return externals
 
-    def _add_batch(self, task: StreamTask, batches: list[Any], positions: dict[tuple[str, int], int]) -> list[int]:
+    @staticmethod
+    def _process_looping_back(task: StreamTask, produced: list, loop_back: frozenset[str]) -> None:
+        """Process until the task has no records, taking its output into ``produced`` after each one; what it wrote
+        to a ``loop_back`` topic is queued back into it at that topic's next offset (Kafka's driver pipes internal
+        topics back after every record it processes)."""
+        collector = task.collector
+        while True:
+            for record in collector.drain():   # also what punctuation or a commit produced
+                produced.append(record)
+                if record.topic in loop_back:
+                    task.add_record(record.topic, record.partition, task.next_offset(record.topic, record.partition),
+                                    record.timestamp, record.key, record.value, record.headers)
+            if not task.process_one():
+                return
+
+    def _add_batch(self, task: StreamTask, batches: list[Any], positions: dict[tuple[str, int], int],
+                   one_by_one: Optional[list[tuple]] = None) -> list[int]:
         """Queue a batch's records in the task per topic-partition in offset order; return its wall-clock ticks.
-        ``positions`` gets the offset after the last record read of each source topic-partition.
+        ``positions`` gets the offset after the last record read of each source topic-partition. With
+        ``one_by_one`` (the driver task) the records are listed there as (topic, partition, offset, timestamp, key,
+        value, headers) instead, to be queued one at a time.
 
         Rows are record batches (the embedded source's ``batches`` layout) or single records (Spark's Kafka
         source); Spark keeps no order inside a group, so they are sorted by (topic, partition, offset) first.
@@ -219,7 +266,11 @@ class SubtopologyTaskFunction:
                 if topic == self.tick_topic:
                     ticks.extend(TICK.unpack(v)[0] for v in values)
                 else:
-                    task.add_columns(topic, int(part), int(offset), timestamps, keys, values, headers)
+                    if one_by_one is not None:
+                        one_by_one.extend(zip(itertools.repeat(topic), itertools.repeat(int(part)),
+                                              itertools.count(int(offset)), timestamps, keys, values, headers))
+                    else:
+                        task.add_columns(topic, int(part), int(offset), timestamps, keys, values, headers)
                     positions[(topic, int(part))] = int(offset) + len(batch)
             return ticks
         import numpy as np
@@ -234,8 +285,12 @@ class SubtopologyTaskFunction:
             if topic == self.tick_topic:
                 ticks.extend(TICK.unpack(v)[0] for v in values[lo:hi])
             else:
-                task.add_columns(topic, part, offsets[lo:hi], timestamps[lo:hi], keys[lo:hi], values[lo:hi],
-                                 headers[lo:hi])
+                if one_by_one is not None:
+                    one_by_one.extend(zip(itertools.repeat(topic), itertools.repeat(part), offsets[lo:hi],
+                                          timestamps[lo:hi], keys[lo:hi], values[lo:hi], headers[lo:hi]))
+                else:
+                    task.add_columns(topic, part, offsets[lo:hi], timestamps[lo:hi], keys[lo:hi], values[lo:hi],
+                                     headers[lo:hi])
                 positions[(topic, part)] = int(offsets[hi - 1]) + 1
         return ticks
 

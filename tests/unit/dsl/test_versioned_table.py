@@ -156,3 +156,68 @@ def test_a_global_table_cannot_be_versioned_as_kafka_says():
     supplier = Stores.persistent_versioned_key_value_store("customers-store", 60_000)
     with pytest.raises(TopologyException, match="^Invalid topology: GlobalTables cannot be versioned.$"):
         StreamsBuilder().global_table("customers", Materialized.as_(supplier))
+
+
+def test_joins_read_unmaterialized_views_of_a_versioned_table_as_of_the_record_time():
+    """KIP-914 through value getters: a filter/map_values view delegates the as-of read to the versioned store."""
+    builder = StreamsBuilder()
+    view = prices(builder).filter(lambda k, v: v.startswith("p")).map_values(lambda v: v.upper())
+    builder.stream("orders", Consumed.with_(S, S)).left_join(view, lambda o, p: f"{o}@{p}").to("out")
+    with TopologyTestDriver(builder.build(), CONFIG) as driver:
+        p = driver.create_input_topic("prices", S, S)
+        for value, ts in [("p10", 10), ("x20", 20), ("p15", 15)]:
+            p.pipe_input("a", value, ts)
+        o = driver.create_input_topic("orders", S, S)
+        for value, ts in [("o1", 12), ("o2", 17), ("o3", 25), ("o4", 3)]:
+            o.pipe_input("a", value, ts)
+        # latest ("x20", filtered out) would give None for every order
+        assert driver.create_output_topic("out", S, S).read_values_to_list() == [
+            "o1@P10", "o2@P15", "o3@None", "o4@None"]
+
+
+def test_a_view_materialized_in_a_plain_store_is_read_latest():
+    """Materialized in a timestamped (not versioned) store, a view's getter is that store's: no as-of reads."""
+    builder = StreamsBuilder()
+    view = prices(builder).map_values(lambda v: v + "!", materialized=Materialized.as_("marked"))
+    builder.stream("orders", Consumed.with_(S, S)).left_join(view, lambda o, p: f"{o}@{p}").to("out")
+    with TopologyTestDriver(builder.build(), CONFIG) as driver:
+        p = driver.create_input_topic("prices", S, S)
+        p.pipe_input("a", "p10", 10)
+        p.pipe_input("a", "p20", 20)
+        driver.create_input_topic("orders", S, S).pipe_input("a", "o1", 12)
+        assert driver.create_output_topic("out", S, S).read_values_to_list() == ["o1@p20!"]
+
+
+def test_grace_period_against_an_unmaterialized_view_of_a_versioned_table():
+    builder = StreamsBuilder()
+    view = prices(builder).map_values(lambda v: v + "!")
+    builder.stream("orders", Consumed.with_(S, S)).join(
+        view, lambda o, p: f"{o}@{p}", Joined.with_(S, S, S).with_grace_period(5)).to("out")
+    with TopologyTestDriver(builder.build(), CONFIG) as driver:
+        p = driver.create_input_topic("prices", S, S)
+        o = driver.create_input_topic("orders", S, S)
+        out = driver.create_output_topic("out", S, S)
+        p.pipe_input("a", "p10", 10)
+        o.pipe_input("a", "o1", 12)
+        p.pipe_input("a", "p11", 11)                        # late, within grace: o1 waits and sees it
+        p.pipe_input("a", "p16", 16)                        # newer than o1: not seen as of 12
+        o.pipe_input("b", "o2", 18)
+        assert [(r.value, r.timestamp) for r in out.read_records_to_list()] == [("o1@p11!", 12)]
+
+
+def test_grace_period_needs_a_view_of_a_versioned_table():
+    builder = StreamsBuilder()
+    view = builder.table("prices", Consumed.with_(S, S)).filter(lambda k, v: True)
+    with pytest.raises(ValueError, match="KTable must be versioned to use a grace period"):
+        builder.stream("orders").join(view, lambda o, p: o, Joined.with_(S, S, S).with_grace_period(5))
+
+
+def test_an_as_of_read_of_a_latest_only_getter_is_an_error():
+    from streams_on_spark.errors import StreamsException
+    from streams_on_spark.processor.dsl import TableValueGetter
+    latest = TableValueGetter(lambda key: key)
+    assert latest("a") == "a" and not latest.versioned
+    with pytest.raises(StreamsException, match=r"get\(key, as_of=5\) is only supported for versioned stores"):
+        latest("a", 5)
+    versioned = TableValueGetter(lambda key, as_of=None: (key, as_of), versioned=True)
+    assert versioned("a", as_of=5) == ("a", 5) and versioned("a") == ("a", None)

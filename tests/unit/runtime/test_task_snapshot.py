@@ -81,3 +81,20 @@ def test_snapshot_refuses_queued_records_and_unknown_versions_and_drops_state_of
     for version in (1, 9):  # 1: suppression buffer entries of an older layout
         with pytest.raises(StreamsException, match=f"version {version}"):
             new_task(t, pickle.dumps((version, -1, {}, {}, [], [], {}, (0, 0), {})))
+
+
+def test_a_task_keeps_its_position_in_each_partition_across_snapshots_and_reads_the_older_format():
+    t = topology()
+    first = new_task(t)
+    feed(first, [(0, ("a", 10)), (1, ("b", 20)), (2, ("a", 150))])
+    assert first.next_offset("in", 1) == 3 and first.next_offset("in", 0) == 0
+    second = new_task(t, first.snapshot())
+    assert second.next_offset("in", 1) == 3
+    assert second.stream_time == 150
+    import pickle
+    # format 2 (before positions): partition times only; the position starts from the next record queued
+    older = pickle.dumps((2, 150, {"in\x001": 150}, {"counts": {}}, [], [], {}, (3, 0), {}))
+    restored = new_task(t, older)
+    assert restored.stream_time == 150 and restored.next_offset("in", 1) == 0
+    feed(restored, [(3, ("a", 160))])
+    assert restored.next_offset("in", 1) == 4

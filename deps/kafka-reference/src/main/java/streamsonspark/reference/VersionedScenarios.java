@@ -20,7 +20,7 @@ import org.apache.kafka.streams.state.Stores;
 /**
  * Versioned key-value stores (KIP-889) and stream-table joins against versioned tables (KIP-914), issue 13: a table
  * "prices" in a versioned store (history retention 10 ms) and a stream "orders" joined with it. Mirrored in
- * tests/conformance/test_kafka_reference.py (versioned_table, versioned_join).
+ * tests/conformance/test_kafka_reference.py (versioned_table, versioned_join, ..., versioned_view_join).
  */
 final class VersionedScenarios {
     private VersionedScenarios() {}
@@ -36,6 +36,9 @@ final class VersionedScenarios {
         all.add(versionedDownstream());
         all.add(versionedFilter());
         all.add(versionedForeignKeyJoin());
+        for (final String kind : new String[] {"inner", "left", "grace"}) {
+            all.add(versionedViewJoin(kind));
+        }
         return all;
     }
 
@@ -246,5 +249,66 @@ final class VersionedScenarios {
                 .pipe("orders", "o2", "c2,9", 31L)
                 .pipe("orders", "o1", "c2,6", 40L)
                 .pipe("customers", "c2", "Bobby", 35L);
+    }
+
+    /**
+     * Stream-table joins against unmaterialized views of a versioned table (KIP-914): a filter and a mapValues of
+     * "prices" read through value getters that delegate get(key, asOf) to the versioned store, so each order sees
+     * the view of the price as of its timestamp, not the latest price. "grace": left joins with a 5 ms grace period
+     * (allowed: a view of a versioned table is versioned).
+     */
+    static Scenario versionedViewJoin(final String kind) {
+        return new Scenario("versioned-view-join", kind,
+                "KStream " + kind + " joins against an unmaterialized filter and mapValues of a versioned KTable: "
+                        + "orders read the views as of their timestamps",
+                props -> {
+                    final StreamsBuilder builder = new StreamsBuilder();
+                    final KTable<String, String> prices = prices(builder);
+                    final KTable<String, String> cheap = prices.filter((k, v) -> v.startsWith("p"));
+                    final KTable<String, String> marked = prices.mapValues(v -> v + "!");
+                    final KStream<String, String> orders = builder.stream("orders", Consumed.with(S, S));
+                    if (kind.equals("inner")) {
+                        orders.join(cheap, (o, p) -> o + "@" + Scenarios.n(p))
+                                .to("orders-cheap", Produced.with(S, S));
+                        orders.join(marked, (o, p) -> o + "@" + Scenarios.n(p))
+                                .to("orders-marked", Produced.with(S, S));
+                    } else if (kind.equals("left")) {
+                        orders.leftJoin(cheap, (o, p) -> o + "@" + Scenarios.n(p))
+                                .to("orders-cheap", Produced.with(S, S));
+                        orders.leftJoin(marked, (o, p) -> o + "@" + Scenarios.n(p))
+                                .to("orders-marked", Produced.with(S, S));
+                    } else {
+                        final Joined<String, String, String> joined =
+                                Joined.with(S, S, S).withGracePeriod(Duration.ofMillis(5));
+                        orders.leftJoin(cheap, (o, p) -> o + "@" + Scenarios.n(p), joined)
+                                .to("orders-cheap", Produced.with(S, S));
+                        orders.leftJoin(marked, (o, p) -> o + "@" + Scenarios.n(p), joined)
+                                .to("orders-marked", Produced.with(S, S));
+                    }
+                    return builder.build(props);
+                })
+                .input("prices", "string", "string")
+                .input("orders", "string", "string")
+                .output("orders-cheap", "string", "string")
+                .output("orders-marked", "string", "string")
+                .pipe("prices", "a", "p10", 10L)
+                .pipe("prices", "a", "x20", 20L)
+                .pipe("prices", "a", "p15", 15L)
+                .pipe("orders", "a", "o1", 12L)
+                .pipe("orders", "a", "o2", 17L)
+                .pipe("orders", "a", "o3", 25L)
+                .pipe("orders", "a", "o4", 3L)
+                .pipe("prices", "a", "p18", 18L)
+                .pipe("orders", "a", "o5", 19L)
+                .pipe("prices", "b", "q40", 40L)
+                .pipe("orders", "b", "o6", 38L)
+                .pipe("orders", "b", "o7", 41L)
+                .pipe("prices", "a", null, 42L)
+                .pipe("orders", "a", "o8", 41L)
+                .pipe("orders", "a", "o9", 43L)
+                .pipe("prices", "b", "q36", 36L)
+                .pipe("orders", "b", "o10", 37L)
+                .pipe("orders", "a", "o11", 21L)
+                .pipe("orders", "b", "o12", 60L);
     }
 }

@@ -144,7 +144,8 @@ class KafkaConnector:
     :class:`StreamsException` after about that long). ``fail_on_data_loss`` is Spark's ``failOnDataLoss``; the
     default ``True`` (Spark's default) fails the query when offsets it expected are gone, rather than silently
     skipping records; pass ``False`` to skip offsets deleted by retention as ``auto.offset.reset=earliest`` does.
-    ``replication_factor`` is used for the topics :meth:`create_topic` creates.
+    ``replication_factor`` is used for the topics :meth:`create_topic` creates (-1: the broker's
+    ``default.replication.factor``, as Kafka Streams' default ``replication.factor``).
 
     ``exactly_once_group`` (the ``application.id``, given under ``processing.guarantee=exactly_once_v2``): tasks
     write through :class:`~streams_on_spark.connectors.kafka_transactions.KafkaTransactionalWriter` (one transaction
@@ -153,7 +154,7 @@ class KafkaConnector:
 
     def __init__(self, bootstrap_servers: str, client_config: Optional[Mapping[str, Any]] = None,
                  *, timeout_ms: int = 10000, fail_on_data_loss: bool = True,
-                 replication_factor: int = 1, exactly_once_group: Optional[str] = None) -> None:
+                 replication_factor: int = -1, exactly_once_group: Optional[str] = None) -> None:
         if not isinstance(bootstrap_servers, str) or not bootstrap_servers.strip():
             raise ValueError(f"bootstrap_servers must be a non-empty 'host:port[,host:port]' str, "
                              f"got {bootstrap_servers!r}")

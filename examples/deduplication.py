@@ -73,7 +73,7 @@ def deduplication_topology(prefix: str = "") -> Topology:
     """events -> Deduplicate (store seen-ids, stream-time punctuation) -> unique-events."""
     events, unique = topics(prefix)
     builder = StreamsBuilder()
-    builder.add_state_store(Stores.key_value_store_builder(Stores.in_memory_key_value_store(STORE), S, L))
+    builder.add_state_store(Stores.key_value_store_builder(Stores.persistent_key_value_store(STORE), S, L))
     (builder.stream(events.name, Consumed.with_(S, S))
      .process(Deduplicate, STORE)
      .to(unique.name, Produced.with_(S, S)))

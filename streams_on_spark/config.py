@@ -232,12 +232,33 @@ NO_DEFAULT = object()
 
 @dataclass(frozen=True)
 class ConfigKey:
-    """One known key, as Kafka's ``ConfigDef.ConfigKey``: its type, default and validator."""
+    """One known key, as Kafka's ``ConfigDef.ConfigKey`` (type, default, validator), and what it does here.
+
+    ``effect`` says what the library does with the key (docs/configuration.md shows it). A key without one is
+    validated as Kafka's and does nothing on this runtime: ``instead`` says what does its job here, logged once per
+    :class:`StreamsConfig` at WARNING when the key is set to another value than its default; ``refused`` keys are
+    those an application would rely on where the runtime cannot honour them and results would change: another value
+    than the default is a :class:`ConfigException` instead."""
 
     name: str
     type: str
     default: Any = None
     validator: Optional[Callable[[str, Any], None]] = None
+    effect: Optional[str] = None
+    instead: str = ""
+    refused: bool = False
+
+    @property
+    def has_effect(self) -> bool:
+        return self.effect is not None
+
+    def is_default(self, value: Any) -> bool:
+        """Whether ``value`` (parsed) is the key's default, or unset (``None``); case-insensitive strings compare
+        without case, as their validator does."""
+        if value is None or value == self.default:
+            return True
+        case_insensitive = isinstance(self.validator, ValidString) and self.validator.case_insensitive
+        return case_insensitive and isinstance(self.default, str) and str(value).upper() == self.default.upper()
 
 
 def _keys(*keys: ConfigKey) -> dict[str, ConfigKey]:
@@ -245,94 +266,168 @@ def _keys(*keys: ConfigKey) -> dict[str, ConfigKey]:
 
 
 _AT_LEAST_0 = Range(0)
+# what does the job of the keys with no effect here (warnings and docs say it)
+_SPARK_SCHEDULES = ("Spark schedules the tasks (one per subtopology and partition) on its executors; there are no "
+                    "consumer group rebalances or task assignments to tune")
+_CHECKPOINT_STATE = ("state is kept in Spark's checkpoint and a task restores from it wherever Spark runs it; there "
+                     "are no standby or warm-up replicas")
+_CLIENTS = ("only security.*, sasl.*, ssl.*, client.id, client.dns.lookup, request.timeout.ms, default.api.timeout.ms "
+            "and transaction.timeout.ms reach the Kafka clients (see Kafka: client settings)")
+_METRICS = "read the application's metrics with KafkaStreams.metrics() (see Metrics)"
+_SERDE_INSTANCE = "give default.key.serde / default.value.serde a serde instance that carries its own settings"
+_STORES = ("the engine picks the stores: in memory in the test driver, a local store per task on Spark's executors "
+           "kept in Spark's checkpoint (results are the same)")
 # Kafka 4.3.1's StreamsConfig.configDef(): every key, with its type, default and validator
 STREAMS_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
-    ConfigKey(APPLICATION_ID, STRING, NO_DEFAULT),
-    ConfigKey(BOOTSTRAP_SERVERS, LIST, None, ValidList(empty_allowed=False)),
-    ConfigKey("num.standby.replicas", INT, 0),
-    ConfigKey("processing.exception.handler.global.enabled", BOOLEAN, False),
-    ConfigKey(STATE_DIR, STRING, None),
-    ConfigKey(ENSURE_EXPLICIT_INTERNAL_RESOURCE_NAMING, BOOLEAN, False),
-    ConfigKey("acceptable.recovery.lag", LONG, 10000, _AT_LEAST_0),
-    ConfigKey(CACHE_MAX_BYTES_BUFFERING, LONG, DEFAULT_CACHE_MAX_BYTES, _AT_LEAST_0),
-    ConfigKey(STATESTORE_CACHE_MAX_BYTES, LONG, DEFAULT_CACHE_MAX_BYTES, _AT_LEAST_0),
-    ConfigKey("client.id", STRING, ""),
-    ConfigKey("default.deserialization.exception.handler", CLASS),
-    ConfigKey(DEFAULT_KEY_SERDE, CLASS, None, _serde),
-    ConfigKey("default.list.key.serde.inner", CLASS),
-    ConfigKey("default.list.value.serde.inner", CLASS),
-    ConfigKey("default.list.key.serde.type", CLASS),
-    ConfigKey("default.list.value.serde.type", CLASS),
-    ConfigKey("default.production.exception.handler", CLASS),
-    ConfigKey(DEFAULT_TIMESTAMP_EXTRACTOR, CLASS),
-    ConfigKey(DEFAULT_VALUE_SERDE, CLASS, None, _serde),
-    ConfigKey(DESERIALIZATION_EXCEPTION_HANDLER, CLASS),
-    ConfigKey(ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME, STRING, None, _topic_name),
-    ConfigKey("max.task.idle.ms", LONG, 0),
-    ConfigKey("max.warmup.replicas", INT, 2, Range(1)),
-    ConfigKey("num.stream.threads", INT, 1),
-    ConfigKey(PROCESSING_EXCEPTION_HANDLER, CLASS),
-    ConfigKey(PROCESSING_GUARANTEE, STRING, AT_LEAST_ONCE, ValidString((AT_LEAST_ONCE, EXACTLY_ONCE_V2))),
-    ConfigKey(PRODUCTION_EXCEPTION_HANDLER, CLASS),
-    ConfigKey("task.assignor.class", STRING),
-    ConfigKey("replication.factor", INT, -1),
+    ConfigKey(APPLICATION_ID, STRING, NO_DEFAULT,
+              effect="Required. Prefixes internal topics (`<application.id>-<name>-repartition`), names the Spark "
+                     "queries, is the consumer group under `exactly_once_v2` and the default checkpoint directory."),
+    ConfigKey(BOOTSTRAP_SERVERS, LIST, None, ValidList(empty_allowed=False),
+              effect="The Kafka cluster. Absent: topics are the library's embedded topics."),
+    ConfigKey("num.standby.replicas", INT, 0, instead=_CHECKPOINT_STATE),
+    ConfigKey("processing.exception.handler.global.enabled", BOOLEAN, False,
+              instead="an exception in a global store processor always fails the application here"),
+    ConfigKey(STATE_DIR, STRING, None,
+              effect="Where executors keep tasks' local RocksDB stores (default: Spark's per-application files "
+                     "directory); and the root of the default `checkpoint.location` (`<tmp>/kafka-streams` if "
+                     "unset)."),
+    ConfigKey(ENSURE_EXPLICIT_INTERNAL_RESOURCE_NAMING, BOOLEAN, False,
+              effect="KIP-1111: building the topology fails when a repartition topic, changelog or store name was "
+                     "generated (else a warning)."),
+    ConfigKey("acceptable.recovery.lag", LONG, 10000, _AT_LEAST_0, instead=_CHECKPOINT_STATE),
+    ConfigKey(CACHE_MAX_BYTES_BUFFERING, LONG, DEFAULT_CACHE_MAX_BYTES, _AT_LEAST_0,
+              effect="Kafka's name before 3.4 of `statestore.cache.max.bytes`, read when that is absent."),
+    ConfigKey(STATESTORE_CACHE_MAX_BYTES, LONG, DEFAULT_CACHE_MAX_BYTES, _AT_LEAST_0,
+              effect="The record cache per task; 0 turns caching off."),
+    ConfigKey("client.id", STRING, "", effect="Passed to the Kafka clients."),
+    ConfigKey("default.deserialization.exception.handler", CLASS,
+              effect="Kafka's older name of `deserialization.exception.handler`, read (with a warning) when that is "
+                     "absent."),
+    ConfigKey(DEFAULT_KEY_SERDE, CLASS, None, _serde,
+              effect="The key serde (an instance, e.g. `Serdes.String()`) where none is given."),
+    ConfigKey("default.list.key.serde.inner", CLASS, instead=_SERDE_INSTANCE),
+    ConfigKey("default.list.value.serde.inner", CLASS, instead=_SERDE_INSTANCE),
+    ConfigKey("default.list.key.serde.type", CLASS, instead=_SERDE_INSTANCE),
+    ConfigKey("default.list.value.serde.type", CLASS, instead=_SERDE_INSTANCE),
+    ConfigKey("default.production.exception.handler", CLASS,
+              effect="Kafka's older name of `production.exception.handler`, read (with a warning) when that is "
+                     "absent."),
+    ConfigKey(DEFAULT_TIMESTAMP_EXTRACTOR, CLASS, effect="The timestamp extractor of sources that set none."),
+    ConfigKey(DEFAULT_VALUE_SERDE, CLASS, None, _serde, effect="The value serde (an instance) where none is given."),
+    ConfigKey(DESERIALIZATION_EXCEPTION_HANDLER, CLASS,
+              effect="A source record that cannot be deserialized: see Error handling."),
+    ConfigKey(ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME, STRING, None, _topic_name,
+              effect="KIP-1034's dead letter queue topic: see Error handling."),
+    ConfigKey("max.task.idle.ms", LONG, 0,
+              instead="a task interleaves by timestamp the records its partitions have in a micro-batch and never "
+                      "waits for a partition that has none"),
+    ConfigKey("max.warmup.replicas", INT, 2, Range(1), instead=_CHECKPOINT_STATE),
+    ConfigKey("num.stream.threads", INT, 1,
+              instead="parallelism is one task per subtopology and partition, run on Spark's executors: give Spark "
+                      "more cores or executors (and the topics more partitions)"),
+    ConfigKey(PROCESSING_EXCEPTION_HANDLER, CLASS,
+              effect="A processor or punctuator that raises (KIP-1033): see Error handling."),
+    ConfigKey(PROCESSING_GUARANTEE, STRING, AT_LEAST_ONCE, ValidString((AT_LEAST_ONCE, EXACTLY_ONCE_V2)),
+              effect="`at_least_once` or `exactly_once_v2` (one Kafka transaction per task and micro-batch)."),
+    ConfigKey(PRODUCTION_EXCEPTION_HANDLER, CLASS,
+              effect="A sink record that cannot be serialized: see Error handling."),
+    ConfigKey("task.assignor.class", STRING, instead=_SPARK_SCHEDULES),
+    ConfigKey("replication.factor", INT, -1,
+              effect="The replication factor of the topics the application creates on Kafka (repartition and "
+                     "foreign-key topics); -1: the broker's `default.replication.factor`."),
     ConfigKey("security.protocol", STRING, "PLAINTEXT",
-              ValidString(("SASL_SSL", "PLAINTEXT", "SSL", "SASL_PLAINTEXT"), case_insensitive=True)),
-    ConfigKey("task.timeout.ms", LONG, 300000, _AT_LEAST_0),
-    ConfigKey(TOPOLOGY_OPTIMIZATION, STRING, "none", _topology_optimization),
-    ConfigKey("group.protocol", STRING, "classic", ValidString(("STREAMS", "CLASSIC"), case_insensitive=True)),
-    ConfigKey("allow.os.group.write.access", BOOLEAN, False),
-    ConfigKey("application.server", STRING, ""),
-    ConfigKey("buffered.records.per.partition", INT, 1000),
-    ConfigKey("built.in.metrics.version", STRING, "latest", ValidString(("latest",))),
-    ConfigKey("commit.interval.ms", LONG, 30000, _AT_LEAST_0),
-    ConfigKey("config.providers", LIST, [], ValidList()),
-    ConfigKey("enable.metrics.push", BOOLEAN, True),
-    ConfigKey("rack.aware.assignment.non_overlap_cost", INT),
+              ValidString(("SASL_SSL", "PLAINTEXT", "SSL", "SASL_PLAINTEXT"), case_insensitive=True),
+              effect="Passed to the Kafka clients (with `sasl.*` and `ssl.*`)."),
+    ConfigKey("task.timeout.ms", LONG, 300000, _AT_LEAST_0,
+              instead="a client timeout fails the micro-batch's Spark task, which Spark retries (spark.task."
+                      "maxFailures)"),
+    ConfigKey(TOPOLOGY_OPTIMIZATION, STRING, "none", _topology_optimization,
+              effect="Read by `StreamsBuilder.build(config)`; recorded in the checkpoint's topology.json."),
+    ConfigKey("group.protocol", STRING, "classic", ValidString(("STREAMS", "CLASSIC"), case_insensitive=True),
+              instead=_SPARK_SCHEDULES),
+    ConfigKey("allow.os.group.write.access", BOOLEAN, False,
+              instead="the local stores' directories get the executor process's default permissions"),
+    ConfigKey("application.server", STRING, "",
+              instead="there is no interactive-query metadata to advertise; read the results from the output topics"),
+    ConfigKey("buffered.records.per.partition", INT, 1000,
+              instead="a task processes the whole micro-batch Spark's source gives it"),
+    ConfigKey("built.in.metrics.version", STRING, "latest", ValidString(("latest",)), instead=_METRICS),
+    ConfigKey("commit.interval.ms", LONG, 30000, _AT_LEAST_0,
+              instead="on Spark each micro-batch is one commit, so trigger.interval sets how often; the test driver "
+                      "commits after every record, as Kafka's does"),
+    ConfigKey("config.providers", LIST, [], ValidList(), refused=True,
+              instead="values referring to a config provider (${provider:path:key}) would be used unresolved: "
+                      "resolve them before building the config"),
+    ConfigKey("enable.metrics.push", BOOLEAN, True, instead="nothing is pushed to the broker; " + _METRICS),
+    ConfigKey("rack.aware.assignment.non_overlap_cost", INT, instead=_SPARK_SCHEDULES),
     ConfigKey("rack.aware.assignment.strategy", STRING, "none",
-              ValidString(("none", "min_traffic", "balance_subtopology"))),
-    ConfigKey("rack.aware.assignment.tags", LIST, [], ListSize(5)),
-    ConfigKey("rack.aware.assignment.traffic_cost", INT),
-    ConfigKey("repartition.purge.interval.ms", LONG, 30000, _AT_LEAST_0),
-    ConfigKey("connections.max.idle.ms", LONG, 540000),
-    ConfigKey("default.dsl.store", STRING, "rocksDB", ValidString(("rocksDB", "in_memory"))),
-    ConfigKey("dsl.store.suppliers.class", CLASS),
-    ConfigKey("dsl.store.format", STRING, "DEFAULT", ValidString(("HEADERS", "DEFAULT"), case_insensitive=True)),
-    ConfigKey("default.client.supplier", CLASS),
-    ConfigKey("log.summary.interval.ms", LONG, 120000),
-    ConfigKey("metadata.max.age.ms", LONG, 300000, _AT_LEAST_0),
-    ConfigKey("metrics.num.samples", INT, 2, Range(1)),
-    ConfigKey("metric.reporters", LIST, ["org.apache.kafka.common.metrics.JmxReporter"], ValidList()),
-    ConfigKey("metrics.recording.level", STRING, "INFO", ValidString(("INFO", "DEBUG", "TRACE"))),
-    ConfigKey("metrics.sample.window.ms", LONG, 30000, _AT_LEAST_0),
-    ConfigKey("poll.ms", LONG, 100),
-    ConfigKey("probing.rebalance.interval.ms", LONG, 600000, Range(60000)),
-    ConfigKey("processor.wrapper.class", CLASS),
-    ConfigKey("receive.buffer.bytes", INT, 32768, Range(-1)),
-    ConfigKey("reconnect.backoff.ms", LONG, 50, _AT_LEAST_0),
-    ConfigKey("reconnect.backoff.max.ms", LONG, 1000, _AT_LEAST_0),
-    ConfigKey("retry.backoff.ms", LONG, 100, _AT_LEAST_0),
-    ConfigKey("request.timeout.ms", INT, 40000, _AT_LEAST_0),
+              ValidString(("none", "min_traffic", "balance_subtopology")), instead=_SPARK_SCHEDULES),
+    ConfigKey("rack.aware.assignment.tags", LIST, [], ListSize(5), instead=_SPARK_SCHEDULES),
+    ConfigKey("rack.aware.assignment.traffic_cost", INT, instead=_SPARK_SCHEDULES),
+    ConfigKey("repartition.purge.interval.ms", LONG, 30000, _AT_LEAST_0,
+              instead="the library does not purge repartition topics: their records stay until the topic's own "
+                      "retention deletes them"),
+    ConfigKey("connections.max.idle.ms", LONG, 540000, instead=_CLIENTS),
+    ConfigKey("default.dsl.store", STRING, "rocksDB", ValidString(("rocksDB", "in_memory")), instead=_STORES),
+    ConfigKey("dsl.store.suppliers.class", CLASS, instead=_STORES),
+    ConfigKey("dsl.store.format", STRING, "DEFAULT", ValidString(("HEADERS", "DEFAULT"), case_insensitive=True),
+              refused=True,
+              instead="the DSL's stores keep values and timestamps, not record headers (KIP-1285 is not "
+                      "implemented): records out of stateful operators would lose the headers HEADERS keeps"),
+    ConfigKey("default.client.supplier", CLASS,
+              instead="the clients are Spark's Kafka source and the library's own admin client and producers"),
+    ConfigKey("log.summary.interval.ms", LONG, 120000,
+              instead="Spark reports each micro-batch's progress (StreamingQuery.lastProgress)"),
+    ConfigKey("metadata.max.age.ms", LONG, 300000, _AT_LEAST_0, instead=_CLIENTS),
+    ConfigKey("metrics.num.samples", INT, 2, Range(1),
+              instead="rates and averages are sampled over Kafka's default windows (2 of 30 s)"),
+    ConfigKey("metric.reporters", LIST, ["org.apache.kafka.common.metrics.JmxReporter"], ValidList(),
+              instead=_METRICS),
+    ConfigKey("metrics.recording.level", STRING, "INFO", ValidString(("INFO", "DEBUG", "TRACE")),
+              instead="the metrics the library provides are recorded at any level; " + _METRICS),
+    ConfigKey("metrics.sample.window.ms", LONG, 30000, _AT_LEAST_0,
+              instead="rates and averages are sampled over Kafka's default windows (2 of 30 s)"),
+    ConfigKey("poll.ms", LONG, 100, instead="trigger.interval sets how often a query looks for new data"),
+    ConfigKey("probing.rebalance.interval.ms", LONG, 600000, Range(60000), instead=_SPARK_SCHEDULES),
+    ConfigKey("processor.wrapper.class", CLASS, refused=True,
+              instead="processors are not wrapped here (KIP-1112 is not implemented): wrap them in your "
+                      "ProcessorSupplier instead"),
+    ConfigKey("receive.buffer.bytes", INT, 32768, Range(-1), instead=_CLIENTS),
+    ConfigKey("reconnect.backoff.ms", LONG, 50, _AT_LEAST_0, instead=_CLIENTS),
+    ConfigKey("reconnect.backoff.max.ms", LONG, 1000, _AT_LEAST_0, instead=_CLIENTS),
+    ConfigKey("retry.backoff.ms", LONG, 100, _AT_LEAST_0, instead=_CLIENTS),
+    ConfigKey("request.timeout.ms", INT, 40000, _AT_LEAST_0, effect="Passed to the Kafka clients."),
     ConfigKey("metadata.recovery.strategy", STRING, "rebootstrap",
-              ValidString(("REBOOTSTRAP", "NONE"), case_insensitive=True)),
-    ConfigKey("metadata.recovery.rebootstrap.trigger.ms", LONG, 300000, _AT_LEAST_0),
-    ConfigKey("rocksdb.config.setter", CLASS),
-    ConfigKey("send.buffer.bytes", INT, 131072, Range(-1)),
-    ConfigKey("state.cleanup.delay.ms", LONG, 600000),
-    ConfigKey("state.cleanup.dir.max.age.ms", LONG, -1),
+              ValidString(("REBOOTSTRAP", "NONE"), case_insensitive=True), instead=_CLIENTS),
+    ConfigKey("metadata.recovery.rebootstrap.trigger.ms", LONG, 300000, _AT_LEAST_0, instead=_CLIENTS),
+    ConfigKey("rocksdb.config.setter", CLASS, instead="the executors' local stores are not tuned through it"),
+    ConfigKey("send.buffer.bytes", INT, 131072, Range(-1), instead=_CLIENTS),
+    ConfigKey("state.cleanup.delay.ms", LONG, 600000,
+              instead="Spark cleans its checkpoint (spark.sql.streaming.minBatchesToRetain)"),
+    ConfigKey("state.cleanup.dir.max.age.ms", LONG, -1,
+              instead="Spark cleans its checkpoint (spark.sql.streaming.minBatchesToRetain)"),
     ConfigKey("upgrade.from", STRING, None, ValidString((None, "2.4", "2.5", "2.6", "2.7", "2.8", "3.0", "3.1", "3.2",
                                                         "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9", "4.0", "4.1",
-                                                        "4.2"))),
-    ConfigKey("windowed.inner.class.serde", STRING),
-    ConfigKey("windowstore.changelog.additional.retention.ms", LONG, 86400000),
-    ConfigKey("window.size.ms", LONG),
+                                                        "4.2")),
+              instead="a restart checks the topology against the checkpoint's (see Upgrades and "
+                      "upgrade.allow.unsafe)"),
+    ConfigKey("windowed.inner.class.serde", STRING, instead=_SERDE_INSTANCE),
+    ConfigKey("windowstore.changelog.additional.retention.ms", LONG, 86400000,
+              instead="there are no changelog topics: state is kept in Spark's checkpoint"),
+    ConfigKey("window.size.ms", LONG, instead=_SERDE_INSTANCE),
 )
 # keys only this library reads (KafkaStreams on Spark, the checkpoint manifest)
 LIBRARY_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
-    ConfigKey(CHECKPOINT_LOCATION, STRING),
-    ConfigKey(EMBEDDED_TOPICS_DIR, STRING),
-    ConfigKey(TRIGGER_INTERVAL, STRING, "100 milliseconds"),
-    ConfigKey(UPGRADE_ALLOW_UNSAFE, BOOLEAN, False),
+    ConfigKey(CHECKPOINT_LOCATION, STRING,
+              effect="Where the Spark checkpoints live (a path, `hdfs://`, `s3a://`); default "
+                     "`<state.dir>/<application.id>`. Starting again on it resumes."),
+    ConfigKey(EMBEDDED_TOPICS_DIR, STRING,
+              effect="The embedded topics' directory (without `bootstrap.servers`); on a cluster, one every executor "
+                     "sees. Default: a temporary directory."),
+    ConfigKey(TRIGGER_INTERVAL, STRING, "100 milliseconds",
+              effect="Spark's processing-time trigger of every query (how often it looks for new data)."),
+    ConfigKey(UPGRADE_ALLOW_UNSAFE, BOOLEAN, False,
+              effect="`true` starts despite a topology change that loses state (see Upgrades)."),
 )
 # Kafka 4.3.1's ConsumerConfig, ProducerConfig and AdminClientConfig names that StreamsConfig does not define itself
 # (ssl.*, sasl.* and security.* are known by prefix): StreamsConfig hands these to its clients
@@ -387,12 +482,16 @@ class StreamsConfig:
 
     Each known key is parsed to its type and validated (a :class:`ConfigException`, a ``ValueError``, with Kafka's
     message naming the key and value); ``application.id`` is required and must be a legal topic prefix; a key
-    neither Kafka Streams, its clients nor this library knows is logged once per process at WARNING.
+    neither Kafka Streams, its clients nor this library knows is logged once per process at WARNING. A key with no
+    effect here (:attr:`ConfigKey.effect` unset) set to another value than its default is logged at WARNING once per
+    config object, as Kafka logs the unused keys of each config it builds: every application or test driver made
+    with it is told, and one config is told once; a ``refused`` key set so is a :class:`ConfigException`.
     """
 
     def __init__(self, props: Optional[Mapping[str, Any]], default_application_id: Optional[str] = None) -> None:
         self.originals: dict[str, Any] = dict(props or {})
         self.values: dict[str, Any] = {}
+        self._warned_no_effect: set[str] = set()
         if self.originals.get(APPLICATION_ID) is None and default_application_id is not None:
             self.originals[APPLICATION_ID] = default_application_id
         for key, value in self.originals.items():
@@ -408,6 +507,7 @@ class StreamsConfig:
             parsed = parse_type(key, value, definition.type)
             if definition.validator is not None:
                 definition.validator(key, parsed)
+            self._check_effect(definition, parsed)
             self.values[key] = parsed
         app_id = self.values.get(APPLICATION_ID)
         if app_id is None:
@@ -426,6 +526,20 @@ class StreamsConfig:
     @property
     def application_id(self) -> str:
         return self.values[APPLICATION_ID]
+
+    def _check_effect(self, definition: ConfigKey, value: Any) -> None:
+        """Refuse or warn about ``value`` of a key that does nothing here, unless it is the key's default."""
+        if definition.has_effect or definition.is_default(value):
+            return
+        if definition.refused:
+            shown = "[" + ", ".join(map(str, value)) + "]" if isinstance(value, list) else value
+            raise ConfigException.invalid(definition.name, shown, f"not supported by streams-on-spark: "
+                                                                  f"{definition.instead}")
+        if definition.name in self._warned_no_effect:
+            return
+        self._warned_no_effect.add(definition.name)
+        log.warning("The configuration '%s' was supplied but has no effect on streams-on-spark: %s.",
+                    definition.name, definition.instead)
 
 
 def _warn_unknown(key: str) -> None:

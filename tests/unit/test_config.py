@@ -5,8 +5,25 @@ import logging
 
 import pytest
 
-from streams_on_spark import Consumed, KafkaStreams, Produced, Serdes, StreamsBuilder, TopologyTestDriver
-from streams_on_spark.config import StreamsConfig, TaskConfig
+from streams_on_spark import (
+    Consumed,
+    KafkaStreams,
+    Produced,
+    Serdes,
+    StreamsBuilder,
+    TopologyTestDriver,
+    TopologyTestDriverBuilder,
+)
+from streams_on_spark.config import (
+    BOOLEAN,
+    INT,
+    LONG,
+    STREAMS_CONFIG_KEYS,
+    ConfigException,
+    Range,
+    StreamsConfig,
+    TaskConfig,
+)
 
 S = Serdes.String()
 
@@ -191,3 +208,116 @@ def test_kafka_streams_checks_types_at_construction_too():
 @pytest.mark.parametrize("app_id", ["orders-v2", "my_app.prod", "A-1"])
 def test_legal_application_ids_are_accepted(app_id):
     assert TaskConfig.from_config({"application.id": app_id}).application_id == app_id
+
+
+# ------------------------------------------------------------------------------------------------ keys with no effect
+def _no_effect_warnings(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.levelno == logging.WARNING and "has no effect on streams-on-spark" in r.getMessage()]
+
+
+def test_a_key_with_no_effect_set_to_another_value_is_logged_once_naming_it_and_what_to_do(caplog):
+    with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
+        config = StreamsConfig({"application.id": "a", "num.stream.threads": "4"})
+    assert _no_effect_warnings(caplog) == [
+        "The configuration 'num.stream.threads' was supplied but has no effect on streams-on-spark: parallelism is one "
+        "task per subtopology and partition, run on Spark's executors: give Spark more cores or executors (and the "
+        "topics more partitions)."]
+    assert config.get("num.stream.threads") == 4   # still validated and readable, as Kafka's
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
+        StreamsConfig({"application.id": "a", "commit.interval.ms": 100})
+    [message] = _no_effect_warnings(caplog)
+    assert "'commit.interval.ms'" in message and "trigger.interval" in message
+
+
+def test_each_key_with_no_effect_is_logged_once_per_config(caplog):
+    with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
+        # the driver builder merges its configs into one: the key given twice is one warning
+        (TopologyTestDriverBuilder(_topology()).with_config({"num.standby.replicas": 1, "max.task.idle.ms": 10})
+         .with_config({"num.standby.replicas": 2}).build().close())
+    warnings = _no_effect_warnings(caplog)
+    assert sorted(m.split("'")[1] for m in warnings) == ["max.task.idle.ms", "num.standby.replicas"]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
+        # once per config object, as Kafka logs each config's unused keys: another application is told again
+        StreamsConfig({"application.id": "a", "poll.ms": 5})
+        StreamsConfig({"application.id": "b", "poll.ms": 5})
+    assert [m.split("'")[1] for m in _no_effect_warnings(caplog)] == ["poll.ms", "poll.ms"]
+
+
+def test_kafka_streams_logs_a_key_with_no_effect_at_construction(caplog):
+    with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
+        KafkaStreams(_topology(), {"application.id": "a", "num.standby.replicas": 1})   # no Spark, no broker yet
+    [message] = _no_effect_warnings(caplog)
+    assert "'num.standby.replicas'" in message and "no standby" in message
+
+
+@pytest.mark.parametrize("key, value", [
+    ("num.stream.threads", 1), ("num.stream.threads", "1"), ("commit.interval.ms", 30000),
+    ("num.standby.replicas", 0), ("metrics.recording.level", "INFO"), ("group.protocol", "CLASSIC"),  # any case
+    ("config.providers", ""), ("dsl.store.format", "default"), ("processor.wrapper.class", None),
+    ("rack.aware.assignment.tags", []), ("upgrade.from", None),
+])
+def test_a_key_with_no_effect_at_its_default_is_silent(caplog, key, value):
+    # a properties file shared with a Java application often spells the defaults out
+    with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
+        StreamsConfig({"application.id": "a", key: value})
+    assert caplog.records == []
+
+
+@pytest.mark.parametrize("key, value", [
+    ("statestore.cache.max.bytes", 0), ("cache.max.bytes.buffering", 0), ("processing.guarantee", "exactly_once_v2"),
+    ("state.dir", "/tmp/x"), ("topology.optimization", "all"), ("client.id", "c"), ("request.timeout.ms", 1000),
+    ("security.protocol", "SSL"), ("ensure.explicit.internal.resource.naming", True),
+    ("errors.dead.letter.queue.topic.name", "dlq"), ("trigger.interval", "1 second"), ("checkpoint.location", "/c"),
+    ("embedded.topics.dir", "/e"), ("upgrade.allow.unsafe", True), ("bootstrap.servers", "a:9092"),
+])
+def test_a_key_with_an_effect_is_silent(caplog, key, value):
+    with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
+        StreamsConfig({"application.id": "a", key: value})
+    assert caplog.records == []
+
+
+def test_the_driver_takes_keys_with_an_effect_without_a_warning(caplog):
+    config = {"statestore.cache.max.bytes": 0, "processing.guarantee": "exactly_once_v2", "topology.optimization": "all",
+              "default.key.serde": S, "default.value.serde": S}
+    with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
+        with TopologyTestDriver(_topology(), config):
+            pass
+    assert caplog.records == []
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("config.providers", "file", "Invalid value [file] for configuration config.providers: not supported by "
+     "streams-on-spark: values referring to a config provider (${provider:path:key}) would be used unresolved: "
+     "resolve them before building the config"),
+    ("processor.wrapper.class", "com.example.Tracing", "Invalid value com.example.Tracing for configuration "
+     "processor.wrapper.class: not supported by streams-on-spark: processors are not wrapped here (KIP-1112 is not "
+     "implemented): wrap them in your ProcessorSupplier instead"),
+    ("dsl.store.format", "headers", "Invalid value headers for configuration dsl.store.format: not supported by "
+     "streams-on-spark: the DSL's stores keep values and timestamps, not record headers (KIP-1285 is not "
+     "implemented): records out of stateful operators would lose the headers HEADERS keeps"),
+])
+def test_a_key_the_runtime_cannot_honour_is_refused_naming_it(key, value, message):
+    with pytest.raises(ConfigException) as info:
+        StreamsConfig({"application.id": "a", key: value})
+    assert str(info.value) == message
+    with pytest.raises(ValueError) as info:   # the driver and KafkaStreams check through the same config
+        TopologyTestDriver(_topology(), {key: value})
+    assert str(info.value) == message
+    with pytest.raises(ValueError) as info:
+        KafkaStreams(_topology(), {"application.id": "a", key: value})
+    assert str(info.value) == message
+
+
+def test_every_key_with_no_effect_warns_or_is_refused_and_every_other_key_is_silent(caplog):
+    # one non-default value per key of a type that has an obvious one
+    other = {BOOLEAN: lambda d: not d, INT: lambda d: (d or 0) + 7, LONG: lambda d: (d or 0) + 70000}
+    for key in STREAMS_CONFIG_KEYS.values():
+        if key.type not in other or key.validator is not None and not isinstance(key.validator, Range):
+            continue
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
+            StreamsConfig({"application.id": "a", key.name: other[key.type](key.default)})
+        assert len(_no_effect_warnings(caplog)) == (0 if key.has_effect else 1), key.name

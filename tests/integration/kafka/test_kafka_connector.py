@@ -42,6 +42,16 @@ def test_topic_admin(connector, topic_name):
     assert connector.end_offsets(topic_name) == [0, 0, 0, 0]
 
 
+def test_created_topics_get_the_brokers_default_replication_or_the_one_asked_for(kafka_bootstrap, topic_name):
+    with KafkaConnector(kafka_bootstrap, {}, timeout_ms=10000) as default:
+        default.create_topic(topic_name, 2)   # -1: the broker's default.replication.factor (1 on the test broker)
+        [described] = default._admin().describe_topics([topic_name])
+        assert [len(p["replica_nodes"]) for p in described["partitions"]] == [1, 1]
+    with KafkaConnector(kafka_bootstrap, {}, timeout_ms=10000, replication_factor=2) as replicated:
+        with pytest.raises(Exception, match=rf"cannot create topic {topic_name}-2 .*InvalidReplicationFactor"):
+            replicated.create_topic(topic_name + "-2", 2)
+
+
 def test_append_writes_partitions_timestamps_and_headers(connector, read_topic, topic_name):
     connector.create_topic(topic_name, 3)
     records = _records(topic_name, 3, 30)

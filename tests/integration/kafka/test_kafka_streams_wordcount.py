@@ -125,6 +125,18 @@ def test_missing_source_topic_is_named_within_seconds(kafka_bootstrap, kafka_spa
     assert time.monotonic() - start < 30
 
 
+def test_replication_factor_is_used_for_the_topics_the_application_creates(kafka_bootstrap, kafka_spark, tmp_path):
+    run = uuid.uuid4().hex[:8]
+    create_topics(kafka_bootstrap, {f"sentences-{run}": 2})
+    config = {"application.id": f"replicated-{run}", "bootstrap.servers": kafka_bootstrap,
+              "checkpoint.location": str(tmp_path), "replication.factor": 2}
+    with KafkaStreams(word_count(f"sentences-{run}", f"counts-{run}"), config, kafka_spark) as streams:
+        # the test broker is one node: two replicas are refused, naming the repartition topic
+        with pytest.raises(StreamsException, match=rf"cannot create topic replicated-{run}-by-word-repartition .*"
+                                                    r"InvalidReplicationFactor"):
+            streams.start()
+
+
 def test_copartition_mismatch_is_reported_before_anything_runs(kafka_bootstrap, kafka_spark, tmp_path):
     run = uuid.uuid4().hex[:8]
     clicks, profiles = f"clicks-{run}", f"profiles-{run}"

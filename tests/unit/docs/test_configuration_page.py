@@ -23,42 +23,9 @@ from streams_on_spark.config import (
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "configuration.md"
 GENERATED = re.compile(r"(<!-- generated: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
 
-# What the library does with a key; a Kafka Streams key missing here is accepted and validated, with no effect.
-EFFECTS: Mapping[str, str] = {
-    "application.id": "Required. Prefixes internal topics (`<application.id>-<name>-repartition`), names the Spark "
-                      "queries, is the consumer group under `exactly_once_v2` and the default checkpoint directory.",
-    "bootstrap.servers": "The Kafka cluster. Absent: topics are the library's embedded topics.",
-    "state.dir": "Where executors keep tasks' local RocksDB stores (default: Spark's per-application files "
-                 "directory); and the root of the default `checkpoint.location` (`<tmp>/kafka-streams` if unset).",
-    "ensure.explicit.internal.resource.naming": "KIP-1111: building the topology fails when a repartition topic, "
-                                                "changelog or store name was generated (else a warning).",
-    "cache.max.bytes.buffering": "Kafka's name before 3.4 of `statestore.cache.max.bytes`, read when that is absent.",
-    "statestore.cache.max.bytes": "The record cache per task; 0 turns caching off.",
-    "client.id": "Passed to the Kafka clients.",
-    "default.deserialization.exception.handler": "Kafka's older name of `deserialization.exception.handler`, read "
-                                                 "(with a warning) when that is absent.",
-    "default.key.serde": "The key serde (an instance, e.g. `Serdes.String()`) where none is given.",
-    "default.value.serde": "The value serde (an instance) where none is given.",
-    "default.production.exception.handler": "Kafka's older name of `production.exception.handler`, read (with a "
-                                            "warning) when that is absent.",
-    "default.timestamp.extractor": "The timestamp extractor of sources that set none.",
-    "deserialization.exception.handler": "A source record that cannot be deserialized: see Error handling.",
-    "errors.dead.letter.queue.topic.name": "KIP-1034's dead letter queue topic: see Error handling.",
-    "processing.exception.handler": "A processor or punctuator that raises (KIP-1033): see Error handling.",
-    "processing.guarantee": "`at_least_once` or `exactly_once_v2` (one Kafka transaction per task and micro-batch).",
-    "production.exception.handler": "A sink record that cannot be serialized: see Error handling.",
-    "security.protocol": "Passed to the Kafka clients (with `sasl.*` and `ssl.*`).",
-    "request.timeout.ms": "Passed to the Kafka clients.",
-    "topology.optimization": "Read by `StreamsBuilder.build(config)`; recorded in the checkpoint's topology.json.",
-    # the library's own keys
-    "checkpoint.location": "Where the Spark checkpoints live (a path, `hdfs://`, `s3a://`); default "
-                           "`<state.dir>/<application.id>`. Starting again on it resumes.",
-    "embedded.topics.dir": "The embedded topics' directory (without `bootstrap.servers`); on a cluster, one every "
-                           "executor sees. Default: a temporary directory.",
-    "trigger.interval": "Spark's processing-time trigger of every query (how often it looks for new data).",
-    "upgrade.allow.unsafe": "`true` starts despite a topology change that loses state (see Upgrades).",
-}
-NO_EFFECT = "Validated as Kafka's; no effect here."
+# what a key does here is config.py's ConfigKey.effect; a key without one does nothing here, and says what does
+NO_EFFECT = "No effect here; another value than the default logs a warning: {}."
+REFUSED = "Not supported: another value than the default is refused (`ConfigException`): {}."
 # config.py's validator functions, in words
 FUNCTION_VALIDATORS: Mapping[str, str] = {
     "_topology_optimization": "`none`, `all`, or a comma list of `reuse.ktable.source.topics`, "
@@ -105,12 +72,19 @@ def _valid(key: ConfigKey) -> str:
     return FUNCTION_VALIDATORS[name]
 
 
+def effect(key: ConfigKey) -> str:
+    """What the library does with ``key``: its effect, or why it has none and what does its job instead."""
+    if key.effect is not None:
+        return key.effect
+    return (REFUSED if key.refused else NO_EFFECT).format(key.instead)
+
+
 def render_table(keys: Mapping[str, ConfigKey]) -> str:
     """The Markdown table of ``keys``: key, type, default, valid values, what the library does with it."""
     rows = ["| key | type | default | valid values | effect here |", "|---|---|---|---|---|"]
     for name in sorted(keys):
         key = keys[name]
-        cells = [_code(name), key.type.lower(), _default(key), _valid(key), EFFECTS.get(name, NO_EFFECT)]
+        cells = [_code(name), key.type.lower(), _default(key), _valid(key), effect(key)]
         rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(rows) + "\n"
 
@@ -136,9 +110,12 @@ def test_every_key_the_library_reads_is_on_the_page():
     assert not missing, f"keys missing from docs/configuration.md: {missing}"
 
 
-def test_every_described_key_exists():
-    unknown = sorted(set(EFFECTS) - set(LIBRARY_CONFIG_KEYS) - set(STREAMS_CONFIG_KEYS))
-    assert not unknown, f"EFFECTS describes keys config.py does not define: {unknown}"
+def test_every_key_says_what_it_does_here():
+    keys = [*LIBRARY_CONFIG_KEYS.values(), *STREAMS_CONFIG_KEYS.values()]
+    assert [k.name for k in keys if k.effect is None and not k.instead] == [], "a key without effect or instead"
+    assert [k.name for k in keys if k.effect is not None and (k.instead or k.refused)] == [], \
+        "a key with an effect has nothing to do instead and is never refused"
+    assert not [k.name for k in LIBRARY_CONFIG_KEYS.values() if k.effect is None], "the library's keys all act"
 
 
 if __name__ == "__main__":

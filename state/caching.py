@@ -25,7 +25,7 @@ from __future__ import annotations
 from abc import ABC
 from collections import OrderedDict
 from operator import itemgetter
-from typing import Any, Callable, Hashable, Iterable, Optional
+from typing import Any, Callable, Hashable, Iterable, Iterator, Optional
 
 from streams_on_spark.errors import IllegalStateError
 
@@ -243,6 +243,11 @@ class CachingKeyValueBytesStore(CachingBytesStore):
         cached = [key for key in self._entries
                   if (key_from is None or key >= key_from) and (key_to is None or key <= key_to)]
         return self._merged(dict(self.wrapped.range(key_from, key_to)), cached, None, reverse)
+
+    def scan(self, key_from: Optional[bytes], key_to: Optional[bytes],
+             reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        """The bytes stores' lazy scan; here over the snapshot :meth:`range` (cached entries merged in)."""
+        return iter(self.range(key_from, key_to, reverse))
 
     def put(self, key: bytes, value: Optional[bytes], typed: Any = None) -> None:
         """Cache a write; ``typed`` is what the typed store above wants back on flush (its objects, to spare

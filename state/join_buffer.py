@@ -69,7 +69,8 @@ class TimeOrderedJoinBuffer(SerdeStore):
             emit(self._kde(where[9:-_SEQ.size]), self._vde(raw), time_of(where[1:9]), headers)
 
     def num_records(self) -> int:
-        return len(self.inner.range(_BY_TIME, prefix_upper_bound(_BY_TIME)))
+        """Records buffered (counted by a lazy scan: nothing is materialized)."""
+        return sum(1 for _ in self.inner.scan(_BY_TIME, prefix_upper_bound(_BY_TIME)))
 
 
 class TimeOrderedJoinBufferBuilder(StoreBuilder):

@@ -11,13 +11,17 @@ engine's changelog (:meth:`LocalTaskStore.load`).
 from __future__ import annotations
 
 import bisect
+import heapq
 import logging
 import os
 import shutil
-from typing import Any, Iterable, Iterator, Optional
+import weakref
+from itertools import takewhile
+from operator import itemgetter
+from typing import Any, Generator, Iterable, Iterator, Optional
 
 from streams_on_spark.errors import StreamsException
-from streams_on_spark.state.stores import StateStore, invalid_range
+from streams_on_spark.state.stores import StateStore, invalid_range, raise_written_while_scanning
 
 log = logging.getLogger(__name__)
 
@@ -43,12 +47,15 @@ def _options() -> Any:
 class LocalKeyValueBytesStore(StateStore):
     """``bytes -> bytes`` in one column family of the task's RocksDB; reads see the batch's uncommitted writes."""
 
+    _writes = 0   # keys the batch added or removed so far: an open scan fails clearly if they change under it
+
     def __init__(self, name: str, column_family: Any) -> None:
         self.name = name
         self._db = column_family
         self.pending: dict[bytes, Optional[bytes]] = {}
         self._pending_sorted: Optional[list[bytes]] = None
         self.floor: Optional[bytes] = None   # delete_below's bound, pending until commit
+        self._scans: weakref.WeakSet = weakref.WeakSet()   # scans handed out, closed with the database
 
     @property
     def persistent(self) -> bool:
@@ -63,6 +70,7 @@ class LocalKeyValueBytesStore(StateStore):
     def put(self, key: bytes, value: Optional[bytes]) -> None:
         pending = self.pending
         if key not in pending:
+            self._writes += 1
             keys = self._pending_sorted
             if keys is not None:   # kept sorted once a range read needed it (cheaper than re-sorting each read)
                 bisect.insort(keys, key)
@@ -78,21 +86,62 @@ class LocalKeyValueBytesStore(StateStore):
         """Entries with ``key_from <= key <= key_to`` in key-byte order (None = unbounded); a snapshot."""
         if invalid_range(key_from, key_to):
             return []
-        merged: dict[bytes, Optional[bytes]] = {}
-        for key, value in self._db.items(from_key=key_from) if key_from is not None else self._db.items():
-            if key_to is not None and key > key_to:
-                break
-            merged[key] = value
-        if self.pending:
-            if self._pending_sorted is None:
-                self._pending_sorted = sorted(self.pending)
-            keys = self._pending_sorted
-            lo = 0 if key_from is None else bisect.bisect_left(keys, key_from)
-            hi = len(keys) if key_to is None else bisect.bisect_right(keys, key_to)
+        committed = self._committed(key_from, key_to, False)
+        keys, lo, hi = self._pending_between(key_from, key_to)
+        if lo >= hi:
+            rows = list(committed)
+        else:   # whole ranges merge faster in a dict than row by row (see scan)
+            merged = dict(committed)
+            pending = self.pending
             for key in keys[lo:hi]:
-                merged[key] = self.pending[key]
-        rows = sorted((k, v) for k, v in merged.items() if v is not None)
+                merged[key] = pending[key]
+            rows = sorted((k, v) for k, v in merged.items() if v is not None)
         return rows[::-1] if reverse else rows
+
+    def scan(self, key_from: Optional[bytes], key_to: Optional[bytes],
+             reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        """The entries of :meth:`range`, read lazily: a RocksDB iterator merged with the batch's sorted writes, so a
+        caller that stops early pays for what it read. Not a snapshot: do not write the store while iterating."""
+        if invalid_range(key_from, key_to):
+            return iter(())
+        committed = self._committed(key_from, key_to, reverse)
+        keys, lo, hi = self._pending_between(key_from, key_to)
+        if lo >= hi:
+            rows = _rows(self, committed)
+        else:
+            rows = _merged(self, _pending_rows(keys, self.pending, lo, hi, reverse), committed, reverse)
+        self._scans.add(rows)
+        return rows
+
+    def close_scans(self) -> None:
+        """End the scans still open: a live RocksDB iterator keeps the database open (and locked) after closing."""
+        for rows in list(self._scans):
+            rows.close()
+        self._scans.clear()
+
+    def _committed(self, key_from: Optional[bytes], key_to: Optional[bytes],
+                   reverse: bool) -> Iterable[tuple[bytes, bytes]]:
+        """The committed entries in the range, lazily, without those below delete_below's bound (gone at commit)."""
+        lower = key_from
+        if self.floor is not None and (lower is None or lower < self.floor):
+            lower = self.floor
+        db = self._db
+        if reverse:
+            rows = db.items(backwards=True, from_key=key_to) if key_to is not None else db.items(backwards=True)
+            return rows if lower is None else takewhile(lambda row: row[0] >= lower, rows)
+        rows = db.items(from_key=lower) if lower is not None else db.items()
+        return rows if key_to is None else takewhile(lambda row: row[0] <= key_to, rows)
+
+    def _pending_between(self, key_from: Optional[bytes], key_to: Optional[bytes]) -> tuple[list[bytes], int, int]:
+        """The batch's written keys, sorted, and the slice ``[lo, hi)`` of them in the range."""
+        if not self.pending:
+            return [], 0, 0
+        if self._pending_sorted is None:
+            self._pending_sorted = sorted(self.pending)
+        keys = self._pending_sorted
+        lo = 0 if key_from is None else bisect.bisect_left(keys, key_from)
+        hi = len(keys) if key_to is None else bisect.bisect_right(keys, key_to)
+        return keys, lo, hi
 
     def delete_below(self, bound: bytes) -> None:
         """Delete every key below ``bound`` (a window or session store dropping expired segments), at commit as one
@@ -103,6 +152,7 @@ class LocalKeyValueBytesStore(StateStore):
         if any(key < bound for key in self.pending):
             self.pending = {k: v for k, v in self.pending.items() if k >= bound}
             self._pending_sorted = None
+        self._writes += 1
 
     def approximate_num_entries(self) -> int:
         """RocksDB's estimate, as Kafka's RocksDB store answers (exact only for an in-memory store)."""
@@ -130,6 +180,7 @@ class LocalKeyValueBytesStore(StateStore):
         self.pending = {}
         self._pending_sorted = None
         self.floor = None
+        self._writes += 1
 
     def close(self) -> None:
         """Nothing to release: the task's :class:`LocalTaskStore` owns the database."""
@@ -237,7 +288,8 @@ class LocalTaskStore:
         """Release the database (uncommitted writes are dropped); :meth:`open` takes it again."""
         if self._db is None:
             return
-        for store in self.stores.values():   # column family handles keep the database open
+        for store in self.stores.values():   # column family handles (and iterators) keep the database open
+            store.close_scans()
             store._db = None
             store.discard()
         self._db.close()
@@ -246,6 +298,40 @@ class LocalTaskStore:
     @staticmethod
     def destroy(path: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def _rows(store: LocalKeyValueBytesStore,
+          rows: Iterable[tuple[bytes, bytes]]) -> Generator[tuple[bytes, bytes], None, None]:
+    """``rows`` as a generator (closing it releases the RocksDB iterator beneath)."""
+    writes = store._writes
+    for row in rows:
+        if store._writes != writes:
+            raise_written_while_scanning(store.name)
+        yield row
+
+
+def _pending_rows(keys: list[bytes], pending: dict[bytes, Optional[bytes]], lo: int, hi: int,
+                  reverse: bool) -> Iterator[tuple[bytes, Optional[bytes]]]:
+    """The batch's writes of ``keys[lo:hi]`` in order (reversed if asked), deletions (None) included."""
+    for i in (range(hi - 1, lo - 1, -1) if reverse else range(lo, hi)):
+        key = keys[i]
+        yield key, pending[key]
+
+
+def _merged(store: LocalKeyValueBytesStore, pending: Iterator[tuple[bytes, Optional[bytes]]],
+            committed: Iterable[tuple[bytes, bytes]], reverse: bool) -> Generator[tuple[bytes, bytes], None, None]:
+    """Committed entries with the batch's writes over them, in key order: a write hides the committed entry of its
+    key (``heapq.merge`` yields the first iterable's row first on equal keys), a deletion hides it for good."""
+    last: Optional[bytes] = None
+    writes = store._writes
+    for key, value in heapq.merge(pending, committed, key=itemgetter(0), reverse=reverse):
+        if store._writes != writes:
+            raise_written_while_scanning(store.name)
+        if key == last:
+            continue
+        last = key
+        if value is not None:
+            yield key, value
 
 
 def _write(batch: Any, handle: Any, entries: dict[Optional[bytes], Optional[bytes]]) -> None:

@@ -3,7 +3,7 @@ key) order, in a key-value bytes store (Kafka's ``KeyValueStore<TimestampedKeyAn
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import Any, Iterator
 
 from streams_on_spark.state.stores import InMemoryKeyValueBytesStore, SerdeStore, StoreBuilder
 
@@ -40,14 +40,15 @@ class OuterJoinStore(SerdeStore):
     def remove_pending(self, ts: int, left_side: bool, key: Any) -> None:
         self.inner.delete(self._store_key(ts, left_side, key))
 
-    def pending(self) -> list[tuple[int, bool, Any, list[Any]]]:
-        out = []
-        for store_key, packed in self.inner.range(None, None):
+    def pending(self) -> Iterator[tuple[int, bool, Any, list[Any]]]:
+        """``(time, left side, key, values)`` of every waiting record in (time, side, key) order, read lazily (the
+        join stops at the first records whose windows are still open): do not write the store while iterating."""
+        left_serde, right_serde = self.left_value_serde, self.right_value_serde
+        for store_key, packed in self.inner.scan(None, None):
             ts, left_side = _OUTER_KEY.unpack_from(store_key)
-            serde = self.left_value_serde if left_side else self.right_value_serde
-            out.append((ts, left_side, self._kde(store_key[_OUTER_KEY.size:]),
-                        [serde.deserialize(self.name, v) for v in _unpack_list(packed)]))
-        return out
+            serde = left_serde if left_side else right_serde
+            yield (ts, left_side, self._kde(store_key[_OUTER_KEY.size:]),
+                   [serde.deserialize(self.name, v) for v in _unpack_list(packed)])
 
 
 def _pack_list(values: list[bytes]) -> bytes:

@@ -80,6 +80,8 @@ class StateStore(ABC):
 class InMemoryKeyValueBytesStore(StateStore):
     """``bytes -> bytes`` map ordered by key bytes on iteration, like Kafka's ``InMemoryKeyValueStore``."""
 
+    _writes = 0   # keys added or removed so far: an open scan fails clearly if they change under it
+
     def __init__(self, name: str) -> None:
         self.name = name
         self._map: dict[bytes, bytes] = {}
@@ -92,14 +94,18 @@ class InMemoryKeyValueBytesStore(StateStore):
         if value is None:
             self.delete(key)
             return
-        if key not in self._map and self._sorted is not None:
-            bisect.insort(self._sorted, key)   # kept sorted once a range read needed it: reads after writes stay cheap
+        if key not in self._map:
+            self._writes += 1
+            if self._sorted is not None:
+                bisect.insort(self._sorted, key)   # kept sorted once a range read needed it: later reads stay cheap
         self._map[key] = value
 
     def delete(self, key: bytes) -> Optional[bytes]:
         old = self._map.pop(key, None)
-        if old is not None and self._sorted is not None:
-            del self._sorted[bisect.bisect_left(self._sorted, key)]
+        if old is not None:
+            self._writes += 1
+            if self._sorted is not None:
+                del self._sorted[bisect.bisect_left(self._sorted, key)]
         return old
 
     def _keys(self) -> list[bytes]:
@@ -119,12 +125,24 @@ class InMemoryKeyValueBytesStore(StateStore):
         m = self._map
         return [(k, m[k]) for k in selected]
 
+    def scan(self, key_from: Optional[bytes], key_to: Optional[bytes],
+             reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        """The entries of :meth:`range`, read lazily: a caller that stops early pays for what it read. Not a
+        snapshot: do not write the store while iterating (use :meth:`range` for that)."""
+        if invalid_range(key_from, key_to):
+            return iter(())
+        keys = self._keys()
+        lo = 0 if key_from is None else bisect.bisect_left(keys, key_from)
+        hi = len(keys) if key_to is None else bisect.bisect_right(keys, key_to)
+        return _scan_sorted(self, keys, lo, hi, reverse)
+
     def delete_below(self, bound: bytes) -> None:
         """Delete every key below ``bound`` (what a local window or session store does with expired segments)."""
         keys = self._keys()
         for key in keys[:bisect.bisect_left(keys, bound)]:
             del self._map[key]
         self._sorted = None
+        self._writes += 1
 
     def approximate_num_entries(self) -> int:
         return len(self._map)
@@ -136,6 +154,24 @@ class InMemoryKeyValueBytesStore(StateStore):
     def restore(self, entries: dict[bytes, bytes]) -> None:
         self._map = dict(entries)
         self._sorted = None
+        self._writes += 1
+
+
+def _scan_sorted(store: InMemoryKeyValueBytesStore, keys: list[bytes], lo: int, hi: int,
+                 reverse: bool) -> Iterator[tuple[bytes, bytes]]:
+    """``(key, value)`` for ``keys[lo:hi]`` (reversed if asked), one at a time and without copying the keys."""
+    writes, values = store._writes, store._map
+    for i in (range(hi - 1, lo - 1, -1) if reverse else range(lo, hi)):
+        if store._writes != writes:
+            raise_written_while_scanning(store.name)
+        key = keys[i]
+        yield key, values[key]
+
+
+def raise_written_while_scanning(store: str) -> None:
+    """A store's keys changed under an open :meth:`scan` (which is not a snapshot): fail instead of skipping keys."""
+    raise IllegalStateError(f"store {store}: keys were added or removed while a scan of it was open; a scan is not a "
+                            "snapshot: finish it first, or read a snapshot with range()")
 
 
 class SerdeStore(StateStore):

@@ -3,6 +3,7 @@ latest update per key, evicted in (buffer time, key bytes) order, in a key-value
 from __future__ import annotations
 
 import pickle
+from itertools import islice
 from typing import Any, Callable, Optional
 
 from streams_on_spark.change import Change
@@ -60,8 +61,11 @@ class SuppressionBuffer(StateStore):
 
     def _sizes(self) -> tuple[int, int]:
         if self._size is None:
-            entries = self.inner.range(_BY_TIME, prefix_upper_bound(_BY_TIME))
-            self._size = (len(entries), sum(len(k) - 9 + len(v) for k, v in entries))
+            count = total = 0
+            for k, v in self.inner.scan(_BY_TIME, prefix_upper_bound(_BY_TIME)):
+                count += 1
+                total += len(k) - 9 + len(v)
+            self._size = (count, total)
         return self._size
 
     def _resize(self, entries: int, size: int) -> None:
@@ -111,7 +115,8 @@ class SuppressionBuffer(StateStore):
             upper = prefix_upper_bound(_BY_TIME + last)   # may be the first key past ``until`` itself: checked
             self._evict([e for e in self.inner.range(_BY_TIME, upper) if e[0][1:9] <= last], emit)
         if force > 0 and self.size():
-            self._evict(self.inner.range(_BY_TIME, prefix_upper_bound(_BY_TIME))[:force], emit)
+            # the oldest ``force`` entries only, read before evicting them (the scan is not a snapshot)
+            self._evict(list(islice(self.inner.scan(_BY_TIME, prefix_upper_bound(_BY_TIME)), force)), emit)
 
     def _evict(self, entries: list[tuple[bytes, bytes]], emit: Callable[[Any, Change, int, Any], None]) -> None:
         for where, entry in entries:

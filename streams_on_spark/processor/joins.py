@@ -112,21 +112,22 @@ class KStreamKStreamJoin(Processor):
                 self.time.min_time = min(self.time.min_time, ts)
                 self.outer_store.add_pending(ts, self.is_left_side, record.key, record.value)
 
-    def _window_open(self, ts: int, left_side: bool) -> bool:
+    def _window_open(self, ts: int, left_side: bool, stream_time: int) -> bool:
         look_back = self.window_after_ms if left_side else self.window_before_ms
-        return ts + look_back + self.grace_ms >= self.time.stream_time
+        return ts + look_back + self.grace_ms >= stream_time
 
     def _emit_non_joined(self, record: Record) -> None:
         # this side's own after bound (Kafka's ``joinAfterMs``: the right side has before/after swapped)
         if self.time.min_time + self.after_ms + self.grace_ms >= self.time.stream_time:
             return
-        self.time.min_time = MAX_TIME
+        stream_time, min_time = self.time.stream_time, MAX_TIME
         left_open = right_open = False
+        emitted = []   # removed after the scan: the store's scan is lazy, not a snapshot
         for ts, left_side, key, values in self.outer_store.pending():
-            self.time.min_time = ts
+            min_time = ts
             if left_open and right_open:
                 break
-            if self._window_open(ts, left_side):
+            if self._window_open(ts, left_side, stream_time):
                 if left_side:
                     left_open = True
                 else:
@@ -135,9 +136,13 @@ class KStreamKStreamJoin(Processor):
             for value in values:
                 joined = self.joiner(key, value, None) if left_side else self.joiner(key, None, value)
                 self.forward(Record(key, joined, ts, record.headers))
-            self.outer_store.remove_pending(ts, left_side, key)
+            emitted.append((ts, left_side, key))
         else:
-            self.time.min_time = MAX_TIME if not self.outer_store.pending() else self.time.min_time
+            if not (left_open or right_open):   # read to the end, all emitted: the store is now empty
+                min_time = MAX_TIME
+        self.time.min_time = min_time
+        for ts, left_side, key in emitted:
+            self.outer_store.remove_pending(ts, left_side, key)
 
 
 class KStreamKTableJoin(Processor):

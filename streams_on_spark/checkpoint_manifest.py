@@ -183,14 +183,13 @@ def _read(path: str, spark: Any) -> Optional[str]:
                 return f.read()
         except FileNotFoundError:
             return None
-    fs, hadoop_path = _hadoop(path, spark)
-    if not fs.exists(hadoop_path):
-        return None
-    stream = fs.open(hadoop_path)
     try:
-        return spark.sparkContext._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
-    finally:
-        stream.close()
+        rows = _session(path, spark).read.option("wholetext", "true").text(path).collect()
+    except Exception as e:   # pyspark's AnalysisException, classic or Connect
+        if "PATH_NOT_FOUND" in str(e) or "Path does not exist" in str(e):
+            return None
+        raise
+    return "".join(row[0] for row in rows) if rows else None
 
 
 def _write(path: str, text: str, spark: Any) -> None:
@@ -202,17 +201,14 @@ def _write(path: str, text: str, spark: Any) -> None:
             os.fsync(f.fileno())
         os.replace(path + ".tmp", path)
         return
-    fs, hadoop_path = _hadoop(path, spark)
-    stream = fs.create(hadoop_path, True)
-    try:
-        stream.write(bytearray(text.encode("utf-8")))
-    finally:
-        stream.close()
+    # one text file in a directory of that name, written by Spark: what a classic session and a Spark Connect one
+    # (which has no JVM on the client) can both do, on any file system Spark's checkpoints are on
+    session = _session(path, spark)
+    session.createDataFrame([(text,)], "value string").coalesce(1).write.mode("overwrite").text(path)
 
 
-def _hadoop(path: str, spark: Any) -> tuple[Any, Any]:
-    """A remote checkpoint (hdfs://, s3a://) through Spark's Hadoop file system."""
+def _session(path: str, spark: Any) -> Any:
+    """The session a remote checkpoint (hdfs://, s3a://, file://) is read and written through."""
     if spark is None:
         raise TopologyException(f"checkpoint location {path} is remote: it is read through a SparkSession")
-    from streams_on_spark.runtime.spark.checkpoints import hadoop_file_system   # the runtime package imports pyspark
-    return hadoop_file_system(path, spark)
+    return spark

@@ -24,5 +24,6 @@ def test_kafka_streams_runs_in_a_spark_connect_session(tmp_path):
     assert "session pyspark.sql.connect.session" in lines
     result = json.loads(next(line for line in lines if line.startswith("result "))[len("result "):])
     assert result["store"] == {"ann": 3, "bob": 2, "cid": 1}
+    assert result["remote_refused"] == "yes"   # a remote checkpoint's topology.json, read and written through Spark
     assert sorted(map(tuple, result["outputs"])) == [("ann", 1), ("ann", 2), ("ann", 3), ("bob", 1), ("bob", 2),
                                                     ("cid", 1)]

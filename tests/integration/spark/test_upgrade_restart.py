@@ -120,3 +120,25 @@ def test_the_same_change_with_named_operators_resumes_every_store(spark, tmp_pat
     outputs = [(S.deserialize("o", r.key), L.deserialize("o", r.value))
                for p in range(2) for r in topics.read("word-counts-out", p, 0, topics.end_offset("word-counts-out", p))]
     assert sorted(c for w, c in outputs if w == "cat") == [1, 2, 3, 4]   # every update once, counting on
+
+
+def test_a_remote_checkpoint_location_remembers_its_topology_too(spark, tmp_path):
+    """A location with a scheme (hdfs://, s3a://; here file://) is read and written through Spark, as the
+    checkpoints are: the manifest is there after a run, and the next start is checked against it."""
+    topics = make_topics(tmp_path)
+    append(topics, FIRST, 1_000)
+    remote = {**config(topics, tmp_path), "checkpoint.location": (tmp_path / "remote").as_uri()}
+    with KafkaStreams(word_count(named=False, upgraded=False), remote, spark) as streams:
+        streams.start()
+        streams.process_all_available()
+    written = "".join(p.read_text() for p in (tmp_path / "remote" / MANIFEST).glob("part-*"))
+    assert "KSTREAM-AGGREGATE-STATE-STORE-0000000003" in json.loads(written)["description"]
+    with pytest.raises(TopologyException, match="KSTREAM-AGGREGATE-STATE-STORE-0000000003"):
+        KafkaStreams(word_count(named=False, upgraded=True), remote, spark).start()
+    with KafkaStreams(word_count(named=False, upgraded=False), remote, spark) as streams:
+        streams.start()   # the same topology resumes
+        append(topics, SECOND, 2_000)
+        streams.process_all_available()
+    outputs = [(S.deserialize("o", r.key), L.deserialize("o", r.value))
+               for p in range(2) for r in topics.read("word-counts-out", p, 0, topics.end_offset("word-counts-out", p))]
+    assert max(c for w, c in outputs if w == "cat") == expected_counts(FIRST + SECOND)["cat"]

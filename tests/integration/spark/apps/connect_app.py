@@ -5,21 +5,35 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from streams_on_spark import Consumed, KafkaStreams, Materialized, Produced, Serdes, StreamsBuilder
+from streams_on_spark import (
+    Consumed,
+    KafkaStreams,
+    Materialized,
+    Produced,
+    Serdes,
+    StreamsBuilder,
+    Topology,
+    TopologyException,
+)
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.connectors.records import ProducerRecord
 
 S, L = Serdes.String(), Serdes.Long()
 
 
+def click_counts(store: str = "clicks-per-user") -> Topology:
+    builder = StreamsBuilder()
+    (builder.stream("clicks", Consumed.with_(S, S)).group_by_key().count(Materialized.as_(store))
+     .to_stream().to("click-counts", Produced.with_(S, L)))
+    return builder.build()
+
+
 def main() -> None:
     spark = SparkSession.builder.remote("local[2]").getOrCreate()
-    builder = StreamsBuilder()
-    (builder.stream("clicks", Consumed.with_(S, S)).group_by_key().count(Materialized.as_("clicks-per-user"))
-     .to_stream().to("click-counts", Produced.with_(S, L)))
     with EmbeddedTopics() as topics:
         topics.create_topic("clicks", 2)
         topics.create_topic("click-counts", 2)
@@ -28,15 +42,26 @@ def main() -> None:
                        for i, user in enumerate(users)])
         config = {"application.id": "connect-app", "embedded.topics.dir": topics.root,
                   "checkpoint.location": tempfile.mkdtemp(), "statestore.cache.max.bytes": 0}
-        with KafkaStreams(builder.build(), config, spark) as streams:
+        with KafkaStreams(click_counts(), config, spark) as streams:
             streams.start()
             streams.process_all_available()
             store = {kv.key: kv.value.value for task in streams.read_tasks(0).values()
                      for kv in task.stores["clicks-per-user"].all()}
             outputs = [(S.deserialize("o", r.key), L.deserialize("o", r.value))
                        for p in range(2) for r in topics.read("click-counts", p, 0, topics.end_offset("click-counts", p))]
+        # a checkpoint location with a scheme (hdfs://, s3a://; here file://) keeps its topology.json through Spark:
+        # a restart that renames the store is refused
+        remote = {**config, "application.id": "connect-remote", "checkpoint.location": Path(tempfile.mkdtemp()).as_uri()}
+        with KafkaStreams(click_counts(), remote, spark) as streams:
+            streams.start()
+            streams.process_all_available()
+        try:
+            KafkaStreams(click_counts("renamed-store"), remote, spark).start()
+            refused = "no"
+        except TopologyException as e:
+            refused = "yes" if "clicks-per-user" in str(e) else f"other: {e}"
     print("session " + type(spark).__module__)
-    print("result " + json.dumps({"store": store, "outputs": sorted(outputs)}))
+    print("result " + json.dumps({"store": store, "outputs": sorted(outputs), "remote_refused": refused}))
     spark.stop()
 
 

@@ -311,7 +311,7 @@ class SparkRuntime:
         tasks = fn.task_count()
         saved: dict[int, SavedTask] = {}
         changes: dict[int, list[Changes]] = {}
-        if os.path.isdir(os.path.join(path, "state")):
+        if os.path.isdir(os.path.join(path, "state")) if "://" not in path else self._has_state(path):
             self.spark.streams.active  # noqa: B018 - creates the state store coordinator the RocksDB reader needs
             reader = self.spark.read.format("statestore")
             for row in reader.option("stateVarName", TASK_STATE).load(path).collect():
@@ -331,6 +331,17 @@ class SparkRuntime:
             out[p] = fn.new_task(p, None if state is None else bytes(state.snapshot),
                                  bytes_stores=fn.bytes_stores(tables))
         return out
+
+
+    def _has_state(self, path: str) -> bool:
+        """Whether a remote checkpoint (hdfs://, s3a://, file://) holds state yet, asked through Spark."""
+        try:
+            return bool(self.spark.read.format("binaryFile").option("recursiveFileLookup", "true")
+                        .load(path.rstrip("/") + "/state").limit(1).count())
+        except Exception as e:   # no state directory yet
+            if "PATH_NOT_FOUND" in str(e) or "Path does not exist" in str(e):
+                return False
+            raise
 
 
 class RuntimeMetrics:

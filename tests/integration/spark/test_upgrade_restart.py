@@ -139,6 +139,7 @@ def test_a_remote_checkpoint_location_remembers_its_topology_too(spark, tmp_path
         streams.start()   # the same topology resumes
         append(topics, SECOND, 2_000)
         streams.process_all_available()
+        assert counts_in(streams, 1, "KSTREAM-AGGREGATE-STATE-STORE-0000000003") == expected_counts(FIRST + SECOND)
     outputs = [(S.deserialize("o", r.key), L.deserialize("o", r.value))
                for p in range(2) for r in topics.read("word-counts-out", p, 0, topics.end_offset("word-counts-out", p))]
     assert max(c for w, c in outputs if w == "cat") == expected_counts(FIRST + SECOND)["cat"]

@@ -34,6 +34,9 @@ EXACTLY_ONCE_V2 = "exactly_once_v2"
 # Kafka's private StreamsConfig.InternalConfig key: the wall-clock throttle of ON_WINDOW_CLOSE windowed aggregations
 EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATION = "__emit.interval.ms.kstreams.windowed.aggregation__"
 DEFAULT_EMIT_INTERVAL_MS = 1000
+# ... and of the scans of left/outer stream-stream joins' outer-join store for non-joined records (same default)
+EMIT_INTERVAL_MS_KSTREAMS_OUTER_JOIN_SPURIOUS_RESULTS_FIX = (
+    "__emit.interval.ms.kstreams.outer.join.spurious.results.fix__")
 # KIP-1111: building the topology fails when a repartition topic, changelog or store name was generated
 ENSURE_EXPLICIT_INTERNAL_RESOURCE_NAMING = "ensure.explicit.internal.resource.naming"
 # this library's own keys (KafkaStreams on Spark; streams_on_spark.checkpoint_manifest)

@@ -2,14 +2,20 @@
 
 Ports of Kafka's ``KStreamJoinWindow``, ``KStreamKStreamJoin`` (with the outer-join store that emits
 non-joined records once their window closed), ``KStreamKTableJoin``, ``KStreamGlobalKTableJoin`` and
-``KTableKTableJoin``. Time a join tracks (the shared stream time of both sides, the earliest pending outer
-record) lives in the task's processor metadata so it survives restarts and Spark batches.
+``KTableKTableJoin``. Time a join tracks (Kafka's ``TimeTracker``: the shared stream time of both sides, the earliest
+pending outer record, the next wall-clock time a scan of the outer-join store may run) lives in the task's processor
+metadata so it survives restarts and Spark batches.
 """
 from __future__ import annotations
 
 import logging
 from typing import Any, Callable, Optional
 
+from streams_on_spark.config import (
+    DEFAULT_EMIT_INTERVAL_MS,
+    EMIT_INTERVAL_MS_KSTREAMS_OUTER_JOIN_SPURIOUS_RESULTS_FIX,
+    internal_long,
+)
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record
 from streams_on_spark.change import make_change
 from streams_on_spark.processor.dsl import Change, drop_record, forward_on_flush, skip_out_of_order_join_update
@@ -17,6 +23,11 @@ from streams_on_spark.state.stores import ValueAndTimestamp
 
 log = logging.getLogger(__name__)
 MAX_TIME = 2**63 - 1
+
+
+def _java_long(value: int) -> int:
+    """``value`` wrapped to a Java ``long``, as Kafka's arithmetic on times overflows (``Long.MAX_VALUE + 10``)."""
+    return (value + 2**63) % 2**64 - 2**63
 
 
 class KStreamJoinWindow(Processor):
@@ -36,11 +47,13 @@ class KStreamJoinWindow(Processor):
 
 
 class _SharedJoinTime:
-    """Stream time across both sides of one join, and the earliest record waiting in the outer-join store."""
+    """Stream time across both sides of one join, the earliest time of the outer-join store's last scan and puts,
+    and the next wall-clock time a scan may run (Kafka's ``TimeTracker``, shared by both sides of a task)."""
 
     def __init__(self, context: Any, join_name: str) -> None:
         self._context = context
         self._stream_key, self._min_key = f"join-stream-time:{join_name}", f"join-min-time:{join_name}"
+        self._next_emit_key = f"join-next-time-to-emit:{join_name}"
 
     @property
     def stream_time(self) -> int:
@@ -59,6 +72,15 @@ class _SharedJoinTime:
     @min_time.setter
     def min_time(self, value: int) -> None:
         self._context.put_processor_metadata(self._min_key, value)
+
+    @property
+    def next_time_to_emit(self) -> int:
+        value = self._context.get_processor_metadata(self._next_emit_key)
+        return 0 if value is None else value
+
+    @next_time_to_emit.setter
+    def next_time_to_emit(self, value: int) -> None:
+        self._context.put_processor_metadata(self._next_emit_key, value)
 
 
 class KStreamKStreamJoin(Processor):
@@ -83,6 +105,11 @@ class KStreamKStreamJoin(Processor):
         self.other = context.get_state_store(self.other_store_name)
         self.outer_store = context.get_state_store(self.outer_store_name) if self.outer_store_name else None
         self.time = _SharedJoinTime(context, self.join_name)
+        if self.outer_store is not None:
+            # Kafka's private throttle of the outer-join store's scans, in wall-clock time (TopologyTestDriver: 0)
+            self.emit_interval_ms = internal_long(context.app_configs(),
+                                                  EMIT_INTERVAL_MS_KSTREAMS_OUTER_JOIN_SPURIOUS_RESULTS_FIX,
+                                                  DEFAULT_EMIT_INTERVAL_MS)
 
     def _join(self, key: Any, this: Any, other: Any) -> Any:
         return self.joiner(key, this, other) if self.is_left_side else self.joiner(key, other, this)
@@ -117,9 +144,19 @@ class KStreamKStreamJoin(Processor):
         return ts + look_back + self.grace_ms >= stream_time
 
     def _emit_non_joined(self, record: Record) -> None:
-        # this side's own after bound (Kafka's ``joinAfterMs``: the right side has before/after swapped)
-        if self.time.min_time + self.after_ms + self.grace_ms >= self.time.stream_time:
+        """Kafka's ``emitNonJoinedOuterRecords``: emit (and remove) the waiting records whose window closed.
+
+        Gated by this side's own after bound (Kafka's ``joinAfterMs``: the right side has before/after swapped)
+        counted from the earliest time, in Java's overflowing arithmetic (an earliest time of ``Long.MAX_VALUE``
+        passes), and throttled to one scan per emit interval of wall-clock time. The earliest time becomes the last
+        record the scan visited, even one it emitted.
+        """
+        if _java_long(self.time.min_time + self.after_ms + self.grace_ms) >= self.time.stream_time:
             return
+        now = self.context.current_system_time_ms()
+        if now < self.time.next_time_to_emit:
+            return
+        self.time.next_time_to_emit = now + self.emit_interval_ms
         stream_time, min_time = self.time.stream_time, MAX_TIME
         left_open = right_open = False
         emitted = []   # removed after the scan: the store's scan is lazy, not a snapshot
@@ -137,9 +174,6 @@ class KStreamKStreamJoin(Processor):
                 joined = self.joiner(key, value, None) if left_side else self.joiner(key, None, value)
                 self.forward(Record(key, joined, ts, record.headers))
             emitted.append((ts, left_side, key))
-        else:
-            if not (left_open or right_open):   # read to the end, all emitted: the store is now empty
-                min_time = MAX_TIME
         self.time.min_time = min_time
         for ts, left_side, key in emitted:
             self.outer_store.remove_pending(ts, left_side, key)

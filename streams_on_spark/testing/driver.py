@@ -11,7 +11,12 @@ import time
 from collections import deque
 from typing import Any, Mapping, Optional
 
-from streams_on_spark.config import EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATION, TaskConfig, dummy_application_id
+from streams_on_spark.config import (
+    EMIT_INTERVAL_MS_KSTREAMS_OUTER_JOIN_SPURIOUS_RESULTS_FIX,
+    EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATION,
+    TaskConfig,
+    dummy_application_id,
+)
 from streams_on_spark.connectors.partitioner import DefaultPartitioner
 from streams_on_spark.connectors.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError, bad_argument, require_instance, require_int, require_str
@@ -38,9 +43,10 @@ class TopologyTestDriver:
         _check_engine(engine)
         require_instance(config, "config", Mapping, optional=True)
         require_int(initial_wall_clock_time_ms, "initial_wall_clock_time_ms", optional=True)
-        # Kafka's driver disables the emit-final throttle unless configured (putIfAbsent(..., 0L)) and commits after
-        # every record: caches flush per record, on either engine
-        config = {EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATION: 0, **(config or {})}
+        # Kafka's driver disables the emit-final and outer-join throttles unless configured (putIfAbsent(..., 0L))
+        # and commits after every record: caches flush per record, on either engine
+        config = {EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATION: 0,
+                  EMIT_INTERVAL_MS_KSTREAMS_OUTER_JOIN_SPURIOUS_RESULTS_FIX: 0, **(config or {})}
         self._config = TaskConfig.from_config(config, default_app_id=dummy_application_id(), commit_every_record=True)
         self._declared = dict(require_instance(declared_topics, "declared_topics", Mapping, optional=True) or {})
         for topic, partitions in self._declared.items():

@@ -266,6 +266,20 @@ def stream_stream_join(variant: str, config: dict) -> Topology:
     return builder.build(config)
 
 
+def outer_join_emission(variant: str, config: dict) -> Topology:
+    """OuterJoinScenarios.java: when a left/outer stream-stream join emits its non-joined records (the wall-clock
+    throttle, the earliest time after a scan); the variant's first word is the join, ``-asymmetric`` its windows."""
+    builder = StreamsBuilder()
+    left = builder.stream("left", Consumed.with_(S, S))
+    right = builder.stream("right", Consumed.with_(S, S))
+    windows = (JoinWindows.of_time_difference_with_no_grace(5).before(20) if variant.endswith("-asymmetric")
+               else JoinWindows.of_time_difference_with_no_grace(10))
+    join = left.left_join if variant.split("-")[0] == "left" else left.outer_join
+    join(right, lambda l, r: f"{n(l)}+{n(r)}", windows, StreamJoined.with_(S, S, S)).to(
+        "joined", Produced.with_(S, S))
+    return builder.build(config)
+
+
 def repartition(variant: str, config: dict) -> Topology:
     builder = StreamsBuilder()
     (builder.stream("events", Consumed.with_(S, S))
@@ -590,6 +604,8 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "versioned-filter": versioned_filter,
     "versioned-fk-join": versioned_fk_join,
     "versioned-view-join": versioned_view_join,
+    "outer-join-emit-throttle": outer_join_emission,
+    "outer-join-min-time": outer_join_emission,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
@@ -612,7 +628,8 @@ SPARK = {"wordcount-cached", "table-aggregate-uncached", "tumbling-uncached", "t
          "fk-join-inner", "fk-join-left", "fk-join-left-unmaterialized", "versioned-table-default",
          "versioned-join-inner", "versioned-join-left", "versioned-downstream-default", "versioned-filter-default",
          "versioned-fk-join-default", "versioned-view-join-inner", "versioned-view-join-left",
-         "versioned-view-join-grace"}
+         "versioned-view-join-grace", "outer-join-emit-throttle-left", "outer-join-emit-throttle-outer",
+         "outer-join-min-time-outer", "outer-join-min-time-outer-asymmetric"}
 
 
 # ---------------------------------------------------------------------------------------------------- goldens

@@ -137,6 +137,7 @@ final class Scenarios {
         all.add(deadLetterQueueProcessing());
         all.addAll(ForeignKeyScenarios.all());
         all.addAll(VersionedScenarios.all());
+        all.addAll(OuterJoinScenarios.all());
         return all;
     }
 

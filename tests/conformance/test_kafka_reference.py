@@ -15,10 +15,10 @@ step), the steps are replayed and the results compared:
 - local engine, 4 partitions, for the scenarios whose results do not depend on one shared stream time (no windows,
   suppression, stream-stream joins or punctuation): per key, the sequence of (value, timestamp, headers) on every
   output topic (Kafka's per-partition order guarantee), the union of the stores' partitions, and the metric;
-- Spark engine, 1 partition, a representative subset (marked ``spark``; every golden with
-  ``STREAMS_ON_SPARK_GOLDENS=all``, ``make test-goldens-spark``): exactly, as the local engine, with consecutive
-  records of one topic piped as one list (one Spark batch), so an output record's step is the last of its list's;
-  Spark at 4 partitions per key where the local engine is.
+- Spark engine, 1 partition, every golden (marked ``spark``): exactly, as the local engine, with consecutive records
+  of one topic piped as one list (one Spark batch), so an output record's step is the last of its list's; with
+  ``STREAMS_ON_SPARK_GOLDENS=all`` (``make test-goldens-spark``) also Spark at 4 partitions, per key where the local
+  engine is.
 """
 from __future__ import annotations
 
@@ -618,20 +618,6 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
 # Not process-values: its key changes before process_values, which does not repartition, so at 4 partitions one
 # key's "seen" counts split across tasks (KIP-1238's point; tests/unit/dsl/test_process_values.py shows it).
 
-# The Spark engine runs this representative subset in the suite (about 1-3 s each; all of them with
-# STREAMS_ON_SPARK_GOLDENS=all, below): at 1 partition exactly, as the local engine.
-SPARK = {"wordcount-cached", "table-aggregate-uncached", "tumbling-uncached", "tumbling-cached", "session-uncached",
-         "suppress-time-limit-default", "emit-on-window-close-tumbling", "repartition-default",
-         "selectkey-optimization-all", "split-merge-default", "punctuation-default",
-         "global-table-join-null-key-left", "repartitioned-partitions-default", "stream-table-join-joined-default",
-         "process-values-default", "dead-letter-queue-deserialization", "dead-letter-queue-processing",
-         "fk-join-inner", "fk-join-left", "fk-join-left-unmaterialized", "versioned-table-default",
-         "versioned-join-inner", "versioned-join-left", "versioned-downstream-default", "versioned-filter-default",
-         "versioned-fk-join-default", "versioned-view-join-inner", "versioned-view-join-left",
-         "versioned-view-join-grace", "outer-join-emit-throttle-left", "outer-join-emit-throttle-outer",
-         "outer-join-min-time-outer", "outer-join-min-time-outer-asymmetric"}
-
-
 # ---------------------------------------------------------------------------------------------------- goldens
 
 @lru_cache(maxsize=None)
@@ -819,8 +805,9 @@ def test_describe_matches_kafka(name):
     assert str(build_topology(golden).describe()) == golden["topology"]
 
 
-# STREAMS_ON_SPARK_GOLDENS=all (`make test-goldens-spark`, ~8 minutes: outside the suite's time budget): every golden
-# on Spark too, at 1 partition and, where the comparison per key applies, at 4.
+# Every golden runs on Spark at 1 partition in the suite (about 3 s each). STREAMS_ON_SPARK_GOLDENS=all (`make
+# test-goldens-spark`, ~5 more minutes: outside the suite's time budget) adds Spark at 4 partitions where the
+# comparison per key applies.
 ALL_ON_SPARK = os.environ.get("STREAMS_ON_SPARK_GOLDENS") == "all"
 # Where Spark differs from Kafka's driver, and why (strict xfails: one that starts to pass fails the run).
 SPARK_DIFFERENCES = {
@@ -852,8 +839,7 @@ def _cases() -> list:
         cases.append(pytest.param(name, "local", 1, id=f"{name}-local-1p"))
         if key_local:
             cases.append(pytest.param(name, "local", 4, id=f"{name}-local-4p"))
-        if name in SPARK or ALL_ON_SPARK:
-            cases.append(_spark_case(name, 1))
+        cases.append(_spark_case(name, 1))
         if ALL_ON_SPARK and key_local and golden["scenario"] not in ORDER_DEPENDENT_AFTER_REPARTITION:
             cases.append(_spark_case(name, 4))
     return cases

@@ -62,7 +62,7 @@ $(SPARK_ENV_TARGETS): export SPARK_LOCAL_IP := 127.0.0.1
 
 .PHONY: help setup deps deps-kafka-broker deps-spark-kafka kafka-up kafka-down spark-cluster-up spark-cluster-down \
 	wheel dist test stress-submit test-unit test-goldens-spark run bench bench-kafka bench-spark clean clean-deps kafka-reference \
-	checkpoint-fixture docs
+	checkpoint-fixture docs quix-venv
 
 help: ## List the targets
 	@echo "streams-on-spark — make targets:"
@@ -181,8 +181,13 @@ run: $(SETUP_STAMP) ## Run the word count on Spark over embedded topics, 4 parti
 docs: $(SETUP_STAMP) ## Build the documentation site into site/
 	$(VENV)/bin/mkdocs build --strict -d site
 
-bench: $(SETUP_STAMP) ## Driver throughput: 1M words through the word count, 4 partitions (bench/driver_throughput.py)
-	$(PY) bench/driver_throughput.py
+# Kafka's own TopologyTestDriver on the word count, the Java baseline of `make bench` (defined before the rule: make
+# expands prerequisites when it reads them).
+JAVA_DRIVER_BENCH     := bench/baselines/kafka-streams-driver-wordcount
+JAVA_DRIVER_BENCH_JAR := $(JAVA_DRIVER_BENCH)/target/kafka-streams-driver-wordcount.jar
+
+bench: $(SETUP_STAMP) $(JAVA_DRIVER_BENCH_JAR) ## Driver throughput, 1M-word word count: ours (4 partitions) vs plain Python vs Kafka's Java TopologyTestDriver (bench/driver_throughput.py)
+	$(PY) bench/driver_throughput.py $(BENCH_ARGS)
 
 bench-spark: $(SETUP_STAMP) ## Spark engine vs hand-written PySpark, state-size and global-table cost (bench/spark_engine.py)
 	$(PY) bench/spark_engine.py
@@ -200,11 +205,49 @@ $(JAVA_BENCH_JAR): $(JAVA_BENCH)/pom.xml $(JAVA_BENCH)/src/main/java/WordCount.j
 	rm -rf $(JAVA_BENCH)/target
 	$(MVN_CMD) -f $(JAVA_BENCH)/pom.xml package
 
-bench-kafka: $(SETUP_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) $(JAVA_BENCH_JAR) ## Word count end to end on Kafka: ours vs PySpark vs Java Kafka Streams (bench/kafka_end_to_end.py)
+# Kafka's own TopologyTestDriver (kafka-streams-test-utils at the broker's version) on the same word count: the Java
+# baseline of `make bench` (bench/driver_throughput.py --runs java,java-nocache).
+$(JAVA_DRIVER_BENCH_JAR): $(JAVA_DRIVER_BENCH)/pom.xml $(JAVA_DRIVER_BENCH)/src/main/java/DriverWordCount.java deps/settings.xml
+	@command -v $(MVN) >/dev/null || { echo "$(MVN) not found: install Maven 3.8+ (apt-get install maven)" >&2; exit 1; }
+	rm -rf $(JAVA_DRIVER_BENCH)/target
+	$(MVN_CMD) -f $(JAVA_DRIVER_BENCH)/pom.xml package
+
+# Quix Streams, the Python peer of bench-kafka (--runs quix), in its own venv so that its dependencies never touch the
+# project's pinned set. Rebuilt from scratch when the pinned version changes; a failed install removes the half-made venv.
+QUIX_VENV  := .venv-quix
+QUIX_REQS  := bench/baselines/quix/requirements.txt
+QUIX_STAMP := $(QUIX_VENV)/.installed
+
+quix-venv: $(QUIX_STAMP) ## Create .venv-quix with Quix Streams (bench/baselines/quix/requirements.txt) for bench-kafka
+
+$(QUIX_STAMP): $(QUIX_REQS)
+	rm -rf $(QUIX_VENV)
+	$(PYTHON) -m venv $(QUIX_VENV)
+	{ $(QUIX_VENV)/bin/python -m pip install --progress-bar off -q --upgrade "pip==$(PIP_VERSION)" && \
+	  $(QUIX_VENV)/bin/python -m pip install --progress-bar off -q -r $(QUIX_REQS); } || { rm -rf $(QUIX_VENV); exit 1; }
+	@touch $@
+
+bench-kafka: $(SETUP_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) $(JAVA_BENCH_JAR) $(QUIX_STAMP) ## Word count end to end on Kafka: ours vs PySpark vs Java Kafka Streams vs Quix Streams (bench/kafka_end_to_end.py)
 	@$(MAKE) --no-print-directory kafka-up
 	@trap '$(MAKE) --no-print-directory kafka-down' EXIT; \
 	export STREAMS_ON_SPARK_KAFKA="$$(cat $(KAFKA_RUN)/bootstrap)"; \
 	$(PY) bench/kafka_end_to_end.py $(BENCH_ARGS)
+
+# Issue 25's fixed-cost benchmarks. bench-latency runs local[2] over embedded topics; BENCH_ARGS="--kafka" runs it on the
+# broker of `make kafka-up` (STREAMS_ON_SPARK_KAFKA, else .deps/kafka-run/bootstrap), e.g. BENCH_ARGS="--samples 20
+# --trigger-interval '50 milliseconds'". bench-scale-out starts its own standalone cluster in .deps/bench-spark-cluster-run
+# and stops it afterwards (BENCH_ARGS="--master spark://..." uses a running one), shipping the wheel of `make wheel` as
+# the cluster tests do.
+.PHONY: bench-latency bench-scale-out
+bench-latency bench-scale-out: export PYSPARK_PYTHON := $(CURDIR)/$(PY)
+bench-latency bench-scale-out: export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
+bench-latency bench-scale-out: export SPARK_LOCAL_IP := 127.0.0.1
+
+bench-latency: $(SETUP_STAMP) ## End-to-end latency, one sentence at a time through the README word count's 2 hops: p50/p90/p99/max, per-query trigger floor (bench/latency.py)
+	$(PY) bench/latency.py $(BENCH_ARGS)
+
+bench-scale-out: $(SETUP_STAMP) $(WHEEL) ## Standalone cluster (one 2-core worker): word count words/s with spark.cores.max 1 vs 2 and the ratio (bench/scale_out.py)
+	$(PY) bench/scale_out.py $(BENCH_ARGS)
 
 # Kafka Streams reference goldens (deps/kafka-reference): the scenarios run with Kafka's own TopologyTestDriver
 # (kafka-streams-test-utils 4.3.1, Maven Central) write tests/data/kafka-reference/*.json, which
@@ -228,8 +271,8 @@ kafka-reference: $(KAFKA_REF_JAR) ## Regenerate the Kafka Streams 4.3.1 goldens 
 	$(if $(SCENARIOS),,rm -f tests/data/kafka-reference/*.json)
 	java -cp '$(KAFKA_REF_JAR):$(KAFKA_REF)/target/lib/*' streamsonspark.reference.ReferenceMain tests/data/kafka-reference $(SCENARIOS)
 
-clean: spark-cluster-down ## Stop the Spark cluster; remove .venv, stamps, dist/, build artifacts, caches (jars stay: clean-deps)
-	rm -rf $(VENV) $(STAMPS) build dist site *.egg-info .pytest_cache spark-warehouse metastore_db derby.log $(JAVA_BENCH)/target \
-		$(KAFKA_REF)/target
+clean: spark-cluster-down ## Stop the Spark cluster; remove .venv, .venv-quix, stamps, dist/, build artifacts, caches (jars stay: clean-deps)
+	rm -rf $(VENV) $(QUIX_VENV) $(STAMPS) build dist site *.egg-info .pytest_cache spark-warehouse metastore_db derby.log \
+		$(JAVA_BENCH)/target $(JAVA_DRIVER_BENCH)/target $(KAFKA_REF)/target
 	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
 	find . -path ./.git -prune -o -type d -name '*.egg-info' -prune -exec rm -rf {} +

@@ -1,4 +1,4 @@
-"""The README word count end to end on a real Kafka broker: our runtime vs hand-written PySpark vs Kafka Streams.
+"""The README word count end to end on a real Kafka broker: ours vs hand-written PySpark vs Kafka Streams vs Quix.
 
 N words (default 1,000,000; 10-word sentences, 5,000 distinct words, the generator of bench/driver_throughput.py)
 are produced once with kafka-python into a fresh 4-partition input topic. Then, on the same broker and data, each
@@ -20,6 +20,13 @@ run reads that topic from the beginning and writes word counts to its own fresh 
             committed the end offsets of the input and the repartition topic (``commit.interval.ms=1000``, so the
             end is seen at most ~1 s late; ``--java-commit-ms``).
   java-eos  the ``java`` run with ``processing.guarantee=exactly_once_v2`` (a transaction per commit interval).
+  quix      Quix Streams (Python, the version pinned in bench/baselines/quix/requirements.txt, run from its own
+            venv .venv-quix: ``make quix-venv``), bench/baselines/quix/wordcount.py: ``apply(split, expand)`` ->
+            ``group_by(word)`` (its repartition topic) -> stateful count (RocksDB + changelog topic) -> output, no
+            record cache (one count update per word); two processes in one consumer group (two consumers, like the
+            2 cores), ``commit_interval`` 1 s (``--quix-commit-interval``). Timed from the first process's
+            ``Application.run()`` until the group has committed the end offsets of the input and the repartition
+            topic (seen by this script, polling every 0.1 s), then the processes are stopped with SIGTERM.
 
 Output topics of the exactly-once runs are read back with ``isolation.level=read_committed``.
 
@@ -34,7 +41,10 @@ the Java baseline, built with Maven from Maven Central if its jar is missing:
 
     mvn -q -s deps/settings.xml -f bench/baselines/kafka-streams-wordcount/pom.xml package
 
-    .venv/bin/python bench/kafka_end_to_end.py [--words N] [--runs ours,ours-eos,pyspark,java,java-nocache,java-eos]
+and, for the quix run, .venv-quix (``make quix-venv``; ``make bench-kafka`` makes both).
+
+    .venv/bin/python bench/kafka_end_to_end.py [--words N]
+        [--runs ours,ours-eos,pyspark,java,java-nocache,java-eos,quix]
 """
 from __future__ import annotations
 
@@ -58,8 +68,11 @@ ROOT = Path(__file__).resolve().parents[1]
 JAVA_PROJECT = ROOT / "bench" / "baselines" / "kafka-streams-wordcount"
 JAVA_JAR = JAVA_PROJECT / "target" / "kafka-streams-wordcount.jar"
 JAVA_LIB = JAVA_PROJECT / "target" / "lib"
+QUIX_PYTHON = ROOT / ".venv-quix" / "bin" / "python"
+QUIX_SCRIPT = ROOT / "bench" / "baselines" / "quix" / "wordcount.py"
+QUIX_REQUIREMENTS = ROOT / "bench" / "baselines" / "quix" / "requirements.txt"
 BOOTSTRAP_ENV = "STREAMS_ON_SPARK_KAFKA"
-RUNS = ("ours", "ours-eos", "pyspark", "java", "java-nocache", "java-eos")
+RUNS = ("ours", "ours-eos", "pyspark", "java", "java-nocache", "java-eos", "quix")
 PARTITIONS = 4
 
 log = logging.getLogger("bench.kafka_end_to_end")
@@ -92,16 +105,17 @@ def create_topics(bootstrap: str, topics: list[str], partitions: int) -> None:
 
 
 def delete_run_topics(bootstrap: str, prefix: str, groups: list[str]) -> None:
-    """Best effort: delete every topic named ``prefix*`` and the given consumer groups."""
+    """Best effort: delete every topic whose name holds ``prefix`` (``prefix*``, and Quix Streams' internal
+    ``repartition__<group>--...`` / ``changelog__<group>--...`` topics) and the given consumer groups."""
     admin = admin_client(bootstrap)
     try:
-        topics = sorted(t for t in admin.list_topics() if t.startswith(prefix))
+        topics = sorted(t for t in admin.list_topics() if prefix in t)
         if topics:
             admin.delete_topics(topics, timeout_ms=30000)
             log.info("deleted topics %s", topics)
         if groups:
             try:
-                admin.delete_consumer_groups(groups)
+                admin.delete_groups(groups)  # kafka-python 3 (2.x: delete_consumer_groups)
             except Exception as e:  # a group that never committed does not exist
                 log.debug("deleting consumer groups %s: %s", groups, e)
     except Exception as e:
@@ -275,6 +289,116 @@ def run_java(bootstrap: str, input_topic: str, output_topic: str, app_id: str, t
     return float(fields["elapsed_s"]), f"{float(fields['running_s']):.2f} s after RUNNING"
 
 
+class GroupProgress:
+    """A consumer group's progress on some topics, with one admin client and one consumer kept open between polls."""
+
+    def __init__(self, bootstrap: str, group: str, topics: list[str]) -> None:
+        from kafka import KafkaAdminClient, KafkaConsumer
+        self.group, self.topics = group, topics
+        self.admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="kafka-bench-progress",
+                                      request_timeout_ms=30000)
+        self.consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="kafka-bench-progress",
+                                      enable_auto_commit=False)
+
+    def poll(self) -> Optional[tuple[dict[str, int], dict[str, int]]]:
+        """(end offsets summed per topic, lag per topic: records beyond the group's committed offsets, no commit
+        counting as offset 0); None while a topic does not exist yet."""
+        from kafka import TopicPartition
+        existing = set(self.admin.list_topics())
+        if any(t not in existing for t in self.topics):
+            return None
+        parts = [TopicPartition(t, p) for t in self.topics for p in sorted(self.consumer.partitions_for_topic(t) or ())]
+        if {tp.topic for tp in parts} != set(self.topics):
+            return None
+        ends = self.consumer.end_offsets(parts)
+        try:
+            committed = self.admin.list_group_offsets({self.group: None}).get(self.group) or {}
+        except Exception as e:  # the group does not exist until its first join/commit
+            log.debug("committed offsets of %s: %s", self.group, e)
+            committed = {}
+        total = dict.fromkeys(self.topics, 0)
+        lag = dict.fromkeys(self.topics, 0)
+        for tp, end in ends.items():
+            done = committed[tp].offset if tp in committed else 0
+            total[tp.topic] += end
+            lag[tp.topic] += end - max(done, 0)
+        return total, lag
+
+    def close(self) -> None:
+        self.consumer.close()
+        self.admin.close()
+
+
+def quix_version() -> str:
+    for line in QUIX_REQUIREMENTS.read_text().splitlines():
+        if line.strip().startswith("quixstreams=="):
+            return line.strip().split("==", 1)[1]
+    return "?"
+
+
+def run_quix(bootstrap: str, input_topic: str, output_topic: str, app_id: str, timeout_s: float, work: str,
+             processes: int, commit_interval_s: float, words: int) -> tuple[float, str]:
+    """Quix Streams in ``processes`` processes of .venv-quix, one consumer group; the seconds from the first one's
+    ``Application.run()`` until the group has committed the ends of the input and the repartition topic."""
+    import json
+    import signal
+    repartition = f"repartition__{app_id}--{input_topic}--by-word"
+    procs, logs, started_files = [], [], []
+    progress: Optional[GroupProgress] = None
+    try:
+        for i in range(processes):
+            state_dir = os.path.join(work, app_id, f"state-{i}")
+            os.makedirs(state_dir)
+            started_files.append(os.path.join(work, app_id, f"started-{i}.json"))
+            logs.append(open(os.path.join(work, app_id, f"worker-{i}.log"), "w+"))
+            cmd = [str(QUIX_PYTHON), "-W", "ignore", str(QUIX_SCRIPT), "--bootstrap", bootstrap, "--input", input_topic,
+                   "--output", output_topic, "--group", app_id, "--state-dir", state_dir,
+                   "--started-file", started_files[-1], "--commit-interval", str(commit_interval_s)]
+            log.info("starting %s", " ".join(cmd))
+            procs.append(subprocess.Popen(cmd, stdout=logs[-1], stderr=subprocess.STDOUT, cwd=work))
+        progress = GroupProgress(bootstrap, app_id, [input_topic, repartition])
+        deadline = time.monotonic() + timeout_s
+        last_log = time.monotonic()
+        while True:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"Quix Streams did not process the input within {timeout_s:.0f}s")
+            dead = [(i, p.returncode) for i, p in enumerate(procs) if p.poll() is not None]
+            if dead:
+                i = dead[0][0]
+                logs[i].seek(0)
+                tail = "\n".join(logs[i].read().splitlines()[-20:])
+                raise RuntimeError(f"Quix Streams process {i} exited with code {dead[0][1]}:\n{tail}")
+            state = progress.poll()
+            if state is not None and not any(state[1].values()) and state[0][repartition] >= words:
+                end = time.time()
+                break
+            if time.monotonic() - last_log > 5:
+                last_log = time.monotonic()
+                log.info("quix: %s", "repartition topic not created yet" if state is None else
+                         f"lag input {state[1][input_topic]}, repartition {state[1][repartition]}")
+            time.sleep(0.1)
+        starts = [json.loads(Path(f).read_text()) for f in started_files]
+    finally:
+        if progress is not None:
+            progress.close()
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        for i, f in enumerate(logs):
+            f.seek(0)
+            for line in f.read().splitlines():
+                log.debug("quix %d: %s", i, line)
+            f.close()
+    start = min(s["started"] for s in starts)
+    return end - start, f"quixstreams {starts[0]['version']}, {processes} processes"
+
+
 # -- main -------------------------------------------------------------------------------------------------------------
 
 def guarantee(run: str) -> str:
@@ -302,6 +426,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--java-commit-ms", type=int, default=1000,
                         help="commit.interval.ms of the Java runs: the end is detected from committed offsets, so "
                              "this bounds the timing error (Kafka Streams' own default is 30000)")
+    parser.add_argument("--quix-processes", type=int, default=2,
+                        help="Quix Streams processes in the quix run's consumer group (default 2, as local[2])")
+    parser.add_argument("--quix-commit-interval", type=float, default=1.0,
+                        help="commit_interval (seconds) of the quix run: the end is detected from committed offsets, "
+                             "as for Java (Quix Streams' own default is 5.0)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds allowed per run")
     parser.add_argument("--keep-topics", action="store_true", help="do not delete the run's topics afterwards")
     parser.add_argument("-v", "--verbose", action="store_true", help="also log the runtime's per-batch progress")
@@ -325,6 +454,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("no Spark Kafka connector jars: run `make deps-spark-kafka`")
     if any(r.startswith("java") for r in runs):
         build_java()
+    if "quix" in runs and not QUIX_PYTHON.exists():
+        parser.error(f"no {QUIX_PYTHON.relative_to(ROOT)}: run `make quix-venv` (Quix Streams in a venv of its own)")
 
     rid = f"kbench-{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}"
     input_topic = f"{rid}-sentences"
@@ -370,6 +501,9 @@ def main(argv: list[str] | None = None) -> int:
             "java-eos": f"Kafka Streams 4.3.1 (Java), {args.java_threads} stream thread(s), "
                         f"`commit.interval.ms={args.java_commit_ms}`, default record cache, "
                         "`processing.guarantee=exactly_once_v2`",
+            "quix": f"Quix Streams {quix_version()} (Python), {args.quix_processes} processes in one consumer group, "
+                    f"`group_by` repartition topic, RocksDB state + changelog, "
+                    f"`commit_interval={args.quix_commit_interval:g}` s, no record cache",
         }
         for name in runs:
             run = Run(name, labels[name])
@@ -383,6 +517,11 @@ def main(argv: list[str] | None = None) -> int:
                 elif name == "pyspark":
                     run.seconds, run.detail = run_pyspark(spark, bootstrap, input_topic, output_topic, app_id,
                                                           args.timeout, work)
+                elif name == "quix":
+                    groups.append(app_id)
+                    run.seconds, run.detail = run_quix(bootstrap, input_topic, output_topic, app_id, args.timeout,
+                                                       work, args.quix_processes, args.quix_commit_interval,
+                                                       args.words)
                 else:
                     groups.append(app_id)
                     run.seconds, run.detail = run_java(bootstrap, input_topic, output_topic, app_id, args.timeout,
@@ -420,7 +559,8 @@ def print_results(args, results: list[Run], sentence_count: int, distinct: int, 
     by_name = {r.name: r for r in results}
     rate: Callable[[Run], float] = lambda r: args.words / r.seconds  # noqa: E731
     print()
-    print("## `bench/kafka_end_to_end.py` — README word count end to end on Kafka: ours vs PySpark vs Kafka Streams")
+    print("## `bench/kafka_end_to_end.py` — README word count end to end on Kafka: ours vs PySpark vs Kafka Streams "
+          "vs Quix Streams")
     print()
     print(f"{datetime.date.today().isoformat()}, {platform.python_implementation()} {platform.python_version()}, "
           f"pyspark {pyspark.__version__} (local[2]), Kafka 4.3.1 broker (single node, loopback, `make kafka-up`), "
@@ -428,7 +568,8 @@ def print_results(args, results: list[Run], sentence_count: int, distinct: int, 
           f"produced once into a {PARTITIONS}-partition topic ({produce_s:.1f} s with kafka-python); every run reads "
           f"it from the start into its own output topic, and its final counts (last value per word, read back) "
           f"are checked against the input. "
-          + (f"Spark runs after an unmeasured {args.warmup_words:,}-word warm-up." if args.warmup_words else ""))
+          + (f"Spark runs after an unmeasured {args.warmup_words:,}-word warm-up."
+             if args.warmup_words and any(r.name.startswith(("ours", "pyspark")) for r in results) else ""))
     print()
     print("| run | seconds | words/s | output records | counts | notes |")
     print("|---|---|---|---|---|---|")
@@ -440,7 +581,8 @@ def print_results(args, results: list[Run], sentence_count: int, distinct: int, 
         print(f"| {r.label} | {r.seconds:.2f} | {rate(r):,.0f} | {r.output_records:,} | {counts} | {r.detail} |")
     print()
     pairs = [("ours", "pyspark"), ("ours", "java"), ("ours", "java-nocache"), ("pyspark", "java"),
-             ("ours-eos", "ours"), ("ours-eos", "java-eos"), ("java-eos", "java")]
+             ("ours-eos", "ours"), ("ours-eos", "java-eos"), ("java-eos", "java"), ("ours", "quix"),
+             ("quix", "java"), ("quix", "java-nocache")]
     for a, b in pairs:
         ra, rb = by_name.get(a), by_name.get(b)
         if ra and rb and ra.seconds and rb.seconds and ra.error is None and rb.error is None:

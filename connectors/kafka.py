@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
@@ -49,31 +50,82 @@ log = logging.getLogger(__name__)
 #: Environment variable naming the Spark Kafka connector jars: a directory or a comma-separated list of jars.
 JARS_ENV = "STREAMS_ON_SPARK_KAFKA_JARS"
 _DEFAULT_JARS_DIR = Path(__file__).resolve().parents[1] / ".deps" / "spark-kafka"
-# The jars of the connector (one of each); kafka-clients and commons-pool2 are its runtime dependencies.
-_REQUIRED_JARS = ("spark-sql-kafka-0-10_", "spark-token-provider-kafka-0-10_", "kafka-clients-", "commons-pool2-")
+# The jars of the connector (one of each), by group and artifact id; kafka-clients and commons-pool2 are its runtime
+# dependencies (the rest of them, compression codecs and slf4j, are in pyspark's own jars).
+_REQUIRED_JARS = (("org.apache.spark", "spark-sql-kafka-0-10_"),
+                  ("org.apache.spark", "spark-token-provider-kafka-0-10_"),
+                  ("org.apache.kafka", "kafka-clients-"), ("org.apache.commons", "commons-pool2-"))
+# A group's coordinator not there yet (a new cluster's __consumer_offsets being created), loading, or moved
+_RETRIABLE_COORDINATOR_ERRORS = ("CoordinatorNotAvailableError", "CoordinatorLoadInProgressError",
+                                 "NotCoordinatorError")
 # Kafka Streams' RepartitionTopicConfig / InternalTopicConfig defaults for repartition topics.
 REPARTITION_TOPIC_CONFIGS = {"cleanup.policy": "delete", "segment.bytes": "52428800", "retention.ms": "-1",
                              "message.timestamp.type": "CreateTime"}
 
 
-def kafka_jars(where: Optional[str] = None) -> list[str]:
-    """The absolute paths of the Spark Kafka connector jars, for ``spark.jars``; ``[]`` if they are not there.
+def kafka_jars(where: Optional[str] = None, *, required: bool = False) -> list[str]:
+    """The absolute paths of the Spark Kafka connector jars, for ``spark.jars``; ``[]`` if they are not there, or
+    with ``required=True`` a :class:`StreamsException` naming ``$STREAMS_ON_SPARK_KAFKA_JARS`` and what was searched.
 
     Looks in ``where``, else ``$STREAMS_ON_SPARK_KAFKA_JARS`` (a directory or a comma-separated list of jars),
     else ``.deps/spark-kafka/`` of the source checkout (filled by ``make deps-spark-kafka``). A directory counts
-    only when it holds all four jars (connector, token provider, kafka-clients, commons-pool2).
+    only when it holds all four jars (connector, token provider, kafka-clients, commons-pool2), named as Maven names
+    them (``spark-sql-kafka-0-10_2.13-4.2.0.jar``) or as spark-submit's Ivy does (``--packages`` leaves
+    ``org.apache.spark_spark-sql-kafka-0-10_2.13-4.2.0.jar`` in ``~/.ivy2.5.2/jars``); those four are returned, of
+    several versions of one the one of pyspark's version (Spark's) or the newest (the others).
     """
     spec = where if where is not None else os.environ.get(JARS_ENV)
+    source = ("given to kafka_jars" if where is not None else f"from {JARS_ENV}" if spec
+              else f"the source checkout's, {JARS_ENV} being unset")
     if spec and ("," in spec or spec.endswith(".jar")):
-        return [str(Path(j).resolve()) for j in spec.split(",") if j.strip()]
-    folder = Path(spec) if spec else _DEFAULT_JARS_DIR
-    if not folder.is_dir():
-        return []
-    jars = sorted(str(p.resolve()) for p in folder.glob("*.jar"))
-    names = [os.path.basename(j) for j in jars]
-    if not all(any(n.startswith(prefix) for n in names) for prefix in _REQUIRED_JARS):
-        return []
-    return jars
+        return [str(Path(j).expanduser().resolve()) for j in spec.split(",") if j.strip()]
+    folder = Path(spec).expanduser() if spec else _DEFAULT_JARS_DIR
+    found = _connector_jars(folder) if folder.is_dir() else {}
+    missing = [artifact.rstrip("_-") for _, artifact in _REQUIRED_JARS if artifact not in found]
+    if not missing:
+        return [str(found[artifact].resolve()) for _, artifact in _REQUIRED_JARS]
+    if required:
+        what = "does not exist" if not folder.exists() else "is not a directory" if not folder.is_dir() else \
+            f"has no {', '.join(missing)} jar"
+        raise StreamsException(
+            f"the Spark Kafka connector jars were not found: searched {folder} ({source}), which {what}. Set "
+            f"{JARS_ENV} to a directory holding spark-sql-kafka-0-10, spark-token-provider-kafka-0-10, kafka-clients "
+            "and commons-pool2 jars (Maven's or Ivy's names, e.g. ~/.ivy2.5.2/jars after spark-submit --packages "
+            "org.apache.spark:spark-sql-kafka-0-10_2.13:<pyspark's version>) or to a comma-separated list of jars, "
+            "or run `make deps-spark-kafka` in a source checkout")
+    return []
+
+
+def _connector_jars(folder: Path) -> dict[str, Path]:
+    """The jar of each required artifact in ``folder`` (Maven's ``artifact-version.jar`` or Ivy's
+    ``group_artifact-version.jar``), by artifact prefix; of several versions, pyspark's (Spark's artifacts) or the
+    newest."""
+    candidates: dict[str, list[tuple[str, Path]]] = {}
+    for jar in folder.glob("*.jar"):
+        for group, artifact in _REQUIRED_JARS:
+            for prefix in (artifact, f"{group}_{artifact}"):
+                if jar.name.startswith(prefix):
+                    candidates.setdefault(artifact, []).append((jar.name[len(prefix):-len(".jar")], jar))
+    spark_version = _pyspark_version()
+    chosen = {}
+    for artifact, versions in candidates.items():
+        versions.sort(key=lambda found: (found[0].endswith(f"-{spark_version}") if artifact.startswith("spark-")
+                                         else False, _version_key(found[0])))
+        chosen[artifact] = versions[-1][1]
+    return chosen
+
+
+def _version_key(version: str) -> tuple:
+    """A version (``2.13-4.2.0``, ``3.9.2``) as numbers to compare, its non-numeric parts after them."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"[.\-_]", version))
+
+
+def _pyspark_version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("pyspark")
+    except Exception:
+        return ""
 
 
 class KafkaGlobalReader:
@@ -258,15 +310,16 @@ class KafkaConnector:
 
     @staticmethod
     def prepare(df: Any) -> Any:
-        """The Kafka source's rows as the runtime reads them: ``topic, partition, offset, timestamp`` (epoch
-        millis, long), ``key, value`` (binary) and ``headers`` (``array<struct<key:string,value:binary>>``)."""
+        """The Kafka source's rows as the runtime reads them: packed, on the source's partitions before the shuffle,
+        into the embedded source's ``batches`` layout (one row per run of consecutive offsets of a topic-partition,
+        :mod:`~streams_on_spark.connectors.kafka_rows`), timestamps as epoch millis."""
         from pyspark.sql import functions as F
-        # Spark gives a record without headers a null array: make it empty, as the embedded source does
-        no_headers = F.array().cast("array<struct<key:string,value:binary>>")
-        return df.select(
-            F.col("topic"), F.col("partition"), F.col("offset"),
-            F.unix_millis(F.col("timestamp")).alias("timestamp"),
-            F.col("key"), F.col("value"), F.coalesce(F.col("headers"), no_headers).alias("headers"))
+
+        from streams_on_spark.connectors.kafka_rows import PACKED_SCHEMA, pack_kafka_rows
+        rows = df.select(F.col("topic"), F.col("partition"), F.col("offset"),
+                         F.unix_millis(F.col("timestamp")).alias("timestamp"), F.col("key"), F.col("value"),
+                         F.col("headers"))
+        return rows.mapInArrow(pack_kafka_rows, PACKED_SCHEMA)
 
     # -- topic admin -----------------------------------------------------------------------------------------------
 
@@ -364,18 +417,35 @@ class KafkaConnector:
             raise self._error("cannot list consumer groups", e) from None
 
     def delete_consumer_group(self, group: str) -> bool:
-        """Delete consumer group ``group`` and its committed offsets; False if there is no such group."""
-        try:
-            results = self._admin().delete_groups([group])
-        except Exception as e:
-            raise self._error(f"cannot delete consumer group {group}", e) from None
-        outcome = dict(results).get(group)   # kafka-python: {group: "OK" | an error's name}
-        name = outcome if isinstance(outcome, str) or outcome is None else type(outcome).__name__
-        if name in (None, "OK", "NoError"):
-            return True
-        if name == "GroupIdNotFoundError":
-            return False
-        raise StreamsException(f"cannot delete consumer group {group} in Kafka at {self.bootstrap_servers}: {name}")
+        """Delete consumer group ``group`` and its committed offsets; False if there is no such group.
+
+        The group's coordinator may not be there yet (a new cluster creates ``__consumer_offsets``, where coordinators
+        live, on the first request for one: ``COORDINATOR_NOT_AVAILABLE`` meanwhile) or may be loading or moving:
+        those retriable errors are retried for up to ``timeout_ms``, as Kafka's admin client retries them."""
+        deadline = time.monotonic() + self.timeout_ms / 1000
+        while True:
+            try:
+                results = self._admin().delete_groups([group])
+            except StreamsException:
+                raise
+            except Exception as e:
+                name, error = type(e).__name__, e
+            else:
+                outcome = dict(results).get(group)   # kafka-python: {group: "OK" | an error (class or instance)}
+                name = outcome if isinstance(outcome, str) or outcome is None else getattr(
+                    outcome, "__name__", type(outcome).__name__)
+                error = None
+                if name in (None, "OK", "NoError"):
+                    return True
+                if name == "GroupIdNotFoundError":
+                    return False
+            if name not in _RETRIABLE_COORDINATOR_ERRORS or time.monotonic() > deadline:
+                if error is not None:
+                    raise self._error(f"cannot delete consumer group {group}", error) from None
+                raise StreamsException(f"cannot delete consumer group {group} in Kafka at {self.bootstrap_servers}: "
+                                       f"{name}")
+            log.debug("deleting consumer group %s: %s, retrying", group, name)
+            time.sleep(0.2)
 
     def end_offsets(self, topic: str) -> list[int]:
         """The log-end offset of each partition of ``topic``, by partition."""

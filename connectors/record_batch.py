@@ -156,6 +156,8 @@ class RecordBatch:
             raise ValueError(f"timestamp of a record for {topic}-{partition} must be an int64, "
                              f"got {timestamp!r}") from None
         data = self.data
+        if data.__class__ is not bytearray:   # a batch encoded in one join, or read: grows from here on
+            data = self.data = bytearray(data)
         data += prefix
         if key:
             data += key
@@ -193,13 +195,50 @@ class RecordBatch:
 
 def encode_by_partition(records: Iterable[ProducerRecord]) -> list[RecordBatch]:
     """``records`` encoded into one batch per topic-partition, each in arrival order."""
-    batches: dict[tuple[str, int], RecordBatch] = {}
-    for topic, partition, timestamp, key, value, headers in records:
-        batch = batches.get((topic, partition))
-        if batch is None:
-            batch = batches[(topic, partition)] = RecordBatch(topic, partition)
-        batch.add(timestamp, key, value, headers)
-    return list(batches.values())
+    groups: dict[tuple[str, int], list[ProducerRecord]] = {}
+    for record in records:
+        group = groups.get((record[0], record[1]))
+        if group is None:
+            group = groups[(record[0], record[1])] = []
+        group.append(record)
+    return [_encode_group(topic, partition, group) for (topic, partition), group in groups.items()]
+
+
+def _encode_group(topic: str, partition: int, records: list[ProducerRecord]) -> RecordBatch:
+    """One topic-partition's records as a batch: the parts joined once (the common case: bytes or None keys and
+    values, a tuple of headers); a record the join cannot take as it is goes through :meth:`RecordBatch.add`,
+    which converts or rejects it with its message."""
+    parts: list[bytes] = []
+    add = parts.append
+    ends = array("q")
+    end_at = ends.append
+    pack = PREFIX.pack
+    position = 0
+    for index, (_, _, timestamp, key, value, headers) in enumerate(records):
+        key_class, value_class = key.__class__, value.__class__
+        if ((key_class is not bytes and key is not None) or (value_class is not bytes and value is not None)
+                or (headers and headers.__class__ is not tuple) or timestamp.__class__ is not int
+                or not -0x8000000000000000 <= timestamp <= 0x7FFFFFFFFFFFFFFF):
+            batch = RecordBatch(topic, partition, bytearray(b"".join(parts)), ends)
+            for _, _, timestamp, key, value, headers in records[index:]:
+                batch.add(timestamp, key, value, headers)
+            return batch
+        key_length = -1 if key is None else len(key)
+        value_length = -1 if value is None else len(value)
+        add(pack(timestamp, key_length, value_length, len(headers) if headers else 0))
+        position += 20
+        if key:
+            add(key)
+            position += key_length
+        if value:
+            add(value)
+            position += value_length
+        if headers:
+            encoded = _encode_headers(headers, topic, partition)
+            add(encoded)
+            position += len(encoded)
+        end_at(position)
+    return RecordBatch(topic, partition, b"".join(parts), ends)
 
 
 ORDER_KEY = [("stamp", "<i8"), ("task", "<i8"), ("seq", "<i8")]  # numpy dtype of a record's merge key

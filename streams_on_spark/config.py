@@ -1,6 +1,7 @@
 """Configuration keys, named as Kafka Streams names them, their defaults, and their validation (``StreamsConfig``)."""
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 import random
@@ -44,6 +45,7 @@ CHECKPOINT_LOCATION = "checkpoint.location"
 EMBEDDED_TOPICS_DIR = "embedded.topics.dir"
 TRIGGER_INTERVAL = "trigger.interval"
 UPGRADE_ALLOW_UNSAFE = "upgrade.allow.unsafe"
+BATCH_FAST_PATH = "batch.fast.path"
 
 log = logging.getLogger(__name__)
 
@@ -431,6 +433,10 @@ LIBRARY_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
               effect="Spark's processing-time trigger of every query (how often it looks for new data)."),
     ConfigKey(UPGRADE_ALLOW_UNSAFE, BOOLEAN, False,
               effect="`true` starts despite a topology change that loses state (see Upgrades)."),
+    ConfigKey(BATCH_FAST_PATH, BOOLEAN, True,
+              effect="`true` runs a micro-batch on Spark through a task's fused stateless chains or its aggregation "
+                     "folded per key, where that gives exactly the per-record path's results (see Performance); "
+                     "`false` takes every record through the per-record path."),
 )
 # Kafka 4.3.1's ConsumerConfig, ProducerConfig and AdminClientConfig names that StreamsConfig does not define itself
 # (ssl.*, sasl.* and security.* are known by prefix): StreamsConfig hands these to its clients
@@ -451,6 +457,7 @@ transaction.two.phase.commit.enable transactional.id value.deserializer value.se
 KNOWN_PREFIXES = ("consumer.", "main.consumer.", "restore.consumer.", "global.consumer.", "producer.", "admin.",
                   "topic.", "client.tag.", "security.", "sasl.", "ssl.")
 
+_CLIENT_PREFIXES = ("consumer.", "main.consumer.", "restore.consumer.", "global.consumer.", "producer.", "admin.")
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 _MAX_TOPIC_LENGTH = 249
 _warned_unknown: set[str] = set()
@@ -545,14 +552,26 @@ class StreamsConfig:
                     definition.name, definition.instead)
 
 
+def suggest_config(key: str) -> Optional[str]:
+    """The known key ``key`` most likely misspells, or None: the closest of Kafka Streams', this library's and
+    Kafka's client keys (also under the client prefixes, ``consumer.`` ...) by :func:`difflib.get_close_matches`
+    (similarity 0.8 or more)."""
+    known = [k for k in (*STREAMS_CONFIG_KEYS, *LIBRARY_CONFIG_KEYS, *CLIENT_CONFIG_NAMES) if not k.startswith("__")]
+    known += [prefix + k for prefix in _CLIENT_PREFIXES for k in CLIENT_CONFIG_NAMES]
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
 def _warn_unknown(key: str) -> None:
     """Kafka's wording for a supplied key nobody knows (``AbstractConfig.logUnused`` up to Kafka 3.x; 4.x logs the
-    unused keys together at INFO instead), once per key per process."""
+    unused keys together at INFO instead), once per key per process, with the known key it most likely misspells."""
     with _warned_lock:
         if key in _warned_unknown:
             return
         _warned_unknown.add(key)
-    log.warning("The configuration '%s' was supplied but isn't a known config.", key)
+    suggestion = suggest_config(key)
+    log.warning("The configuration '%s' was supplied but isn't a known config.%s", key,
+                f" Did you mean '{suggestion}'?" if suggestion else "")
 
 
 def _handler_field(key: str) -> Any:
@@ -577,6 +596,8 @@ class TaskConfig:
     # Kafka's test driver commits after every record; an application commits per micro-batch on Spark
     commit_every_record: bool = False
     processing_guarantee: str = AT_LEAST_ONCE
+    # the batch fast paths (fused stateless chains) where they apply; False: every record one by one
+    batch_fast_path: bool = True
     # everything the application was configured with, for ``ProcessorContext.app_configs()``; never printed, as it
     # may hold client secrets
     app_configs: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -595,7 +616,7 @@ class TaskConfig:
                           configured_handler(config, PRODUCTION_EXCEPTION_HANDLER),
                           streams_config.get(ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME),
                           config.get(DEFAULT_TIMESTAMP_EXTRACTOR), streams_config.get(cache_key), commit_every_record,
-                          streams_config.get(PROCESSING_GUARANTEE), dict(config))
+                          streams_config.get(PROCESSING_GUARANTEE), streams_config.get(BATCH_FAST_PATH), dict(config))
 
     @property
     def exactly_once(self) -> bool:

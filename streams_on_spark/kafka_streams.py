@@ -19,6 +19,7 @@ import enum
 import logging
 import os
 import signal
+import socket
 import tempfile
 import threading
 import time
@@ -138,6 +139,7 @@ class KafkaStreams:
         return self._spark
 
     def _make_connector(self, spark: Any) -> Any:
+        """The Kafka connector (it needs no Spark session: ``spark`` may be None), else the embedded topics'."""
         bootstrap = self._config.get(BOOTSTRAP_SERVERS)
         if not bootstrap:
             from streams_on_spark.connectors.embedded_connector import EmbeddedTopicsConnector
@@ -156,28 +158,44 @@ class KafkaStreams:
         self.close()
 
     def start(self) -> None:
-        """Check topics, create the repartition topics, start one query per subtopology."""
+        """Check topics, create the repartition topics, start one query per subtopology.
+
+        What can be checked without Spark is checked before its session starts (which takes seconds): the Kafka
+        connector jars a local session needs, the broker, the source topics and the checkpoints' topology (an unsafe
+        upgrade is refused), so each of these fails at once."""
         if self.state is not State.CREATED:
             raise IllegalStateError(f"KafkaStreams can only be started once (state is {self.state.value})")
-        from streams_on_spark.runtime.spark import SparkRuntime, application_session
         builder = self._topology.internal_builder
         builder.application_id = self.application_id
-        if self._spark is None:
-            jars: list[str] = []
-            if self._config.get(BOOTSTRAP_SERVERS):
-                from streams_on_spark.connectors.kafka import kafka_jars
-                jars = kafka_jars()
-            self._spark = application_session(self.application_id, jars=jars)
-        connector = self._connector = self._make_connector(self._spark)
-        existing = connector.topics()
+        kafka = bool(self._config.get(BOOTSTRAP_SERVERS))
+        jars: list[str] = []
+        if kafka and self._spark is None:
+            from streams_on_spark.connectors.kafka import kafka_jars
+            jars = kafka_jars(required=_local_session_ahead())   # a local session reads Kafka only with them
+        if kafka:
+            unreachable = _unreachable(str(self._config[BOOTSTRAP_SERVERS]))
+            if unreachable:
+                raise StreamsException(f"Kafka at {self._config[BOOTSTRAP_SERVERS]} is unreachable ({unreachable}): "
+                                       f"check {BOOTSTRAP_SERVERS} and that the brokers are up")
+            self._connector = self._make_connector(None)
+        existing = self._connector.topics() if kafka else self.embedded_topics.topics()
         missing = [t for t in builder.source_topics() if t not in existing]
         if missing:
             raise TopologyException(f"source topics {missing} do not exist (application {self.application_id}); "
                                     "create them before starting")
         counts = resolve_partition_counts(builder, existing)
-        if "://" not in self.checkpoint_location:  # a local path; Spark creates remote ones (hdfs://, s3a://)
+        remote = "://" in self.checkpoint_location   # hdfs://, s3a://: read and created through Spark
+        if not remote:
             os.makedirs(self.checkpoint_location, exist_ok=True)
-        manifest = self._check_checkpoints(builder, counts)   # before anything is created or run
+        manifest = None if remote and self._spark is None else self._check_checkpoints(builder, counts)
+        if self._spark is None:
+            from streams_on_spark.runtime.spark import application_session
+            self._spark = application_session(self.application_id, jars=jars)
+        if manifest is None:
+            manifest = self._check_checkpoints(builder, counts)   # before anything is created or run
+        if self._connector is None:
+            self._connector = self._make_connector(self._spark)
+        connector = self._connector
         for topic in builder.internal_topics:
             decorated = builder.decorate_topic(topic)
             want = counts[decorated]
@@ -192,6 +210,7 @@ class KafkaStreams:
                     connector.create_topic(topic, 1)
                 counts[topic] = connector.partitions(topic)
         layout = TopicLayout.of(builder, self.application_id, counts)
+        from streams_on_spark.runtime.spark import SparkRuntime
         self._runtime = SparkRuntime(builder, self._task_config, layout, connector, self._spark,
                                      self.checkpoint_location,
                                      trigger_interval=self._config.get(TRIGGER_INTERVAL, "100 milliseconds"),
@@ -298,6 +317,31 @@ class KafkaStreams:
         for signum, handler in handlers.items():
             if signal.getsignal(signum) == self._on_signal:
                 signal.signal(signum, handler)
+
+
+def _unreachable(bootstrap: str, timeout_s: float = 3.0) -> Optional[str]:
+    """Why no address of ``bootstrap`` takes a TCP connection (refused, unknown host, no route), or None when one does
+    or the answer is not definite (a timeout: the Kafka clients then decide, within ``default.api.timeout.ms``)."""
+    reasons = []
+    for address in (a.strip() for a in bootstrap.split(",") if a.strip()):
+        host, _, port = address.split("://", 1)[-1].rpartition(":")
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+            return None
+        except (socket.timeout, ValueError):
+            return None
+        except OSError as e:
+            reasons.append(f"{address}: {e.strerror or e}")
+    return "; ".join(reasons) or None
+
+
+def _local_session_ahead() -> bool:
+    """Whether ``application_session`` will start a local session (no active session, no Spark Connect server, no
+    Spark configured by a launcher): the one case where the Kafka connector jars are :func:`kafka_jars`' to find."""
+    from pyspark.sql import SparkSession
+
+    from streams_on_spark.runtime.spark.session import spark_configured
+    return not os.environ.get("SPARK_REMOTE") and SparkSession.getActiveSession() is None and not spark_configured()
 
 
 def _from_pyspark(handler: Any) -> bool:

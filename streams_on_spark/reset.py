@@ -10,7 +10,8 @@ live in the queries' checkpoints, so a reset deletes:
   the earliest offsets with empty stores;
 - on Kafka, the consumer group ``application.id`` (what ``exactly_once_v2`` commits positions and batch markers to).
 
-Stop the application first. ``dry_run=True`` only lists what would go.
+Stop the application first. ``dry_run=True`` only lists what would go. A reset is idempotent: what is already gone
+(or never existed, as on a cluster where the application never ran) is skipped, and a second reset succeeds too.
 """
 from __future__ import annotations
 
@@ -70,11 +71,13 @@ def reset_application(config: Mapping[str, Any], *, dry_run: bool = False) -> Re
         with KafkaConnector(str(bootstrap), client_config(config),
                             timeout_ms=int(config.get("default.api.timeout.ms", 10_000))) as kafka:
             topics = tuple(sorted(t for t in kafka.topics() if is_internal_topic(application_id, t)))
-            if dry_run:
-                group = application_id if application_id in kafka.consumer_groups() else None
-            else:
+            # only a group that exists is deleted: on a cluster where the application never ran there is none, and
+            # asking for its coordinator there would fail (a new cluster has no __consumer_offsets yet)
+            group = application_id if application_id in kafka.consumer_groups() else None
+            if not dry_run:
                 kafka.delete_topics(list(topics))
-                group = application_id if kafka.delete_consumer_group(application_id) else None
+                if group is not None and not kafka.delete_consumer_group(group):
+                    group = None   # gone meanwhile
     else:
         from streams_on_spark.connectors.embedded import EmbeddedTopics
         embedded = EmbeddedTopics(config.get(EMBEDDED_TOPICS_DIR))

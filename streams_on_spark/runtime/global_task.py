@@ -8,7 +8,8 @@ from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.records import ConsumerRecord
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.processor.api import Record, TaskId
-from streams_on_spark.runtime.task import ProcessorNode, TaskContext, TaskMetrics
+from streams_on_spark.runtime.nodes import ProcessorNode
+from streams_on_spark.runtime.task import TaskContext, TaskMetrics
 from streams_on_spark.topology.builder import InternalTopologyBuilder
 
 

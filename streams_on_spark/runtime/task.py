@@ -38,6 +38,8 @@ from streams_on_spark.processor.api import (
     RecordMetadata,
     TaskId,
 )
+from streams_on_spark.runtime.fused import BatchAggregation, FusedChains
+from streams_on_spark.runtime.nodes import ProcessorNode, SinkProcessor, SourceProcessor
 from streams_on_spark.serde.changed import ChangedSerde
 from streams_on_spark.state.caching import CachingBytesStore, TaskCache
 from streams_on_spark.state.stores import ReadOnlyStore
@@ -162,45 +164,6 @@ class _Schedule(Cancellable):
 
     def cancel(self) -> None:
         self.cancelled = True
-
-
-class ProcessorNode:
-    """A processor node inside a task."""
-
-    __slots__ = ("name", "processor", "process", "children", "by_name", "stores")
-
-    def __init__(self, name: str, processor: Processor, stores: Iterable[str] = ()) -> None:
-        self.name = name
-        self.stores = frozenset(stores)
-        self.processor = processor
-        self.process = processor.process
-        self.children: list[ProcessorNode] = []
-        self.by_name: dict[str, ProcessorNode] = {}
-
-    def add_child(self, child: "ProcessorNode") -> None:
-        self.children.append(child)
-        self.by_name[child.name] = child
-
-
-class _SinkProcessor(Processor):
-    """Hands each record to the task's record collector with the sink's topic, serdes and partitioner."""
-
-    def __init__(self, spec: SinkNodeSpec, topic: str, collector: RecordCollector, key_serde: Any,
-                 value_serde: Any) -> None:
-        self.name, self.topic, self.partitioner = spec.name, topic, spec.partitioner
-        self.key_serde, self.value_serde = key_serde, value_serde
-        self._send = collector.send
-
-    def process(self, record: Record) -> None:
-        self._send(self.topic, record, self.key_serde, self.value_serde, self.partitioner, self.name)
-
-
-class _SourceProcessor(Processor):
-    def init(self, context: ProcessorContext) -> None:
-        self.forward = context.forward
-
-    def process(self, record: Record) -> None:
-        self.forward(record)
 
 
 class TaskContext(ProcessorContext):
@@ -393,10 +356,10 @@ class StreamTask:
         self._queues: dict[tuple[str, int], _PartitionQueue] = {}
         for node_spec in spec.nodes:
             if isinstance(node_spec, SourceNodeSpec):
-                node = ProcessorNode(node_spec.name, _SourceProcessor())
+                node = ProcessorNode(node_spec.name, SourceProcessor())
             elif isinstance(node_spec, SinkNodeSpec):
                 topic = topology.decorate_topic(node_spec.topic)
-                sink = _SinkProcessor(node_spec, topic, self.collector,
+                sink = SinkProcessor(node_spec, topic, self.collector,
                                       _resolve(node_spec.key_serde, config.default_key_serde),
                                       _resolve(node_spec.value_serde, config.default_value_serde))
                 node = ProcessorNode(node_spec.name, sink)
@@ -417,6 +380,9 @@ class StreamTask:
             assert isinstance(source_spec, SourceNodeSpec)
             self._topic_sources[topic] = (self.nodes[source_name], source_spec)
         self._queue_list: list[_PartitionQueue] = []
+        # the batch fast path: None until planned at the first process_available() (once init() made its schedules),
+        # False where the task has none
+        self._fused: Any = None
         # punctuation times a snapshot saved, handed to the schedules the processors' init() makes, in order
         self._saved_schedule_times: Optional[dict[PunctuationType, list[int]]] = None
         if snapshot is not None:
@@ -535,6 +501,19 @@ class StreamTask:
         return False
 
     # ------------------------------------------------------------------ processing
+    def process_available(self) -> None:
+        """Process every queued record (an engine's whole batch, committed after it): through the task's fused chains or
+        its aggregation folded per key where it has them (:mod:`~streams_on_spark.runtime.fused`: the same results),
+        else one by one."""
+        fused = self._fused
+        if fused is None:
+            fused = self._fused = ((FusedChains.plan(self) or BatchAggregation.plan(self))
+                                   if self.config.batch_fast_path else None) or False
+        if fused:
+            fused.run(self)
+        while self.process_one():
+            pass
+
     def process_one(self) -> bool:
         """Process the head record with the smallest timestamp among this task's partitions."""
         queues = self._queue_list
@@ -803,6 +782,13 @@ class StreamTask:
                             "schedule made outside init() does not outlive the task instance", self.id, saved,
                             len(schedules))
         self._saved_schedule_times = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A task image (:mod:`~streams_on_spark.runtime.spark.live_tasks`) leaves the generated fused chains out;
+        they are planned again on first use."""
+        state = self.__dict__.copy()
+        state["_fused"] = None
+        return state
 
     def close(self) -> None:
         for node in self.nodes.values():

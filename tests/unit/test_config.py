@@ -70,7 +70,30 @@ def test_an_unknown_key_is_logged_once_with_kafkas_wording(caplog):
         with TopologyTestDriver(_topology(), {"num.stream.thread": 4}):
             pass
     messages = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert messages == ["The configuration 'num.stream.thread' was supplied but isn't a known config."]
+    assert messages == ["The configuration 'num.stream.thread' was supplied but isn't a known config. "
+                        "Did you mean 'num.stream.threads'?"]
+
+
+@pytest.mark.parametrize("key, suggestion", [
+    ("deserialisation.exception.handler", "deserialization.exception.handler"),   # Kafka Streams' keys
+    ("processing.guarentee", "processing.guarantee"),
+    ("checkpoint.locaton", "checkpoint.location"),                                 # this library's
+    ("linger.msec", "linger.ms"),                                                  # its clients'
+    ("consumr.max.poll.records", "consumer.max.poll.records"),                     # a misspelled client prefix
+])
+def test_a_misspelled_key_is_warned_about_with_the_known_key_it_misspells(caplog, key, suggestion):
+    with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
+        with TopologyTestDriver(_topology(), {"application.id": f"typo-{key}", key: "1"}):
+            pass
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [
+        f"The configuration '{key}' was supplied but isn't a known config. Did you mean '{suggestion}'?"]
+
+
+def test_an_unknown_key_like_no_known_one_gets_no_suggestion(caplog):
+    with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
+        StreamsConfig({"application.id": "a", "my.team.owner": "data-eng"})
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [
+        "The configuration 'my.team.owner' was supplied but isn't a known config."]
 
 
 @pytest.mark.parametrize("key", [

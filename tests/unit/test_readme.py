@@ -1,18 +1,35 @@
-"""The README's example runs as written (keeps the README true to the code)."""
+"""The README's examples run as written (keeps the README true to the code)."""
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parents[2] / "README.md"
+CONTINUES = re.compile(r"# continues\b")   # a block's first line saying it continues the blocks before it
 
 
-def test_readme_python_example_runs():
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-    assert blocks, "README has no python example"
-    namespace: dict = {}
-    exec(compile(blocks[0], str(README), "exec"), namespace)  # the example's asserts are the test
-    assert "topology" in namespace
+def python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+
+
+def needs_spark(block: str) -> bool:
+    """A block that starts an application on Spark (run by tests/integration/spark/test_readme_spark.py)."""
+    return "KafkaStreams(" in block
+
+
+def test_readme_has_python_examples_and_each_runs_alone_or_says_what_it_continues():
+    blocks = python_blocks()
+    assert len(blocks) >= 2, "README has no python examples"
+    assert not [b for b in blocks if CONTINUES.match(b)], "README's examples are to be copied one at a time"
+
+
+@pytest.mark.parametrize("index", [i for i, b in enumerate(python_blocks()) if not needs_spark(b)])
+def test_readme_python_example_runs_on_its_own(index):
+    """Each block as a reader copies it: alone, in a fresh namespace (the block's asserts are the test)."""
+    namespace: dict = {"__name__": "readme"}
+    exec(compile(python_blocks()[index], str(README), "exec"), namespace)
 
 
 def test_readme_first_screen_names_the_two_commands():

@@ -25,8 +25,9 @@ log = logging.getLogger(__name__)
 
 class CommitReport:
     """``foreachBatch`` of a query whose tasks write their own output: runs the batch, logs what was written (each
-    batch at DEBUG; at INFO once per ``progress_interval_s``: batches, records and their rate, and the query's lag)
-    and hands the commit rows (with the tasks' metrics, see ``COMMIT_SCHEMA``) to ``on_commit(batch_id, rows)``."""
+    batch at DEBUG; at INFO once per ``progress_interval_s``: batches, records and their rate over that window, and
+    the query's lag with the time it was measured and how much of it the batch committing now read) and hands the
+    commit rows (with the tasks' metrics, see ``COMMIT_SCHEMA``) to ``on_commit(batch_id, rows)``."""
 
     PROGRESS_INTERVAL_S = 30.0
 
@@ -53,10 +54,22 @@ class CommitReport:
         self._batches, self._records = self._batches + 1, self._records + count
         elapsed = time.monotonic() - self._since
         if elapsed >= self.progress_interval_s:
-            lag = "" if self.lag is None else f", lag {self.lag()}"
-            log.info("%s: %d batches in the last %.0f s wrote %d records (%.0f records/s)%s", self.query,
-                     self._batches, elapsed, self._records, self._records / elapsed, lag)
+            # the lag counts from the last committed batch, i.e. this batch's input too (it commits when this
+            # returns): say when it was measured and how much of it this batch read
+            lag = "" if self.lag is None else (
+                f"; lag at {time.strftime('%H:%M:%S')}: {self.lag()} records, "
+                f"{sum(r['processed'] + r['dropped'] for r in rows)} of them in batch {batch_id} (committing now)")
+            log.info("%s: %d %s in the last %.0f s wrote %d records (%s records/s)%s", self.query, self._batches,
+                     "batch" if self._batches == 1 else "batches", elapsed, self._records,
+                     _rate(self._records / elapsed), lag)
             self._since, self._batches, self._records = time.monotonic(), 0, 0
+
+
+def _rate(per_second: float) -> str:
+    """A rate with the digits that matter: 12345, 12.3, 0.42, 0.0042 (not 0 for a few records a minute)."""
+    if per_second >= 100 or per_second == 0:
+        return f"{per_second:.0f}"
+    return f"{per_second:.1f}" if per_second >= 1 else f"{per_second:.2g}"
 
 
 class DriverAppend:

@@ -151,14 +151,14 @@ class SubtopologyTaskFunction:
         saved = state.load()
         query, batch = streaming_batch()
         live_key = (query, self.run_id, self.subtopology_id, partition)
-        live = live_tasks.take(live_key, None if saved is None else saved.marker) if query is not None else None
-        if live is not None:
-            local, clock = live.local, live.clock
-            local.open()
+        path = local_state_path(self.state_dir or _files_root(), query, partition)
+        live: Optional[live_tasks.LiveTask] = None
+        if query is not None:   # the store stays open in this worker after the call (see live_tasks)
+            local = live_tasks.open_store(path, self.local_store_names())
+            live = live_tasks.take(live_key, None if saved is None else saved.marker, local)
         else:
-            local = LocalTaskStore(local_state_path(self.state_dir or _files_root(), query, partition),
-                                   self.local_store_names())
-            clock = self._wall_clock()
+            local = LocalTaskStore(path, self.local_store_names())
+        clock = live.clock if live is not None else self._wall_clock()
         if self.clock is not None:
             clock.fixed_ms = self._wall_clock(saved.wall_clock if saved is not None else -1).fixed_ms
         else:
@@ -186,8 +186,7 @@ class SubtopologyTaskFunction:
                 clock.fixed_ms = max(ticks)
                 task.punctuate_wall_clock()
             if one_by_one is None:
-                while task.process_one():
-                    pass
+                task.process_available()
             else:
                 self._process_looping_back(task, produced, loop_back)
                 for topic, part, offset, timestamp, key, value, headers in one_by_one:
@@ -210,12 +209,12 @@ class SubtopologyTaskFunction:
         except BaseException:
             if task is not None:   # in an unknown state: closed dirty, never kept
                 live_tasks.discard(task)
+            live_tasks.close_store(local)
             raise
-        finally:
-            local.close()
         if query is not None:
             live_tasks.keep(live_key, live_tasks.LiveTask(marker, task, local, clock))
         else:
+            local.close()
             task.close()
         yield pd.DataFrame(rows, columns=list(self.output.columns))
 
@@ -249,8 +248,9 @@ class SubtopologyTaskFunction:
         ``one_by_one`` (the driver task) the records are listed there as (topic, partition, offset, timestamp, key,
         value, headers) instead, to be queued one at a time.
 
-        Rows are record batches (the embedded source's ``batches`` layout) or single records (Spark's Kafka
-        source); Spark keeps no order inside a group, so they are sorted by (topic, partition, offset) first.
+        Rows are record batches of consecutive records of one topic-partition (the ``batches`` layout every
+        connector's ``prepare`` gives: the embedded source's rows, Spark's Kafka rows packed before the shuffle);
+        Spark keeps no order inside a group, so they are sorted by (topic, partition, offset) first.
         """
         if not batches:
             return []
@@ -258,48 +258,20 @@ class SubtopologyTaskFunction:
         frame = pd.concat(batches, ignore_index=True) if len(batches) > 1 else batches[0]
         frame = frame.sort_values(["topic", "partition", "offset"], kind="stable")
         ticks: list[int] = []
-        if "data" in frame.columns:
-            for topic, part, offset, ends, data in zip(*(frame[c].tolist() for c in
-                                                          ("topic", "partition", "offset", "ends", "data"))):
-                batch = RecordBatch.from_bytes(topic, int(part), data, ends)
-                timestamps, keys, values, headers = parse_records(batch.data, len(batch))
-                if topic == self.tick_topic:
-                    ticks.extend(TICK.unpack(v)[0] for v in values)
-                else:
-                    if one_by_one is not None:
-                        one_by_one.extend(zip(itertools.repeat(topic), itertools.repeat(int(part)),
-                                              itertools.count(int(offset)), timestamps, keys, values, headers))
-                    else:
-                        task.add_columns(topic, int(part), int(offset), timestamps, keys, values, headers)
-                    positions[(topic, int(part))] = int(offset) + len(batch)
-            return ticks
-        import numpy as np
-        topics, parts = frame["topic"].to_numpy(), frame["partition"].to_numpy()
-        offsets, timestamps = frame["offset"].tolist(), frame["timestamp"].tolist()
-        keys, values = frame["key"].tolist(), frame["value"].tolist()
-        headers = [_headers_in(cell) for cell in frame["headers"]]
-        # one run of rows per topic-partition (sorted above): each enqueued as columns, no object per record
-        bounds = np.flatnonzero((topics[1:] != topics[:-1]) | (parts[1:] != parts[:-1])) + 1
-        for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(frame)]):
-            topic, part = topics[lo], int(parts[lo])
+        for topic, part, offset, ends, data in zip(*(frame[c].tolist() for c in
+                                                      ("topic", "partition", "offset", "ends", "data"))):
+            batch = RecordBatch.from_bytes(topic, int(part), data, ends)
+            timestamps, keys, values, headers = parse_records(batch.data, len(batch))
             if topic == self.tick_topic:
-                ticks.extend(TICK.unpack(v)[0] for v in values[lo:hi])
+                ticks.extend(TICK.unpack(v)[0] for v in values)
             else:
                 if one_by_one is not None:
-                    one_by_one.extend(zip(itertools.repeat(topic), itertools.repeat(part), offsets[lo:hi],
-                                          timestamps[lo:hi], keys[lo:hi], values[lo:hi], headers[lo:hi]))
+                    one_by_one.extend(zip(itertools.repeat(topic), itertools.repeat(int(part)),
+                                          itertools.count(int(offset)), timestamps, keys, values, headers))
                 else:
-                    task.add_columns(topic, part, offsets[lo:hi], timestamps[lo:hi], keys[lo:hi], values[lo:hi],
-                                     headers[lo:hi])
-                positions[(topic, part)] = int(offsets[hi - 1]) + 1
+                    task.add_columns(topic, int(part), int(offset), timestamps, keys, values, headers)
+                positions[(topic, int(part))] = int(offset) + len(batch)
         return ticks
-
-
-def _headers_in(cell: Any) -> tuple:
-    """A Kafka source row's headers (an array of {key, value} structs, or null) as the task's header tuples."""
-    if cell is None or not len(cell):
-        return ()
-    return tuple((h["key"], h["value"]) for h in cell)
 
 
 def _files_root() -> str:
@@ -345,7 +317,10 @@ class SubtopologyProcessor(StatefulProcessor):
 
     def _batch_ms(self, timer_values: Any) -> int:
         """The micro-batch's timestamp. Spark hands it over only in processing-time mode; in mode ``None`` its
-        state server still has it, behind the handle's client (pyspark 4.2's private ``_get_batch_timestamp``)."""
+        state server still has it, behind the handle's client (pyspark 4.2's private ``_get_batch_timestamp``: a
+        round trip, made only when the task reads the system clock)."""
+        if self.function.clock is not None:   # the test driver's mock clock: the batch's time is not read
+            return -1
         if self.batch_ms is None:
             now = timer_values.getCurrentProcessingTimeInMs()
             client = getattr(self.handle, "_statefulProcessorApiClient", None)

@@ -99,7 +99,7 @@ class TaskState:
 
     def load(self) -> Optional[SavedTask]:
         """What Spark holds for this task (None for a new task)."""
-        row = self._value.get() if self._value.exists() else None
+        row = self._value.get()   # None when unset: one round trip to the state server (exists() would be another)
         self.saved = None if row is None else SavedTask(str(row[0]), int(row[1]), bytes(row[2]), int(row[3]),
                                                         int(row[4]), int(row[5]))
         return self.saved

@@ -6,6 +6,7 @@ import time
 import pytest
 
 from streams_on_spark.connectors.kafka import KafkaConnector
+from streams_on_spark.connectors.record_batch import RecordBatch, parse_records
 from streams_on_spark.connectors.records import ProducerRecord
 
 pytestmark = pytest.mark.kafka
@@ -90,8 +91,8 @@ def test_spark_source_reads_what_append_wrote(kafka_bootstrap, kafka_spark, topi
         for key, value in options.items():
             reader = reader.option(key, value)
         frame = connector.prepare(reader.load())
-        assert frame.schema.simpleString() == ("struct<topic:string,partition:int,offset:bigint,timestamp:bigint,"
-                                               "key:binary,value:binary,headers:array<struct<key:string,value:binary>>>")
+        assert frame.schema.simpleString() == ("struct<topic:string,partition:int,offset:bigint,ends:binary,"
+                                               "data:binary>")   # record batches: runs of consecutive offsets
         rows: list = []
         query = (frame.writeStream.foreachBatch(lambda batch, _: rows.extend(batch.collect()))
                  .trigger(availableNow=True).option("checkpointLocation", str(tmp_path / "checkpoint")).start())
@@ -100,8 +101,12 @@ def test_spark_source_reads_what_append_wrote(kafka_bootstrap, kafka_spark, topi
         finally:
             query.stop()
 
-    got = sorted(((r.topic, r.partition, r.offset, r.timestamp, r.key, r.value,
-                   tuple((h.key, h.value) for h in r.headers)) for r in rows), key=lambda t: (t[1], t[2]))
+    got = []
+    for row in rows:
+        batch = RecordBatch.from_bytes(row.topic, row.partition, bytes(row.data), bytes(row.ends))
+        got.extend((row.topic, row.partition, row.offset + i, ts, key, value, headers)
+                   for i, (ts, key, value, headers) in enumerate(zip(*parse_records(batch.data, len(batch)))))
+    got.sort(key=lambda t: (t[1], t[2]))
     by_partition: dict[int, list[ProducerRecord]] = {}
     for r in records + odd:
         by_partition.setdefault(r.partition, []).append(r)

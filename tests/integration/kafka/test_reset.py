@@ -2,7 +2,10 @@
 there) and checkpoints go; a restart re-reads the input from the beginning and counts as the first run did."""
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -11,8 +14,8 @@ from streams_on_spark.connectors.kafka import KafkaConnector
 from streams_on_spark.connectors.records import ProducerRecord
 from streams_on_spark.reset import reset_application
 
-pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 S, L = Serdes.String(), Serdes.Long()
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def word_count(source: str, sink: str):
@@ -23,6 +26,8 @@ def word_count(source: str, sink: str):
     return builder.build()
 
 
+@pytest.mark.kafka
+@pytest.mark.spark
 def test_reset_then_restart_counts_the_input_again_from_the_start(kafka_bootstrap, kafka_spark, read_topic, tmp_path):
     run = uuid.uuid4().hex[:8]
     source, sink, app = f"reset-in-{run}", f"reset-out-{run}", f"reset-{run}"
@@ -56,3 +61,39 @@ def test_reset_then_restart_counts_the_input_again_from_the_start(kafka_bootstra
     assert run_once() == {"a": 3, "b": 2}   # not 6 and 4: the input was read again into empty stores
     counts = [(r.key.decode(), L.deserialize(sink, r.value)) for r in read_topic(sink, 1, committed=True)]
     assert counts == [("a", 1), ("b", 1), ("a", 2), ("b", 2), ("a", 3)] * 2
+
+
+@pytest.fixture
+def fresh_broker(broker_jars, tmp_path):
+    """A broker of its own, just started: no consumer group ever existed on it (its __consumer_offsets topic, where
+    group coordinators live, is not even created yet), as on a new cluster."""
+    run = tmp_path / "fresh-broker"
+    ctl = [sys.executable, str(ROOT / "deps" / "kafka_ctl.py"), "--jars", str(broker_jars), "--run-dir", str(run)]
+    up = subprocess.run([*ctl[:2], "up", *ctl[2:]], capture_output=True, text=True, timeout=180)
+    assert up.returncode == 0, up.stdout + up.stderr
+    try:
+        yield (run / "bootstrap").read_text().strip()
+    finally:
+        subprocess.run([*ctl[:2], "down", *ctl[2:]], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.kafka
+def test_reset_on_a_fresh_broker_succeeds_and_again(fresh_broker, tmp_path):
+    """``streams-on-spark reset`` as a user types it, on a broker where the application never ran (its consumer group
+    does not exist, nor the broker's group coordinator yet): nothing to delete but the checkpoints, and exit 0; and
+    run again, the same (idempotent)."""
+    checkpoints = tmp_path / "checkpoints"
+    (checkpoints / "subtopology-0").mkdir(parents=True)
+    command = [str(Path(sys.executable).parent / "streams-on-spark"), "reset", "--application-id", "never-ran",
+               "--bootstrap-servers", fresh_broker, "--checkpoint-location", str(checkpoints)]
+    first = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert first.stdout.splitlines() == ["application never-ran: deleted", "  no internal topics",
+                                         f"  checkpoints {checkpoints}"]
+    assert not checkpoints.exists()
+    again = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.stdout.splitlines() == ["application never-ran: deleted", "  no internal topics", "  no checkpoints"]
+    # the admin call itself, on the broker still without a coordinator: waits for it, then finds no such group
+    with KafkaConnector(fresh_broker, timeout_ms=30_000) as admin:
+        assert admin.delete_consumer_group("never-ran") is False

@@ -3,7 +3,12 @@ and under ``exactly_once_v2`` doubles nothing: after a final run drains the inpu
 uninterrupted run, every count update reached the output topic once and in order, and the repartition topic holds
 every word once. Over embedded topics (appends idempotent per task and batch) and over Kafka (one transaction per task
 and batch, read back with ``isolation.level=read_committed``); over Kafka with ``at_least_once``, nothing is lost and
-a replayed batch may be written twice.
+a replayed batch may be written twice: to the output topics (a consumer sees an update again) and to the repartition
+topic, whose duplicates the counting tasks count again, as Kafka Streams' do (``crash_app.verify``).
+
+``CRASH_SEED=<seed>`` replays a failure's random choices (input, kill moments); the kills land at other moments of
+the application's work all the same, so a seed reproduces a failure only sometimes. A failure names the seed, what
+each run did before its kill, and what was lost or doubled.
 
 Each kill takes the whole process group (driver, Spark's JVM, its Python workers) and can land anywhere: while the
 application starts, in a task between its local RocksDB commit and Spark's state commit (the next run finds the local
@@ -43,7 +48,7 @@ class Topics:
     """Where the application's topics are: create, append, and read back (read_committed on Kafka)."""
 
     def __init__(self, create: Callable[[str, int], None], append: Callable[[list[ProducerRecord]], None],
-                 read: Callable[[str, int], list[tuple[bytes, bytes]]], app_args: list[str]) -> None:
+                 read: Callable[[str, int], list[tuple[bytes, bytes, int]]], app_args: list[str]) -> None:
         self.create, self.append, self.read, self.app_args = create, append, read, app_args
 
 
@@ -51,8 +56,9 @@ class Topics:
 def embedded_topics(tmp_path) -> Topics:
     topics = EmbeddedTopics(str(tmp_path / "topics"))
 
-    def read(topic: str, partitions: int) -> list[tuple[bytes, bytes]]:
-        return [(r.key, r.value) for p in range(partitions) for r in topics.read(topic, p, 0, topics.end_offset(topic, p))]
+    def read(topic: str, partitions: int) -> list[tuple[bytes, bytes, int]]:
+        return [(r.key, r.value, r.timestamp) for p in range(partitions)
+                for r in topics.read(topic, p, 0, topics.end_offset(topic, p))]
     return Topics(topics.create_topic, topics.append, read, [str(tmp_path / "topics")])
 
 
@@ -63,7 +69,8 @@ def kafka_topics(kafka_bootstrap, read_topic, unavailable) -> Topics:
         unavailable("the Spark Kafka connector jars are missing: run `make deps-spark-kafka`")
     connector = KafkaConnector(kafka_bootstrap, timeout_ms=10_000)
     yield Topics(connector.create_topic, connector.append,
-                 lambda topic, partitions: [(r.key, r.value) for r in read_topic(topic, partitions, committed=True)],
+                 lambda topic, partitions: [(r.key, r.value, r.timestamp)
+                                            for r in read_topic(topic, partitions, committed=True)],
                  [kafka_bootstrap, "--kafka"])
     connector.close()
 
@@ -130,27 +137,37 @@ def test_killed_at_random_moments_nothing_is_lost_or_doubled(request, tmp_path, 
     args = [*topics.app_args[:1], str(tmp_path / "checkpoints"), str(tmp_path / "state"), *topics.app_args[1:],
             "--guarantee", guarantee, "--app-id", app_id, "--prefix", prefix]
     sent: list[tuple[int, str]] = _chunk(rng, topics, prefix, 0, 200)
+    moments: list[str] = []   # what each run did before its kill, for a failure's message
     for kill in range(kills):
         proc = _launch(tmp_path, kill, args)
+        launched, first = time.monotonic(), len(sent)
         try:
             if rng.random() < 0.2:   # now and then while it starts
                 time.sleep(rng.uniform(1.0, 6.0))
+                moments.append(f"run {kill}: killed while starting, {time.monotonic() - launched:.1f} s after launch")
                 continue
             _wait_started(proc, tmp_path / f"run-{kill}.log")
-            deadline = time.monotonic() + rng.uniform(0.5, 5.0)
+            started = time.monotonic()
+            deadline = started + rng.uniform(0.5, 5.0)
             while time.monotonic() < deadline:   # more input arrives while it runs
                 sent += _chunk(rng, topics, prefix, len(sent), rng.randrange(50, 400))
                 time.sleep(rng.uniform(0.0, 1.0))
+            moments.append(f"run {kill}: started {started - launched:.1f} s after launch, lines "
+                           f"{first}-{len(sent) - 1} appended, killed {time.monotonic() - started:.1f} s after it "
+                           "started")
+        except AssertionError as e:   # it did not start
+            raise AssertionError(f"seed {seed}, run {kill}: {e}") from None
         finally:
             _kill_group(proc)
+    what = f"seed {seed}, {len(sent)} lines sent; {'; '.join(moments)}; logs in {tmp_path}"
     drain = _launch(tmp_path, kills, [*args, "--drain"])
     out, _ = drain.communicate(timeout=600)
-    assert drain.returncode == 0, f"seed {seed}: {_log(tmp_path, kills)}"
+    assert drain.returncode == 0, f"{what}: {_log(tmp_path, kills)}"
     stores = json.loads(next(line for line in out.splitlines() if line.startswith("stores "))[len("stores "):])
     try:
         crash_app.verify(sent, stores, topics.read, prefix, app_id, guarantee == "exactly_once_v2")
     except AssertionError as e:
-        raise AssertionError(f"seed {seed}: {e}") from None
+        raise AssertionError(f"{what}: {e}") from None
 
 
 def _expect_clean_exit(proc: subprocess.Popen, log: Path, code: int) -> None:
@@ -196,6 +213,6 @@ def test_sigterm_and_ctrl_c_close_the_application_quietly_and_the_next_run_goes_
     assert drain.returncode == 0, _log(tmp_path, 2)
     words = Counter(word for _, text in sent for word in text.split())
     updates: dict[str, list[int]] = {}
-    for key, value in topics.read("counts-out", 4):
+    for key, value, _ in topics.read("counts-out", 4):
         updates.setdefault(S.deserialize("c", key), []).append(L.deserialize("c", value))
     assert updates == {word: list(range(1, n + 1)) for word, n in words.items()}

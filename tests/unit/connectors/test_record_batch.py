@@ -5,7 +5,7 @@ from array import array
 
 import pytest
 
-from streams_on_spark.connectors.record_batch import RecordBatch, merge_by_stream_time, parse_records
+from streams_on_spark.connectors.record_batch import RecordBatch, encode_by_partition, merge_by_stream_time, parse_records
 from streams_on_spark.connectors.records import ProducerRecord
 
 
@@ -57,3 +57,33 @@ def test_merge_ties_go_to_the_lower_task_and_a_single_part_is_kept_as_is():
     only = _part(4, [(1, 0, 1), (9, 1, 9)])
     merged, keys = merge_by_stream_time("t", 0, [only])
     assert bytes(merged.data) == only[4] and len(merged) == 2 and keys["task"].tolist() == [4, 4]
+
+
+def test_encoding_by_partition_gives_the_bytes_one_add_per_record_gives():
+    """``encode_by_partition`` joins each partition's parts at once; a record it cannot take as it is (bytearray,
+    headers as a list) hands the rest to ``add``, which converts or rejects: the bytes must be ``add``'s."""
+    import random
+    rng = random.Random(9)
+    records = []
+    for i in range(3000):
+        key = rng.choice([None, b"", b"k%d" % rng.randrange(50), bytearray(b"ba")] if i > 2000 else
+                         [None, b"", b"k%d" % rng.randrange(50)])
+        value = rng.choice([None, b"", rng.randbytes(rng.randrange(30))])
+        headers = rng.choice([(), (("h", b"1"),), (("h", None), ("\u00e9", b""))] + ([[("l", b"x")]] if i > 2500 else []))
+        records.append(ProducerRecord(f"t{rng.randrange(2)}", rng.randrange(3), rng.randrange(-2**63, 2**63), key,
+                                      value, headers))
+    expected: dict = {}
+    for r in records:
+        batch = expected.get((r.topic, r.partition))
+        if batch is None:
+            batch = expected[(r.topic, r.partition)] = RecordBatch(r.topic, r.partition)
+        batch.add(r.timestamp, r.key, r.value, r.headers)
+    got = encode_by_partition(records)
+    assert [(b.topic, b.partition, bytes(b.data), b.ends_bytes()) for b in got] == [
+        (b.topic, b.partition, bytes(b.data), b.ends_bytes()) for b in expected.values()]
+    got[0].add(5, b"k", b"v")   # a batch encoded in one join still grows
+    assert got[0].records()[-1] == ProducerRecord(got[0].topic, got[0].partition, 5, b"k", b"v", ())
+    with pytest.raises(TypeError, match="record key for t-0 must be bytes or None, got str"):
+        encode_by_partition([ProducerRecord("t", 0, 1, b"a", b"b"), ProducerRecord("t", 0, 1, "k", b"v")])
+    with pytest.raises(ValueError, match="timestamp of a record for t-0 must be an int64"):
+        encode_by_partition([ProducerRecord("t", 0, 2**63, b"k", b"v")])

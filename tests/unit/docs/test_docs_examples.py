@@ -1,5 +1,6 @@
-"""Every ```python block of every docs/*.md page runs as written, with its asserts, and every relative link in docs/
-and README.md points at a file that exists: the documentation stays true to the code."""
+"""Every ```python block of every docs/*.md page runs as written, with its asserts, on its own (or, when its first
+line says ``# continues ...``, after the page's earlier blocks), and every relative link in docs/ and README.md points
+at a file that exists: the documentation stays true to the code."""
 from __future__ import annotations
 
 import re
@@ -14,6 +15,7 @@ FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```", re.S | re.M)
 LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)   # http:, https:, mailto:, ...
+CONTINUES = re.compile(r"# continues\b")   # the first line of a block that continues the page's earlier ones
 
 
 def python_blocks(text: str) -> list[str]:
@@ -33,15 +35,30 @@ def test_the_docs_have_pages_and_examples():
     assert sum(len(python_blocks(p.read_text(encoding="utf-8"))) for p in PAGES) >= 20
 
 
+def run_blocks(blocks: list[str], filename: str, module: str) -> None:
+    """Run ``blocks`` as a reader would: each on its own, in a fresh namespace, unless its first line is a
+    ``# continues ...`` comment saying what it continues: then after the earlier blocks, with what they defined."""
+    page: dict = {"__name__": module}
+    for block in blocks:
+        namespace = page if CONTINUES.match(block) else {"__name__": module}
+        exec(compile(block, filename, "exec"), namespace)
+        if namespace is not page:
+            page.update(namespace)
+
+
 @pytest.mark.parametrize("page", [p for p in PAGES if python_blocks(p.read_text(encoding="utf-8"))],
                          ids=lambda p: p.name)
 def test_python_examples_run(page, tmp_path, monkeypatch):
-    """A page's blocks run in order in one namespace (a later block continues an earlier one), in a scratch
-    directory."""
+    """A page's blocks run in order, each on its own unless marked as continuing the ones before it (see
+    :func:`run_blocks`), in a scratch directory."""
     monkeypatch.chdir(tmp_path)
-    namespace: dict = {"__name__": f"docs_{page.stem.replace('-', '_')}"}
-    for block in python_blocks(page.read_text(encoding="utf-8")):
-        exec(compile(block, str(page), "exec"), namespace)
+    run_blocks(python_blocks(page.read_text(encoding="utf-8")), str(page), f"docs_{page.stem.replace('-', '_')}")
+
+
+def test_a_block_runs_alone_unless_it_says_what_it_continues():
+    run_blocks(["x = 1\n", "# continues the block above: x\nassert x == 1\n"], "page.md", "docs_page")
+    with pytest.raises(NameError, match="'x' is not defined"):
+        run_blocks(["x = 1\n", "assert x == 1\n"], "page.md", "docs_page")
 
 
 @pytest.mark.parametrize("page", [*PAGES, ROOT / "README.md"], ids=lambda p: str(p.relative_to(ROOT)))

@@ -46,37 +46,95 @@ def records(prefix: str, lines: list[tuple[int, str]]) -> list:
             for n, text in lines]
 
 
-def verify(sent: list[tuple[int, str]], stores: dict, read: Callable[[str, int], list[tuple[bytes, bytes]]],
+def verify(sent: list[tuple[int, str]], stores: dict, read: Callable[[str, int], list[tuple]],
            prefix: str, app_id: str, exactly_once: bool) -> None:
-    """After a drain: the stores hold what an uninterrupted run holds; every count update reached the output topics
-    once and in order (``exactly_once``), or at least once; the repartition topic holds every word once (or at
-    least once). ``read(topic, partitions)`` gives a topic's (key, value) pairs, read_committed on Kafka."""
+    """After a drain: the stores hold what the counting tasks' input makes them hold; every count update reached the
+    output topics once and in order (``exactly_once``), or at least once; the repartition topic holds every word once
+    (or at least once). ``read(topic, partitions)`` gives a topic's records as ``(key, value, timestamp)`` tuples by
+    partition and offset, read_committed on Kafka (``(key, value)`` pairs do for ``exactly_once``).
+
+    Under ``exactly_once`` the counting tasks' input is exactly the words sent, so the stores hold the counts of an
+    uninterrupted run. Under ``at_least_once`` a batch of the first subtopology replayed after a crash writes its words
+    to the repartition topic again, and the counting tasks count them again, as Kafka Streams' do (a duplicate input
+    record is a new record to an aggregation): nothing may be lost (every word sent is in the repartition topic at
+    least as often), and the stores and updates are those of an uninterrupted run over what the repartition topic
+    holds (the counting tasks' own state is exactly-once: Spark's checkpointed state), a duplicate landing in a
+    window already closed being dropped as late."""
     from streams_on_spark.connectors.partitioner import partition_for_key
     words = Counter(word for _, text in sent for word in text.split())
-    windows = Counter((word, (n + 1) * 1000 // WINDOW * WINDOW) for n, text in sent for word in text.split())
-    assert stores["counts"] == dict(words)
-    # a task's window store keeps the windows starting after its last window start - retention (size + grace)
+    rows = read(f"{app_id}-by-word-repartition", 4)
+    repartitioned = Counter(S.deserialize("r", row[1]) for row in rows)
+    lost, doubled = words - repartitioned, repartitioned - words
+    seen = (f"the repartition topic holds {sum(repartitioned.values())} words for {sum(words.values())} sent "
+            f"(lost: {_some(lost)}; more than sent: {_some(doubled)})")
     task_of = {word: partition_for_key(S.serialize("by-word", word), 4) for word in words}
+    if exactly_once:
+        assert not lost and not doubled, \
+            f"the repartition topic holds a word more or less often than it was sent: {seen}"
+        counted = words
+        windows = Counter((word, (n + 1) * 1000 // WINDOW * WINDOW) for n, text in sent for word in text.split())
+    else:
+        assert not lost, f"words lost in the repartition topic: {seen}"
+        counted = repartitioned
+        windows = _window_counts(rows, task_of)
+    assert stores["counts"] == dict(counted), f"store counts: {_diff(stores['counts'], counted)}; {seen}"
+    # a task's window store keeps the windows starting after its last window start - retention (size + grace)
     last = {task_of[word]: start for (word, start) in sorted(windows, key=lambda w: w[1])}
     kept = {f"{word}@{start}": n for (word, start), n in windows.items() if start > last[task_of[word]] - RETENTION}
-    assert stores["window-counts"] == kept
-    assert len(kept) < len(windows)   # windows expired along the way, by whole segments
+    assert stores["window-counts"] == kept, f"store window-counts: {_diff(stores['window-counts'], kept)}; {seen}"
+    assert len(kept) < len(windows), f"no window expired: {len(kept)} windows kept of {len(windows)}"
     windows = Counter({f"{word}@{start}": n for (word, start), n in windows.items()})
-    for topic, expected in ((f"{prefix}counts-out", words), (f"{prefix}window-counts-out", windows)):
+    for topic, expected in ((f"{prefix}counts-out", counted), (f"{prefix}window-counts-out", windows)):
         updates: dict[str, list[int]] = {}
-        for key, value in read(topic, 4):
-            updates.setdefault(S.deserialize(topic, key), []).append(L.deserialize(topic, value))
-        assert set(updates) == set(expected), topic
+        for row in read(topic, 4):
+            updates.setdefault(S.deserialize(topic, row[0]), []).append(L.deserialize(topic, row[1]))
+        assert set(updates) == set(expected), \
+            f"{topic}: keys without updates: {_some(set(expected) - set(updates))}, " \
+            f"keys never counted: {_some(set(updates) - set(expected))}; {seen}"
         if exactly_once:
             wrong = {k: v for k, v in updates.items() if v != list(range(1, expected[k] + 1))}
         else:   # at least once: every update, in order once deduplicated; a replay may repeat some
             wrong = {k: v for k, v in updates.items() if sorted(set(v)) != list(range(1, expected[k] + 1))}
-        assert not wrong, f"{topic}: {wrong}"
-    repartitioned = Counter(S.deserialize("r", value) for _, value in read(f"{app_id}-by-word-repartition", 4))
-    if exactly_once:
-        assert repartitioned == words, "the repartition topic holds a word more or less often than it was sent"
+        assert not wrong, f"{topic}: updates (key: updates, expected 1..n): " \
+            f"{_some({k: (v, expected[k]) for k, v in wrong.items()})}; {seen}"
+
+
+def _window_counts(rows: list[tuple], task_of: dict[str, int]) -> Counter:
+    """What the window store counts of the repartition topic's records ``(key, value, timestamp)`` (by partition and
+    offset: each counting task's input in its order): each record in its window unless the window closed (end <=
+    the task's stream time: no grace), as ``KStreamWindowAggregate`` drops it."""
+    if rows and len(rows[0]) < 3:
+        raise TypeError("at_least_once needs the repartition topic's timestamps: read must give "
+                        "(key, value, timestamp)")
+    stream_time: dict[int, int] = {}
+    counted: Counter = Counter()
+    for _key, value, timestamp, *_ in rows:
+        word = S.deserialize("r", value)
+        task = task_of[word]
+        stream_time[task] = now = max(stream_time.get(task, -1), timestamp)
+        start = timestamp // WINDOW * WINDOW
+        if start + WINDOW > now:
+            counted[(word, start)] += 1
+    return counted
+
+
+def _diff(actual: dict, expected: dict) -> str:
+    """What differs between two ``key -> count`` maps, a few keys of each kind."""
+    keys = set(actual) | set(expected)
+    more = {k: (actual[k], expected[k]) for k in keys if k in actual and k in expected and actual[k] > expected[k]}
+    less = {k: (actual[k], expected[k]) for k in keys if k in actual and k in expected and actual[k] < expected[k]}
+    return (f"{len(more)} keys above (key: (found, expected)) {_some(more)}, {len(less)} below {_some(less)}, "
+            f"missing {_some({k: expected[k] for k in expected if k not in actual})}, "
+            f"unexpected {_some({k: actual[k] for k in actual if k not in expected})}")
+
+
+def _some(items, limit: int = 12) -> str:
+    """A few of ``items`` (a dict, a Counter or a set) for a message, and how many there are."""
+    if isinstance(items, dict):
+        shown = dict(sorted(items.items())[:limit])
     else:
-        assert not words - repartitioned, "words lost in the repartition topic"
+        shown = sorted(items)[:limit]
+    return f"{shown}{f' (+{len(items) - limit} more)' if len(items) > limit else ''}" if items else "none"
 
 
 def topology(prefix: str = ""):

@@ -1,0 +1,480 @@
+"""Stateless chains fused into one loop: a task whose every processor is a stateless DSL operator runs a batch of
+queued records through one generated function per source, without a ``Record`` and a ``forward`` per node.
+
+The per-record path (:meth:`StreamTask.process_one`) is the reference; this is a faster way to get exactly its
+results for the tasks where that can be shown node by node:
+
+- every node of the task is a source, a sink, or one of the stateless operators below (exact types: a subclass or
+  a user's processor may do anything, so it keeps the per-record path), and the task has no stores and no
+  punctuation schedules;
+- the processing exception handler is Kafka's default (``LogAndFail``): a user function that raises fails the task
+  with the same ``StreamsException`` the per-record path raises (same node, topic, partition, offset), because the
+  generated code wraps each call in its own ``try`` (free in Python 3.11 until something raises) and hands the
+  failure to the task's own error path;
+- records are taken from the task's partition queues in the order :meth:`StreamTask.process_one` takes them (the
+  head with the smallest timestamp first), so the sinks emit in the same order; partition and stream times end where
+  the per-record path leaves them;
+- a sink serializes and partitions inline (murmur2 of the key bytes, as the record collector does); a record with a
+  null key, a sink with a custom partitioner, and a record whose serialization fails go through the collector's own
+  ``send`` (the production exception handler, round-robin counters, partitioner checks).
+
+Operators fused: ``filter``/``filter_not``, ``map``, ``map_values``, ``flat_map``, ``flat_map_values``, ``select_key``,
+``peek``, ``foreach``, ``merge``/pass-through nodes, ``split`` branches, and the repartition null-key filter.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore
+from streams_on_spark.state.stores import TimestampedKeyValueStore, ValueAndTimestamp
+
+from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.errors import IllegalStateError
+from streams_on_spark.processor import dsl
+from streams_on_spark.processor.api import Record
+from streams_on_spark.runtime.nodes import SinkProcessor, SourceProcessor
+
+__all__ = ["FusedChains", "BatchAggregation"]
+
+_FUSABLE = (dsl.KStreamFilter, dsl.RepartitionNullKeyFilter, dsl.KStreamMap, dsl.KStreamSelectKey,
+            dsl.KStreamMapValues, dsl.KStreamFlatMap, dsl.KStreamFlatMapValues, dsl.KStreamPeek, dsl.PassThrough,
+            dsl.KStreamBranch)
+
+
+class FusedChains:
+    """A task's sources, each compiled to one function over its queued records (see the module doc)."""
+
+    def __init__(self, chains: dict[str, Callable[..., None]]) -> None:
+        self.chains = chains   # topic -> chain(records, queue, append)
+
+    @staticmethod
+    def plan(task: Any) -> Optional["FusedChains"]:
+        """The fused chains of ``task``, or None where the task must keep the per-record path."""
+        if task.stores or task._stream_schedules or task._wall_schedules or not _default_handler(task):
+            return None
+        for node in task.nodes.values():
+            kind = type(node.processor)
+            if kind not in _FUSABLE and kind is not SourceProcessor and kind is not SinkProcessor:
+                return None
+        try:
+            chains = {topic: _Compiler(task).compile(source) for topic, (source, _) in task._topic_sources.items()}
+        except _NotFusable:
+            return None
+        return FusedChains(chains)
+
+    def run(self, task: Any) -> None:
+        """Process every record queued in ``task``, in :meth:`StreamTask.process_one`'s order."""
+        queues = [q for q in task._queue_list if q.records]
+        runs = _runs(task)
+        processed = 0
+        stream_time = task.stream_time
+        for queue, records in runs:
+            if not records:
+                continue
+            newest = max(r[0] for r in records)
+            if newest > queue.partition_time:
+                queue.partition_time = newest
+            if newest > stream_time:
+                stream_time = task.stream_time = newest
+            self.chains[queue.topic](records, queue, task.collector.buffer.append)
+            processed += len(records)
+        for queue in queues:
+            queue.records.clear()
+        task.metrics.processed += processed
+
+
+def _default_handler(task: Any) -> bool:
+    from streams_on_spark.error_handlers import LogAndFailProcessingExceptionHandler
+    return type(task.config.processing_handler) is LogAndFailProcessingExceptionHandler
+
+
+def _runs(task: Any) -> list[tuple[Any, Any]]:
+    """The task's queued records as runs of one queue each, in :meth:`StreamTask.process_one`'s order."""
+    queues = [q for q in task._queue_list if q.records]
+    if len(queues) == 1:
+        return [(queues[0], queues[0].records)]
+    return _merged_runs(queues) if queues else []
+
+
+class BatchAggregation:
+    """``count``/``reduce``/``aggregate`` with the record cache on, folded per key over a batch before the store.
+
+    Where a task is its sources feeding one ``KStreamAggregate`` or ``KStreamReduce`` whose store has the record cache
+    in front (Kafka's default; on Spark a commit is the micro-batch, so nothing leaves the cache before the batch's
+    end), what the per-record path leaves after a batch is, per key, the last aggregate in the cache, dirty and most
+    recently used in the order of the keys' last records, stamped with that record's timestamp and headers. This folds
+    the batch per key with the user's aggregator (called once per record, in each key's record order), reading each
+    key from the store once and writing it once, in that order, with that record as the writer.
+
+    It stays exact where the cache would have evicted: every record's new entry size is computed as the cache
+    computes it (so a serializer's error comes at the record it comes at), and at the first record whose write would
+    take the task's cache past ``statestore.cache.max.bytes`` (or write a null), what was folded before it is written,
+    that record's aggregate is written through the store as the processor writes it, and the rest of the batch goes
+    through the per-record path. Null keys and values are dropped and counted as the processor drops them; a raising
+    aggregator fails the task with the processor's error. The aggregator of one key may run before an earlier record
+    of another key: DSL aggregators are functions of their arguments.
+    """
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+        self.processor = node.processor
+        self.reduce = type(self.processor) is dsl.KStreamReduce
+
+    @staticmethod
+    def plan(task: Any) -> Optional["BatchAggregation"]:
+        if (task._stream_schedules or task._wall_schedules or task._commit_every_record
+                or not _default_handler(task)):
+            return None
+        targets = {id(child): child for source, _ in task._topic_sources.values() for child in source.children}
+        if len(targets) != 1 or any(len(source.children) != 1 for source, _ in task._topic_sources.values()):
+            return None
+        node = next(iter(targets.values()))
+        processor = node.processor
+        if type(processor) not in (dsl.KStreamAggregate, dsl.KStreamReduce) or not processor.cached:
+            return None
+        store = processor.store
+        if (type(store) is not TimestampedKeyValueStore or type(store.inner) is not CachingKeyValueBytesStore
+                or not store.inner.enabled):
+            return None
+        return BatchAggregation(node)
+
+    def run(self, task: Any) -> None:
+        """Fold every queued record (see the class doc); records past an overflow stay queued for the per-record
+        path."""
+        processor, store = self.processor, self.processor.store
+        cache, entries = store.inner._cache, store.inner._entries
+        kser, vser, topic = store._kser, store.plain_value_serde.serialize, store._topic
+        initializer, aggregator = (None, processor.reducer) if self.reduce else (processor.initializer,
+                                                                                   processor.aggregator)
+        reduce = self.reduce
+        projected, limit = cache.size, cache.max_bytes
+        # key bytes -> [key, aggregate, its timestamp, entry size, last record's (timestamp, headers), last index]
+        folded: dict[bytes, list] = {}
+        key_bytes: dict[Any, bytes] = {}
+        stop: Optional[tuple] = None   # (queue, record, key bytes, aggregate, timestamp) written by the processor's way
+        index = 0
+        consumed: dict[Any, int] = {}
+        stream_time = task.stream_time
+        for queue, records in _runs(task):
+            for record in records:
+                ts, off, key, value, headers, raw_key, _ = record
+                index += 1
+                consumed[queue] = consumed.get(queue, 0) + 1
+                if key is None or value is None:
+                    self._drop(task, queue, record)
+                    continue
+                try:
+                    kb = key_bytes.get(raw_key)
+                    if kb is None:
+                        kb = key_bytes[raw_key] = kser(key)
+                    state = folded.get(kb)
+                    if state is None:
+                        old = store.get_with_timestamp(key)
+                        cached = entries.get(kb)
+                        state = folded[kb] = [key, None, ts, 0 if cached is None else cached.size, None, 0]
+                        if old is not None:
+                            state[1], state[2] = old
+                            agg = aggregator(state[1], value) if reduce else aggregator(key, value, state[1])
+                            if old[1] > ts:
+                                ts = old[1]
+                        else:
+                            agg = value if reduce else aggregator(key, value, initializer())
+                    else:
+                        agg = aggregator(state[1], value) if reduce else aggregator(key, value, state[1])
+                        if state[2] > ts:
+                            ts = state[2]
+                    raw = vser(topic, agg)
+                except Exception as e:
+                    self._fail(task, queue, record, e)
+                size = len(kb) + 8 + len(raw) + ENTRY_OVERHEAD_BYTES if raw is not None else None
+                if size is None or projected + size - state[3] > limit:
+                    stop = (queue, record, kb, agg, ts)
+                    break
+                projected += size - state[3]
+                state[0], state[1], state[2], state[3], state[4], state[5] = (key, agg, ts, size,
+                                                                              (record[0], headers), index)
+            else:
+                continue
+            break
+        # the queues and times as the per-record path leaves them after the records taken here
+        for queue, count in consumed.items():
+            records = queue.records
+            newest = queue.partition_time
+            for _ in range(count):
+                ts = records.popleft()[0]
+                if ts > newest:
+                    newest = ts
+            queue.partition_time = newest
+            if newest > stream_time:
+                stream_time = newest
+        task.stream_time = stream_time
+        task.metrics.processed += index
+        ctx = task.context
+        ctx.current = self.node
+        try:
+            for kb, (key, agg, ts, _, last, _) in sorted(folded.items(), key=lambda item: item[1][5]):
+                if last is None:
+                    continue   # only read: its first record is the one written below
+                ctx.record = Record(key, None, last[0], last[1])
+                self._put(store, key, agg, ts)
+            if stop is not None:
+                queue, record, kb, agg, ts = stop
+                ctx.queue, ctx.offset = queue, record[1]
+                ctx.record = Record(record[2], record[3], record[0], record[4])
+                self._put(store, record[2], agg, ts)
+        finally:
+            ctx.current = ctx.record = ctx.queue = None
+
+    def _put(self, store: Any, key: Any, agg: Any, ts: int) -> None:
+        """The write the processor makes for ``agg`` (its put, so a null from the serializer deletes as it does)."""
+        if self.reduce:
+            store.put(key, ValueAndTimestamp(agg, ts))
+        else:
+            store.put_with_timestamp(key, agg, ts)
+
+    def _drop(self, task: Any, queue: Any, record: tuple) -> None:
+        ctx = task.context
+        ctx.queue, ctx.offset, ctx.current = queue, record[1], self.node
+        try:
+            dsl.drop_record(ctx, "null key or value", Record(record[2], record[3], record[0], record[4]))
+        finally:
+            ctx.current = ctx.queue = None
+
+    def _fail(self, task: Any, queue: Any, record: tuple, e: Exception) -> None:
+        ts, off, key, value, headers, raw_key, raw_value = record
+        ctx = task.context
+        ctx.queue, ctx.offset, ctx.current = queue, off, self.node
+        task._source_raw = (raw_key, raw_value)
+        task._handle_processing_error(e, queue.topic, queue.partition, off, Record(key, value, ts, headers))
+        raise IllegalStateError("the processing exception handler resumed, which the batch path does not support")
+
+
+def _merged_runs(queues: list) -> list[tuple[Any, list]]:
+    """The queued records in :meth:`StreamTask.process_one`'s order (the head with the smallest timestamp first,
+    the earlier queue on a tie), as runs of consecutive records of one queue."""
+    heads = [0] * len(queues)
+    lists = [list(q.records) for q in queues]
+    runs: list[tuple[Any, list]] = []
+    current, run = -1, None
+    while True:
+        best, best_ts = -1, 0
+        for i, records in enumerate(lists):
+            h = heads[i]
+            if h < len(records):
+                ts = records[h][0]
+                if best < 0 or ts < best_ts:
+                    best, best_ts = i, ts
+        if best < 0:
+            return runs
+        if best != current:
+            current, run = best, []
+            runs.append((queues[best], run))
+        run.append(lists[best][heads[best]])   # type: ignore[union-attr]
+        heads[best] += 1
+
+
+class _NotFusable(Exception):
+    pass
+
+
+class _Compiler:
+    """Generates one chain function: a loop over a queue's records whose body is the operators, nested."""
+
+    def __init__(self, task: Any) -> None:
+        self.task = task
+        self.env: dict[str, Any] = {"_pair": dsl._pair, "_pfk": partition_for_key, "_PR": ProducerRecord}
+        self.lines: list[str] = []
+        self.names = 0
+
+    def _bind(self, value: Any) -> str:
+        name = f"_o{len(self.env)}"
+        self.env[name] = value
+        return name
+
+    def _vars(self) -> tuple[str, str]:
+        self.names += 1
+        return f"k{self.names}", f"v{self.names}"
+
+    def compile(self, source: Any) -> Callable[..., None]:
+        self.lines = ["def chain(records, queue, append):",
+                      "    for ts, off, k0, v0, h, rk, rv in records:"]
+        self.env["_fail"] = self._failure_handler()
+        for child in source.children:
+            self._node(child, "k0", "v0", 2)
+        if len(self.lines) == 2:
+            self.lines.append("        pass")
+        namespace: dict[str, Any] = {}
+        exec(compile("\n".join(self.lines), f"<fused chain of {source.name}>", "exec"), self.env, namespace)
+        return namespace["chain"]
+
+    def _call(self, pad: str, target: str, call: str, node: Any) -> None:
+        """``target = call``, failing the task at ``node`` as the per-record path does if the user's code raises."""
+        name = self._bind(node.name)
+        self.lines += [f"{pad}try:", f"{pad}    {target}{call}",
+                       f"{pad}except Exception as e:",
+                       f"{pad}    _fail({name}, e, queue, ts, off, k0, v0, h, rk, rv)"]
+
+    def _node(self, node: Any, k: str, v: str, depth: int) -> None:
+        pad = "    " * depth
+        p = node.processor
+        kind = type(p)
+        add = self.lines.append
+        if kind is SinkProcessor:
+            self._sink(node, k, v, depth)
+            return
+        if kind is dsl.PassThrough:
+            self._children(node, k, v, depth)
+        elif kind is dsl.RepartitionNullKeyFilter:
+            add(f"{pad}if {k} is not None:")
+            self._children(node, k, v, depth + 1, empty=True)
+        elif kind is dsl.KStreamFilter:
+            f, keep = self._bind(p.predicate), self._bind(not p.filter_not)
+            self._call(pad, "keep = ", f"bool({f}({k}, {v})) is {keep}", node)
+            add(f"{pad}if keep:")
+            self._children(node, k, v, depth + 1, empty=True)
+        elif kind is dsl.KStreamPeek:
+            f = self._bind(p.action)
+            self._call(pad, "", f"{f}({k}, {v})", node)
+            if p.forward_downstream:
+                self._children(node, k, v, depth)
+        elif kind is dsl.KStreamSelectKey:
+            f = self._bind(p.mapper)
+            nk, _ = self._vars()
+            self._call(pad, f"{nk} = ", f"{f}({k}, {v})", node)
+            self._children(node, nk, v, depth)
+        elif kind is dsl.KStreamMapValues:
+            f = self._bind(p.mapper)
+            _, nv = self._vars()
+            self._call(pad, f"{nv} = ", f"{f}({k}, {v})" if p.with_key else f"{f}({v})", node)
+            self._children(node, k, nv, depth)
+        elif kind is dsl.KStreamMap:
+            f, name = self._bind(p.mapper), self._bind(p.node)
+            nk, nv = self._vars()
+            self._call(pad, f"{nk}, {nv} = ", f"_pair({f}({k}, {v}), {name})", node)
+            self._children(node, nk, nv, depth)
+        elif kind is dsl.KStreamFlatMapValues:
+            f = self._bind(p.mapper)
+            _, nv = self._vars()
+            items = f"i{self.names}"
+            self._call(pad, f"{items} = ", (f"{f}({k}, {v})" if p.with_key else f"{f}({v})") + " or ()", node)
+            add(f"{pad}for {nv} in {items}:")
+            self._children(node, k, nv, depth + 1, empty=True)
+        elif kind is dsl.KStreamFlatMap:
+            f, name = self._bind(p.mapper), self._bind(p.node)
+            nk, nv = self._vars()
+            items = f"i{self.names}"
+            self._call(pad, f"{items} = ", f"{f}({k}, {v}) or ()", node)
+            add(f"{pad}for item in {items}:")
+            self._call(pad + "    ", f"{nk}, {nv} = ", f"_pair(item, {name})", node)
+            self._children(node, nk, nv, depth + 1, empty=True)
+        elif kind is dsl.KStreamBranch:
+            self._branch(node, k, v, depth)
+        else:
+            raise _NotFusable(node.name)
+
+    def _children(self, node: Any, k: str, v: str, depth: int, empty: bool = False) -> None:
+        before = len(self.lines)
+        for child in node.children:
+            self._node(child, k, v, depth)
+        if empty and len(self.lines) == before:
+            self.lines.append("    " * depth + "pass")
+
+    def _branch(self, node: Any, k: str, v: str, depth: int) -> None:
+        """``split()``: the first branch whose predicate matches, else the default branch (named children)."""
+        p = node.processor
+        targets = [node.by_name[name] for name in p.children]
+        default = None if p.default_child is None else node.by_name[p.default_child]
+        predicates = self._bind(tuple(p.predicates))
+
+        def choose_code() -> str:
+            return f"_branch({predicates}, {k}, {v})"
+        self.env["_branch"] = _choose_branch
+        pad = "    " * depth
+        self._call(pad, "b = ", choose_code(), node)
+        for i, target in enumerate(targets):
+            self.lines.append(f"{pad}{'if' if i == 0 else 'elif'} b == {i}:")
+            self._children_of(target, k, v, depth + 1)
+        if default is not None:
+            self.lines.append(f"{pad}{'if' if not targets else 'elif'} b < 0:")
+            self._children_of(default, k, v, depth + 1)
+
+    def _children_of(self, target: Any, k: str, v: str, depth: int) -> None:
+        before = len(self.lines)
+        self._node(target, k, v, depth)
+        if len(self.lines) == before:
+            self.lines.append("    " * depth + "pass")
+
+    def _sink(self, node: Any, k: str, v: str, depth: int) -> None:
+        """Serialize and place inline; the collector's own ``send`` where the inline path cannot decide."""
+        sink = node.processor
+        pad = "    " * depth
+        slow = self._bind(self._slow_send(node))
+        if sink.partitioner is not None:
+            self.lines.append(f"{pad}{slow}({k}, {v}, ts, h, queue, off, rk, rv)")
+            return
+        try:
+            count = self.task.collector._partition_counts(sink.topic)
+        except Exception:   # not known yet: leave the task to the per-record path
+            raise _NotFusable(node.name) from None
+        topic, ks, vs = self._bind(sink.topic), self._bind(sink.key_serde.serialize), self._bind(
+            sink.value_serde.serialize)
+        place = "0" if count == 1 else f"_pfk(kb, {count})"
+        self.lines += [
+            f"{pad}if {k} is None:",
+            f"{pad}    {slow}({k}, {v}, ts, h, queue, off, rk, rv)",
+            f"{pad}else:",
+            f"{pad}    try:",
+            f"{pad}        kb = {ks}({topic}, {k})",
+            f"{pad}        vb = None if {v} is None else {vs}({topic}, {v})",
+            f"{pad}    except Exception:",
+            f"{pad}        {slow}({k}, {v}, ts, h, queue, off, rk, rv)",
+            f"{pad}    else:",
+            f"{pad}        if kb is None:",
+            f"{pad}            {slow}({k}, {v}, ts, h, queue, off, rk, rv)",
+            f"{pad}        else:",
+            f"{pad}            append(_PR({topic}, {place}, ts, kb, vb, h))",
+        ]
+
+    def _slow_send(self, node: Any) -> Callable[..., None]:
+        """The record collector's ``send`` for one record at sink ``node``, with the task's context set as the
+        per-record path has it (the production handler reads where the record came from)."""
+        task, sink = self.task, node.processor
+
+        def send(k: Any, v: Any, ts: int, h: Any, queue: Any, off: int, rk: Any, rv: Any) -> None:
+            ctx = task.context
+            ctx.queue, ctx.offset, ctx.current = queue, off, node
+            task._source_raw = (rk, rv)
+            try:
+                task.collector.send(sink.topic, Record(k, v, ts, h), sink.key_serde, sink.value_serde,
+                                    sink.partitioner, sink.name)
+            finally:
+                ctx.current = ctx.queue = None
+                task._source_raw = (None, None)
+        return send
+
+    def _failure_handler(self) -> Callable[..., None]:
+        task = self.task
+
+        def fail(node: str, e: Exception, queue: Any, ts: int, off: int, k: Any, v: Any, h: Any, rk: Any,
+                 rv: Any) -> None:
+            """A user function raised at ``node``: the task's error path, as for the per-record path's record."""
+            ctx = task.context
+            ctx.queue, ctx.offset, ctx.current = queue, off, task.nodes[node]
+            task._source_raw = (rk, rv)
+            try:
+                task._handle_processing_error(e, queue.topic, queue.partition, off, Record(k, v, ts, h))
+            finally:
+                ctx.current = ctx.queue = None
+                task._source_raw = (None, None)
+            raise IllegalStateError(f"the processing exception handler resumed after a failure at {node}, which the "
+                                    "fused path does not support")   # unreachable: only LogAndFail is fused
+        return fail
+
+
+def _choose_branch(predicates: tuple, key: Any, value: Any) -> int:
+    """The index of the first predicate ``split()`` matches, -1 for the default branch."""
+    for i, predicate in enumerate(predicates):
+        if predicate(key, value):
+            return i
+    return -1

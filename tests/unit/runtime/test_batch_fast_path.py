@@ -1,0 +1,343 @@
+"""The batch fast paths (fused stateless chains, aggregations folded per key) give exactly what the per-record path
+gives.
+
+Every golden's topology and a set of stateless topologies covering each fused operator run twice as the Spark engine
+runs them — every task takes all records pending on its partitions as one batch (``StreamTask.process_available``),
+its output is routed on to the tasks reading it, round after round — once with ``batch.fast.path`` and once without.
+Each task's output must be the same records (topic, partition, timestamp, key, value, headers) in the same order,
+with the same metrics, stream and partition times and snapshots; a failing user function fails both the same way.
+"""
+from __future__ import annotations
+
+import importlib.util
+import random
+from pathlib import Path
+
+import pytest
+
+from streams_on_spark import (
+    Branched,
+    Consumed,
+    Grouped,
+    Materialized,
+    KeyValue,
+    Named,
+    Produced,
+    Repartitioned,
+    Serdes,
+    StreamsBuilder,
+    StreamsException,
+)
+from streams_on_spark.config import TaskConfig
+from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.error_handlers import ProductionExceptionHandler, Response
+from streams_on_spark.runtime.fused import BatchAggregation, FusedChains
+from streams_on_spark.runtime.local import LocalEngine
+
+
+
+def _reference_module():
+    """tests/conformance/test_kafka_reference.py: its golden builders (pytest imports test modules by path)."""
+    path = Path(__file__).resolve().parents[2] / "conformance" / "test_kafka_reference.py"
+    spec = importlib.util.spec_from_file_location("_kafka_reference_scenarios", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_reference = _reference_module()
+GOLDEN_NAMES, build_topology, load, serde = (_reference.GOLDEN_NAMES, _reference.build_topology, _reference.load,
+                                              _reference.serde)
+S, L = Serdes.String(), Serdes.Long()
+
+
+def batch_run(topology, config: dict, inputs: list[ProducerRecord], partitions: int, fast: bool, batch: int = 7):
+    """Feed ``inputs`` ``batch`` at a time; each round every task with records processes them all at once."""
+    builder = topology.internal_builder
+    task_config = TaskConfig.from_config({**config, "batch.fast.path": fast})
+    engine = LocalEngine(builder, task_config, {t: partitions for t in {r.topic for r in inputs}}, True, 0)
+    out: list[tuple] = []
+    for at in range(0, len(inputs), batch):
+        for record in inputs[at:at + batch]:
+            n = engine.partitions(record.topic)
+            engine._append(record._replace(partition=record.partition % n))
+        while True:
+            ready = [(tid, task) for tid, task in sorted(engine.tasks.items()) if task.has_records()]
+            if not ready:
+                break
+            for tid, task in ready:
+                task.process_available()
+                task.commit()
+                for produced in task.collector.drain():
+                    out.append((str(tid), produced))
+                    engine._append(produced)
+    fused = sum(isinstance(task._fused, (FusedChains, BatchAggregation)) for task in engine.tasks.values())
+    state = {str(tid): (task.metrics.processed, task.metrics.dropped, task.stream_time,
+                        sorted((k, q.partition_time, q.next_offset) for k, q in task._queues.items()),
+                        task.snapshot()) for tid, task in sorted(engine.tasks.items())}
+    return out, state, fused
+
+
+def golden_inputs(golden: dict) -> list[ProducerRecord]:
+    serdes = {t: (serde(s["key"]), serde(s["value"])) for t, s in golden["inputs"].items()}
+    records = []
+    for i, step in enumerate(golden["steps"]):
+        if "pipe" not in step:
+            continue
+        topic = step["pipe"]
+        ks, vs = serdes[topic]
+        key = None if step["key"] is None else ks.serialize(topic, step["key"])
+        value = None if step["value"] is None else vs.serialize(topic, step["value"])
+        partition = i if key is None else partition_for_key(key, 1 << 20)
+        records.append(ProducerRecord(topic, partition, step["timestamp"], key, value,
+                                      tuple((k, None if v is None else v.encode()) for k, v in step["headers"])))
+    return records
+
+
+def assert_same(topology_factory, config: dict, inputs: list[ProducerRecord], partitions: int, batch: int = 7) -> int:
+    slow_out, slow_state, slow_fused = batch_run(topology_factory(), config, inputs, partitions, False, batch)
+    fast_out, fast_state, fused = batch_run(topology_factory(), config, inputs, partitions, True, batch)
+    assert slow_fused == 0
+    assert fast_out == slow_out
+    assert fast_state == slow_state
+    return fused
+
+
+# goldens with a subtopology made only of stateless operators, or of a cached count/reduce/aggregate: the fast
+# paths must be taken there
+FUSED_GOLDENS = {"wordcount", "repartition", "split-merge", "merge-rekey", "selectkey-optimization",
+                 "repartitioned-partitions", "reduce", "aggregate"}
+
+
+@pytest.mark.parametrize("partitions", [1, 4])
+@pytest.mark.parametrize("name", GOLDEN_NAMES)
+def test_every_golden_gives_the_same_with_and_without_the_fast_path(name, partitions):
+    golden = load(name)
+    inputs = golden_inputs(golden)
+    fused = assert_same(lambda: build_topology(golden), dict(golden["config"]), inputs, partitions)
+    if golden["scenario"] in FUSED_GOLDENS and (golden["scenario"] not in ("reduce", "aggregate")
+                                                or golden["variant"] == "cached"):
+        assert fused > 0, f"{name}: no task took the fast path"
+
+
+def words(n: int, seed: int = 3) -> list[ProducerRecord]:
+    rng = random.Random(seed)
+    vocabulary = ["alpha", "beta", "gamma", "delta", "", "Epsilon", "zeta eta", "x"]
+    records = []
+    for i in range(n):
+        key = None if rng.random() < 0.1 else f"k{rng.randrange(6)}".encode()
+        value = None if rng.random() < 0.08 else " ".join(rng.choice(vocabulary) for _ in range(rng.randrange(5))
+                                                           ).encode()
+        headers = (("h", str(i).encode()),) if rng.random() < 0.3 else ()
+        topic = "left" if rng.random() < 0.6 else "right"
+        records.append(ProducerRecord(topic, rng.randrange(8), rng.randrange(0, 500), key, value, headers))
+    return records
+
+
+def every_operator():
+    builder = StreamsBuilder()
+    left = builder.stream("left", Consumed.with_(S, S))
+    right = builder.stream("right", Consumed.with_(S, S))
+    merged = left.merge(right.map_values(lambda v: None if v is None else v.upper()))
+    split = (merged.filter(lambda k, v: v is not None)
+             .flat_map_values(lambda v: v.split())
+             .peek(lambda k, v: None)
+             .split(Named.as_("s-"))
+             .branch(lambda k, v: v.startswith("a"), Branched.as_("a"))
+             .branch(lambda k, v: len(v) > 4, Branched.as_("long"))
+             .default_branch(Branched.as_("rest")))
+    split["s-a"].select_key(lambda k, v: v).to("by-value", Produced.with_(S, S))
+    split["s-long"].map(lambda k, v: KeyValue(v, len(v))).to("lengths", Produced.with_(S, L))
+    split["s-rest"].flat_map(lambda k, v: [(k, v), (None, v)]).filter_not(lambda k, v: v == "x").to(
+        "rest", Produced.with_(S, S))
+    merged.map_values(lambda k, v: f"{k}:{v}", with_key=True).to("with-key", Produced.with_(S, S))
+    merged.filter(lambda k, v: k is not None).flat_map_values(lambda k, v: [k, v or ""], with_key=True).to("pairs", Produced.with_(S, S))
+    merged.foreach(lambda k, v: None)
+    return builder.build()
+
+
+def rekey_through_repartition():
+    builder = StreamsBuilder()
+    (builder.stream("left", Consumed.with_(S, S))
+     .flat_map_values(lambda v: (v or "").split())
+     .select_key(lambda k, v: v)
+     .repartition(Repartitioned.with_(S, S).with_name("words").with_number_of_partitions(3))
+     .map_values(lambda v: v * 2)
+     .to("doubled", Produced.with_(S, S)))
+    builder.stream("right", Consumed.with_(S, S)).to("copy", Produced.with_(S, S))
+    return builder.build()
+
+
+@pytest.mark.parametrize("partitions", [1, 3, 8])
+@pytest.mark.parametrize("batch", [1, 5, 1000])
+@pytest.mark.parametrize("topology", [every_operator, rekey_through_repartition])
+def test_stateless_operators_give_the_same_with_and_without_the_fast_path(topology, batch, partitions):
+    inputs = words(400, seed=partitions * 31 + batch)
+    fused = assert_same(topology, {"application.id": "fused"}, inputs, partitions, batch)
+    assert fused > 0
+
+
+def failing():
+    builder = StreamsBuilder()
+    (builder.stream("left", Consumed.with_(S, S))
+     .map_values(lambda v: v.upper(), Named.as_("upper"))
+     .to("out", Produced.with_(S, S)))
+    return builder.build()
+
+
+def test_a_failing_user_function_fails_the_task_as_the_per_record_path_does():
+    inputs = [ProducerRecord("left", 0, 5, b"k", b"a", ()), ProducerRecord("left", 0, 6, b"k", None, ()),
+              ProducerRecord("left", 0, 7, b"k", b"c", ())]
+    errors = []
+    for fast in (False, True):
+        with pytest.raises(StreamsException) as failure:
+            batch_run(failing(), {"application.id": "fails"}, inputs, 1, fast)
+        errors.append(str(failure.value).split("stacktrace=")[0])
+        assert isinstance(failure.value.__cause__, AttributeError)
+    assert errors[0] == errors[1]
+    assert "processor=upper, topic=left, partition=0, offset=1" in errors[0]
+
+
+class SkipUnserializable(ProductionExceptionHandler):
+    def handle_serialization_error(self, context, record, exception, origin):
+        return Response.resume()
+
+
+def unserializable():
+    builder = StreamsBuilder()
+    (builder.stream("left", Consumed.with_(S, S))
+     .map_values(lambda v: 7 if v == "bad" else v)
+     .to("out", Produced.with_(S, S)))
+    return builder.build()
+
+
+def test_a_record_the_sink_cannot_serialize_goes_to_the_production_handler_on_both_paths():
+    inputs = [ProducerRecord("left", 0, i, b"k", v, ()) for i, v in enumerate([b"a", b"bad", b"c", None])]
+    config = {"application.id": "ser", "production.exception.handler": SkipUnserializable}
+    fused = assert_same(unserializable, config, inputs, 1)
+    assert fused == 1
+    out, state, _ = batch_run(unserializable(), config, inputs, 1, True)
+    assert [r.value for _, r in out] == [b"a", b"c", None]
+    assert state["0_0"][1] == 1   # dropped
+
+
+def kinds(topology, config: dict, inputs: list[ProducerRecord], partitions: int) -> list[str]:
+    """Which fast path each task took (its plan's class name, or "per-record")."""
+    builder = topology.internal_builder
+    engine = LocalEngine(builder, TaskConfig.from_config(config), {t: partitions for t in {r.topic for r in inputs}},
+                         True, 0)
+    out = []
+    for _, task in sorted(engine.tasks.items()):
+        task.process_available()
+        out.append(type(task._fused).__name__ if task._fused else "per-record")
+    return out
+
+
+def test_which_tasks_take_which_path():
+    golden = load("wordcount-cached")
+    inputs, config = golden_inputs(golden), dict(golden["config"])
+    assert kinds(build_topology(golden), config, inputs, 2) == ["FusedChains"] * 2 + ["BatchAggregation"] * 2
+    uncached = load("wordcount-uncached")   # no record cache: every update leaves, so one by one
+    assert kinds(build_topology(uncached), dict(uncached["config"]), inputs, 2) == ["FusedChains"] * 2 + [
+        "per-record"] * 2
+    handled = {**config, "processing.exception.handler":
+               "org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler"}
+    assert kinds(build_topology(golden), handled, inputs, 2) == ["per-record"] * 4
+    assert kinds(build_topology(golden), {**config, "batch.fast.path": False}, inputs, 2) == ["per-record"] * 4
+
+
+def sentences(n: int, seed: int) -> list[ProducerRecord]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        key = None if rng.random() < 0.05 else f"doc{rng.randrange(9)}".encode()
+        value = None if rng.random() < 0.05 else " ".join(
+            rng.choice(["a", "bb", "ccc", "dddd", "a"]) * rng.randrange(1, 4) for _ in range(rng.randrange(4))).encode()
+        out.append(ProducerRecord("left" if rng.random() < 0.7 else "right", rng.randrange(4), rng.randrange(1000),
+                                  key, value, (("n", str(i).encode()),) if i % 3 else ()))
+    return out
+
+
+def aggregations():
+    """count, reduce and an aggregate whose values grow and shrink (so cache entries change size), over two topics
+    and a repartition; null keys and values on the way."""
+    builder = StreamsBuilder()
+    lines = builder.stream(["left", "right"], Consumed.with_(S, S))
+    lines.group_by_key().count().to_stream().to("counts", Produced.with_(S, L))
+    lines.filter(lambda k, v: v is not None).group_by_key().reduce(lambda a, b: b if len(a) > 12 else a + b).to_stream(
+        ).to("reduced", Produced.with_(S, S))
+    (lines.flat_map_values(lambda v: (v or "").split()).select_key(lambda k, v: v if v != "bb" else None)
+     .group_by_key(Grouped.with_(S, S))
+     .aggregate(lambda: "", lambda k, v, agg: (agg + v)[-(len(v) * 3 % 7 + 1):], Materialized.with_(S, S))
+     .to_stream().to("tails", Produced.with_(S, S)))
+    return builder.build()
+
+
+def two_topic_count():
+    builder = StreamsBuilder()
+    builder.stream(["left", "right"], Consumed.with_(S, S)).group_by_key().count().to_stream().to(
+        "counts", Produced.with_(S, L))
+    return builder.build()
+
+
+def two_topic_reduce():
+    builder = StreamsBuilder()
+    builder.stream(["left", "right"], Consumed.with_(S, S)).group_by_key().reduce(
+        lambda a, b: b if len(a) > 12 else a + b).to_stream().to("reduced", Produced.with_(S, S))
+    return builder.build()
+
+
+@pytest.mark.parametrize("cache_bytes", [0, 300, 2_000, 10 * 1024 * 1024])
+@pytest.mark.parametrize("batch", [1, 9, 1000])
+@pytest.mark.parametrize("partitions", [1, 3])
+@pytest.mark.parametrize("topology", [aggregations, two_topic_count, two_topic_reduce])
+def test_aggregations_folded_per_key_give_the_same_even_where_the_cache_evicts(topology, cache_bytes, batch,
+                                                                               partitions):
+    """300 and 2000 bytes: the cache overflows within batches, so the fold hands over to the per-record path."""
+    config = {"application.id": "agg", "statestore.cache.max.bytes": cache_bytes}
+    inputs = sentences(600, seed=batch + partitions)
+    fused = assert_same(topology, config, inputs, partitions, batch)
+    assert (fused > 0) == (cache_bytes > 0)
+
+
+def test_a_failing_aggregator_fails_the_task_as_the_per_record_path_does():
+    builder = StreamsBuilder()
+    (builder.stream("left", Consumed.with_(S, S)).group_by_key()
+     .aggregate(lambda: 0, lambda k, v, agg: agg + int(v), Materialized.with_(S, L), Named.as_("sum"))
+     .to_stream().to("sums", Produced.with_(S, L)))
+    topology = builder.build()
+    inputs = [ProducerRecord("left", 0, i, b"k%d" % (i % 2), v, ()) for i, v in enumerate([b"1", b"2", b"x", b"4"])]
+    errors = []
+    for fast in (False, True):
+        with pytest.raises(StreamsException) as failure:
+            batch_run(topology, {"application.id": "sum"}, inputs, 1, fast)
+        errors.append(str(failure.value).split("stacktrace=")[0])
+        assert isinstance(failure.value.__cause__, ValueError)
+    assert errors[0] == errors[1]
+    assert "processor=sum, topic=left, partition=0, offset=2" in errors[0]
+
+
+def test_a_task_moved_to_another_worker_plans_its_fast_path_again():
+    """A live task's image (pickled between Spark's Python workers) leaves the generated code out; the copy plans it
+    again and gives what the original gives."""
+    from streams_on_spark.runtime.spark import live_tasks
+
+    golden = load("wordcount-cached")
+    inputs, config = golden_inputs(golden), dict(golden["config"])
+    builder = build_topology(golden).internal_builder
+    engine = LocalEngine(builder, TaskConfig.from_config(config), {"sentences": 1}, True, 0)
+    task = engine.tasks[min(engine.tasks)]
+    for at, record in enumerate(inputs):
+        task.add_record(record.topic, 0, at, record.timestamp, record.key, record.value, record.headers)
+        task.process_available()
+        out = task.collector.drain()
+        copy = live_tasks.restore(live_tasks.image(("query", "run", 1, 0), task, {}, "run"), {}, "run")
+        assert copy._fused is None
+        copy.add_record(record.topic, 0, at + 1000, record.timestamp, record.key, record.value, record.headers)
+        task.add_record(record.topic, 0, at + 1000, record.timestamp, record.key, record.value, record.headers)
+        copy.process_available()
+        task.process_available()
+        assert isinstance(copy._fused, FusedChains)
+        assert copy.collector.drain() == task.collector.drain() != []
+        assert out

@@ -1,6 +1,8 @@
 """The ``transformWithStateInPandas`` processor of a subtopology: one call runs one task on one micro-batch."""
 from __future__ import annotations
 
+import contextlib
+import gc
 import itertools
 import time
 import uuid
@@ -145,7 +147,12 @@ class SubtopologyTaskFunction:
     def run(self, key: tuple, frames: Iterator[Any], state: TaskState, timers: Any = None,
             batch_ms: int = -1) -> Iterator[Any]:
         """Run one task on one micro-batch (timestamp ``batch_ms``, -1 if unknown): take or rebuild the task,
-        process, write its output, commit its state."""
+        process, write its output, commit its state; yields the rows of :attr:`output`'s schema."""
+        with _worker_gc():
+            rows = self._run(key, frames, state, timers, batch_ms)
+        yield rows
+
+    def _run(self, key: tuple, frames: Iterator[Any], state: TaskState, timers: Any, batch_ms: int) -> Any:
         import pandas as pd
         partition = int(key[0]) % self.task_count()  # the group key is the task's slot (see slots.task_slots)
         saved = state.load()
@@ -216,7 +223,7 @@ class SubtopologyTaskFunction:
         else:
             local.close()
             task.close()
-        yield pd.DataFrame(rows, columns=list(self.output.columns))
+        return pd.DataFrame(rows, columns=list(self.output.columns))
 
     def _externals(self, local: LocalTaskStore, global_stores: dict[str, Any], clock: WallClock) -> dict[str, Any]:
         """What a task image leaves out, by tag: what every worker has itself, or must not be pickled."""
@@ -272,6 +279,30 @@ class SubtopologyTaskFunction:
                     task.add_columns(topic, int(part), int(offset), timestamps, keys, values, headers)
                 positions[(topic, int(part))] = int(offset) + len(batch)
         return ticks
+
+
+_gc_frozen = False   # this Python worker froze what it held before its first task (see _worker_gc)
+
+
+@contextlib.contextmanager
+def _worker_gc() -> Iterator[None]:
+    """Python's cyclic collector kept out of a task's batch: paused while it runs (a batch allocates millions of
+    tuples, which would trigger collections that traverse everything the worker holds, again and again), and what
+    the worker held before its first task — pyspark, pandas, pyarrow, this library: ~80k objects — frozen once, so
+    the ``gc.collect()`` pyspark's worker runs after every task only traverses what tasks made since. Cyclic garbage
+    of a batch is collected by that ``gc.collect()``."""
+    global _gc_frozen
+    if not _gc_frozen:
+        gc.collect()
+        gc.freeze()
+        _gc_frozen = True
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _files_root() -> str:

@@ -126,19 +126,97 @@ def parse_records(buf: Union[bytes, bytearray, memoryview], count: int) -> tuple
 
 
 class RecordBatch:
-    """Encoded records bound for (or read from) one topic-partition: ``data`` plus the ``ends`` of its records."""
+    """Records bound for (or read from) one topic-partition, held encoded (``data`` plus the ``ends`` of its
+    records) or as columns (timestamps, keys, values, headers), whichever it was made from; the other form is made
+    on first use and kept. A writer that needs bytes (embedded topics) reads ``data``; one that hands each record to
+    a client (Kafka) reads :meth:`columns`, so a task's output never goes through bytes it does not need."""
 
-    __slots__ = ("topic", "partition", "data", "ends")
+    __slots__ = ("topic", "partition", "_data", "_ends", "_columns")
 
     def __init__(self, topic: str, partition: int, data: Union[bytes, bytearray, None] = None,
                  ends: Optional[array] = None) -> None:
         self.topic = topic
         self.partition = partition
-        self.data = bytearray() if data is None else data  # grows in place: ~2x faster than joining parts
-        self.ends = array("q") if ends is None else ends
+        self._data = bytearray() if data is None else data  # grows in place: ~2x faster than joining parts
+        self._ends = array("q") if ends is None else ends
+        self._columns: Optional[tuple[list, list, list, list]] = None
+
+    @classmethod
+    def of_columns(cls, topic: str, partition: int, timestamps: list[int], keys: list[Optional[bytes]],
+                   values: list[Optional[bytes]], headers: list[Headers]) -> "RecordBatch":
+        """A batch of checked columns (int64 timestamps, bytes or None keys and values, tuples of headers: what
+        :func:`encode_by_partition` gives), encoded only when ``data`` is read."""
+        batch = cls.__new__(cls)
+        batch.topic, batch.partition = topic, partition
+        batch._data = batch._ends = None
+        batch._columns = (timestamps, keys, values, headers)
+        return batch
+
+    @property
+    def data(self) -> Union[bytes, bytearray]:
+        if self._data is None:
+            self._encode()
+        return self._data   # type: ignore[return-value]
+
+    @property
+    def ends(self) -> array:
+        if self._ends is None:
+            self._encode()
+        return self._ends   # type: ignore[return-value]
+
+    def columns(self) -> tuple[list[int], list[Optional[bytes]], list[Optional[bytes]], list[Headers]]:
+        """The records as columns: timestamps, keys, values, headers."""
+        if self._columns is None:
+            self._columns = parse_records(self._data, len(self._ends))   # type: ignore[arg-type]
+        return self._columns
+
+    def nbytes(self) -> int:
+        """The size of the encoded records (computed from the columns when not encoded)."""
+        if self._data is not None:
+            return len(self._data)
+        _, keys, values, headers = self._columns   # type: ignore[misc]
+        size = 20 * len(keys)
+        for k in keys:
+            if k:
+                size += len(k)
+        for v in values:
+            if v:
+                size += len(v)
+        for hs in headers:
+            if hs:
+                size += len(_encode_headers(hs, self.topic, self.partition))
+        return size
 
     def __len__(self) -> int:
-        return len(self.ends)
+        return len(self._ends) if self._ends is not None else len(self._columns[0])   # type: ignore[index]
+
+    def _encode(self) -> None:
+        """``data`` and ``ends`` from the columns: the parts joined once."""
+        timestamps, keys, values, headers = self._columns   # type: ignore[misc]
+        topic, partition = self.topic, self.partition
+        parts: list[bytes] = []
+        add = parts.append
+        ends = array("q")
+        end_at = ends.append
+        pack = PREFIX.pack
+        position = 0
+        for timestamp, key, value, hs in zip(timestamps, keys, values, headers):
+            key_length = -1 if key is None else len(key)
+            value_length = -1 if value is None else len(value)
+            add(pack(timestamp, key_length, value_length, len(hs) if hs else 0))
+            position += 20
+            if key:
+                add(key)
+                position += key_length
+            if value:
+                add(value)
+                position += value_length
+            if hs:
+                encoded = _encode_headers(hs, topic, partition)
+                add(encoded)
+                position += len(encoded)
+            end_at(position)
+        self._data, self._ends = b"".join(parts), ends
 
     def add(self, timestamp: int, key: Optional[bytes], value: Optional[bytes], headers: Headers = ()) -> None:
         """Encode one record at the end of the batch (validating what it is given, naming the topic-partition)."""
@@ -157,7 +235,8 @@ class RecordBatch:
                              f"got {timestamp!r}") from None
         data = self.data
         if data.__class__ is not bytearray:   # a batch encoded in one join, or read: grows from here on
-            data = self.data = bytearray(data)
+            data = self._data = bytearray(data)
+        self._columns = None
         data += prefix
         if key:
             data += key
@@ -165,7 +244,7 @@ class RecordBatch:
             data += value
         if headers:
             data += _encode_headers(headers, topic, partition)
-        self.ends.append(len(data))
+        self._ends.append(len(data))   # type: ignore[union-attr]
 
     def ends_bytes(self) -> bytes:
         """``ends`` as little-endian int64 bytes (how they are stored and shipped)."""
@@ -185,60 +264,44 @@ class RecordBatch:
 
     def records(self) -> list[ProducerRecord]:
         """The batch decoded into ``ProducerRecord``s, in order."""
-        timestamps, keys, values, headers = parse_records(self.data, len(self.ends))
+        timestamps, keys, values, headers = self.columns()
         topic, partition = self.topic, self.partition
         return [ProducerRecord(topic, partition, ts, k, v, h) for ts, k, v, h in zip(timestamps, keys, values, headers)]
 
     def __repr__(self) -> str:
-        return f"RecordBatch({self.topic}-{self.partition}, {len(self)} records, {len(self.data)} bytes)"
+        return f"RecordBatch({self.topic}-{self.partition}, {len(self)} records, {self.nbytes()} bytes)"
+
+
+_MIN_INT64, _MAX_INT64 = -0x8000000000000000, 0x7FFFFFFFFFFFFFFF
 
 
 def encode_by_partition(records: Iterable[ProducerRecord]) -> list[RecordBatch]:
-    """``records`` encoded into one batch per topic-partition, each in arrival order."""
-    groups: dict[tuple[str, int], list[ProducerRecord]] = {}
-    for record in records:
-        group = groups.get((record[0], record[1]))
+    """``records`` as one batch per topic-partition, each in arrival order: checked as :meth:`RecordBatch.add`
+    checks them (bytes-like keys and values converted, headers as a tuple, int64 timestamps, else the same error),
+    held as columns until a writer reads their bytes."""
+    groups: dict[tuple[str, int], tuple[list, list, list, list]] = {}
+    for topic, partition, timestamp, key, value, headers in records:
+        group = groups.get((topic, partition))
         if group is None:
-            group = groups[(record[0], record[1])] = []
-        group.append(record)
-    return [_encode_group(topic, partition, group) for (topic, partition), group in groups.items()]
-
-
-def _encode_group(topic: str, partition: int, records: list[ProducerRecord]) -> RecordBatch:
-    """One topic-partition's records as a batch: the parts joined once (the common case: bytes or None keys and
-    values, a tuple of headers); a record the join cannot take as it is goes through :meth:`RecordBatch.add`,
-    which converts or rejects it with its message."""
-    parts: list[bytes] = []
-    add = parts.append
-    ends = array("q")
-    end_at = ends.append
-    pack = PREFIX.pack
-    position = 0
-    for index, (_, _, timestamp, key, value, headers) in enumerate(records):
-        key_class, value_class = key.__class__, value.__class__
-        if ((key_class is not bytes and key is not None) or (value_class is not bytes and value is not None)
+            group = groups[(topic, partition)] = ([], [], [], [])
+        if ((key.__class__ is not bytes and key is not None) or (value.__class__ is not bytes and value is not None)
                 or (headers and headers.__class__ is not tuple) or timestamp.__class__ is not int
-                or not -0x8000000000000000 <= timestamp <= 0x7FFFFFFFFFFFFFFF):
-            batch = RecordBatch(topic, partition, bytearray(b"".join(parts)), ends)
-            for _, _, timestamp, key, value, headers in records[index:]:
-                batch.add(timestamp, key, value, headers)
-            return batch
-        key_length = -1 if key is None else len(key)
-        value_length = -1 if value is None else len(value)
-        add(pack(timestamp, key_length, value_length, len(headers) if headers else 0))
-        position += 20
-        if key:
-            add(key)
-            position += key_length
-        if value:
-            add(value)
-            position += value_length
-        if headers:
-            encoded = _encode_headers(headers, topic, partition)
-            add(encoded)
-            position += len(encoded)
-        end_at(position)
-    return RecordBatch(topic, partition, b"".join(parts), ends)
+                or not _MIN_INT64 <= timestamp <= _MAX_INT64):
+            timestamp, key, value, headers = _checked(topic, partition, timestamp, key, value, headers)
+        group[0].append(timestamp)
+        group[1].append(key)
+        group[2].append(value)
+        group[3].append(headers or ())
+    return [RecordBatch.of_columns(topic, partition, *columns) for (topic, partition), columns in groups.items()]
+
+
+def _checked(topic: str, partition: int, timestamp: Any, key: Any, value: Any, headers: Any) -> tuple:
+    """Slow path of :func:`encode_by_partition`: a record converted as :meth:`RecordBatch.add` converts it, or its
+    error."""
+    probe = RecordBatch(topic, partition)
+    probe.add(timestamp, key, value, headers)   # raises what add raises
+    (timestamp,), (key,), (value,), (headers,) = parse_records(probe.data, 1)
+    return timestamp, key, value, headers
 
 
 ORDER_KEY = [("stamp", "<i8"), ("task", "<i8"), ("seq", "<i8")]  # numpy dtype of a record's merge key

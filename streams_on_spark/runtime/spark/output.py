@@ -67,7 +67,7 @@ class WrittenOutput:
         batches = encode_by_partition(records)
         producer, sequence = producer_identity(task)
         bases = self.writer.write(batches, producer, sequence, positions)
-        return [(b.topic, b.partition, task, base, len(b), len(b.data)) for b, base in zip(batches, bases)]
+        return [(b.topic, b.partition, task, base, len(b), b.nbytes()) for b, base in zip(batches, bases)]
 
     def report(self, rows: list[tuple], task: int, processed: int, dropped: int, commit_ms: float) -> list[tuple]:
         """The commit rows with the task's metrics on the first (a row with a null topic if it wrote nothing)."""

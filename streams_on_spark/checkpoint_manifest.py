@@ -1,7 +1,8 @@
 """The checkpoint remembers what wrote it: ``topology.json`` beside an application's subtopology checkpoints.
 
 It holds the topology's ``describe()`` text, the partition count of every topic it reads, ``topology.optimization``,
-the task snapshot format, the library version, and which checkpoint directory each subtopology uses. On restart
+the task snapshot format, the library version, which checkpoint directory each subtopology uses, and the repartition
+topics that pipeline mode (``pipeline.mode``) replaced by Spark's shuffle. On restart
 :func:`plan_restart` compares the new topology with it (:func:`streams_on_spark.upgrade.check_upgrade`): unsafe
 findings stop the start with a :class:`TopologyException` naming them and the ways out, unless
 ``upgrade.allow.unsafe=true``. Subtopologies are matched to their old checkpoints by what they read (their source
@@ -20,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import Any, Collection, Mapping, Optional
 
-from streams_on_spark.config import TOPOLOGY_OPTIMIZATION, UPGRADE_ALLOW_UNSAFE
+from streams_on_spark.config import PIPELINE_MODE, TOPOLOGY_OPTIMIZATION, UPGRADE_ALLOW_UNSAFE
 from streams_on_spark.errors import TopologyException
 from streams_on_spark.topology.description import TopologyDescription
 from streams_on_spark.upgrade import UpgradeReport, check_upgrade
@@ -51,10 +52,13 @@ class CheckpointManifest:
     snapshot_format: int
     library_version: str
     checkpoints: Mapping[int, str] = field(default_factory=dict)
+    # repartition topics (decorated) that pipeline mode replaced by Spark's shuffle; absent in older manifests
+    pipelined: tuple[str, ...] = ()
 
     def to_json(self) -> str:
         data = {"manifest_version": MANIFEST_VERSION, **asdict(self)}
         data["checkpoints"] = {str(sid): name for sid, name in sorted(self.checkpoints.items())}
+        data["pipelined"] = sorted(self.pipelined)
         return json.dumps(data, indent=1, sort_keys=True) + "\n"
 
     @staticmethod
@@ -68,7 +72,8 @@ class CheckpointManifest:
             return CheckpointManifest(str(data["description"]), {str(t): int(n) for t, n in data["partitions"].items()},
                                       str(data["optimization"]), int(data["snapshot_format"]),
                                       str(data["library_version"]),
-                                      {int(sid): str(name) for sid, name in data["checkpoints"].items()})
+                                      {int(sid): str(name) for sid, name in data["checkpoints"].items()},
+                                      tuple(str(t) for t in data.get("pipelined", ())))
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise TopologyException(f"{where} is not a checkpoint manifest this version can read: {e}") from None
 
@@ -89,10 +94,11 @@ def write_manifest(location: str, manifest: CheckpointManifest, spark: Any = Non
 def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDescription,
                  partitions: Mapping[str, int], config: Mapping[str, Any], snapshot_format: int,
                  existing: frozenset[str] = frozenset(), *,
-                 readable_formats: Collection[int] = ()) -> CheckpointManifest:
+                 readable_formats: Collection[int] = (), pipelined: Collection[str] = ()) -> CheckpointManifest:
     """The manifest for this run: the checkpoint directory of every subtopology, after checking the change from
     ``previous`` (None: nothing to compare with). ``existing`` names directories already under the location, which
-    a new subtopology must not take; ``readable_formats`` the older task snapshot formats this version still reads.
+    a new subtopology must not take; ``readable_formats`` the older task snapshot formats this version still reads;
+    ``pipelined`` the repartition topics pipeline mode replaces in this run (see :func:`_check_pipelined`).
     Raises :class:`TopologyException` on an unsafe change unless allowed."""
     optimization = str(config.get(TOPOLOGY_OPTIMIZATION, "none"))
     subtopologies = [s.id for s in description.subtopologies]
@@ -103,6 +109,7 @@ def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDe
         checkpoints = {sid: f"subtopology-{sid}" for sid in subtopologies}
     else:
         _check_snapshot_format(previous, snapshot_format, readable_formats)
+        _check_pipelined(previous, frozenset(pipelined), config)
         report = check_upgrade(previous.description, description,
                                before_config={TOPOLOGY_OPTIMIZATION: previous.optimization},
                                after_config={TOPOLOGY_OPTIMIZATION: optimization},
@@ -110,7 +117,34 @@ def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDe
         _refuse_unsafe(report, config)
         checkpoints = _match_checkpoints(previous, description, existing)
     return CheckpointManifest(str(description), dict(partitions), optimization, snapshot_format, library_version(),
-                              checkpoints)
+                              checkpoints, tuple(sorted(pipelined)))
+
+
+def _check_pipelined(previous: CheckpointManifest, pipelined: frozenset[str], config: Mapping[str, Any]) -> None:
+    """Refuse a run whose queries read other topics than the checkpoints' did: pipeline mode switched on or off, or
+    a topology change that makes a subtopology run before another's shuffle (or stop doing so). A fused query's
+    checkpoint holds the upstream's source offsets and no position in the repartition topic, and the default
+    shape's the reverse, so neither can resume the other; ``upgrade.allow.unsafe`` does not change that."""
+    before = frozenset(previous.pipelined)
+    if before == pipelined:
+        return
+    mode = str(config.get(PIPELINE_MODE, "false")).strip().lower() == "true"
+    if not before:
+        change = ("pipeline.mode=true would replace the repartition topics " + ", ".join(sorted(pipelined))
+                  + " by Spark's shuffle, but the checkpoints were written with them as topics")
+    elif not pipelined:
+        change = ("the checkpoints were written in pipeline mode (Spark's shuffle in place of the repartition "
+                  "topics " + ", ".join(sorted(before)) + "), but this run "
+                  + ("keeps them as topics (the topology changed)" if mode else "has pipeline.mode=false"))
+    else:
+        change = (f"pipeline mode replaced the repartition topics {sorted(before)} when the checkpoints were "
+                  f"written, and would replace {sorted(pipelined)} now (the topology changed)")
+    raise TopologyException(
+        f"Refusing to start: {change}. A query's checkpoint holds the offsets of the topics it reads, so a "
+        "subtopology cannot switch between reading a repartition topic and running after its upstream's shuffle "
+        f"(this is not overridden by {UPGRADE_ALLOW_UNSAFE}). Ways out: start with {PIPELINE_MODE} as the "
+        "checkpoints were written; start under a new application.id; or reset the application "
+        "(`streams-on-spark reset`) and re-read the inputs.")
 
 
 def _check_snapshot_format(previous: CheckpointManifest, snapshot_format: int, readable: Collection[int]) -> None:

@@ -46,6 +46,7 @@ EMBEDDED_TOPICS_DIR = "embedded.topics.dir"
 TRIGGER_INTERVAL = "trigger.interval"
 UPGRADE_ALLOW_UNSAFE = "upgrade.allow.unsafe"
 BATCH_FAST_PATH = "batch.fast.path"
+PIPELINE_MODE = "pipeline.mode"
 
 log = logging.getLogger(__name__)
 
@@ -437,6 +438,11 @@ LIBRARY_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
               effect="`true` runs a micro-batch on Spark through a task's fused stateless chains or its aggregation "
                      "folded per key, where that gives exactly the per-record path's results (see Performance); "
                      "`false` takes every record through the per-record path."),
+    ConfigKey(PIPELINE_MODE, BOOLEAN, False,
+              effect="Opt-in, beyond Kafka Streams' shape: `true` runs a stateless subtopology that only feeds a "
+                     "repartition topic before the shuffle of the query of the subtopology reading it (one query "
+                     "for both; Spark's shuffle replaces the topic, which is not created). Switching it on an "
+                     "existing checkpoint is refused (see Performance)."),
 )
 # Kafka 4.3.1's ConsumerConfig, ProducerConfig and AdminClientConfig names that StreamsConfig does not define itself
 # (ssl.*, sasl.* and security.* are known by prefix): StreamsConfig hands these to its clients

@@ -32,6 +32,7 @@ from streams_on_spark.config import (
     BOOTSTRAP_SERVERS,
     CHECKPOINT_LOCATION,
     EMBEDDED_TOPICS_DIR,
+    PIPELINE_MODE,
     STATE_DIR,
     TRIGGER_INTERVAL,
     TaskConfig,
@@ -184,6 +185,8 @@ class KafkaStreams:
             raise TopologyException(f"source topics {missing} do not exist (application {self.application_id}); "
                                     "create them before starting")
         counts = resolve_partition_counts(builder, existing)
+        pipelines = self._pipelines(builder, counts, kafka)
+        self._pipelined = frozenset(t for p in pipelines for t in p.topics)
         remote = "://" in self.checkpoint_location   # hdfs://, s3a://: read and created through Spark
         if not remote:
             os.makedirs(self.checkpoint_location, exist_ok=True)
@@ -198,6 +201,8 @@ class KafkaStreams:
         connector = self._connector
         for topic in builder.internal_topics:
             decorated = builder.decorate_topic(topic)
+            if decorated in self._pipelined:   # pipeline mode: Spark's shuffle takes its place
+                continue
             want = counts[decorated]
             if decorated in existing and existing[decorated] != want:
                 raise TopologyException(f"repartition topic {decorated} exists with {existing[decorated]} "
@@ -214,7 +219,7 @@ class KafkaStreams:
         self._runtime = SparkRuntime(builder, self._task_config, layout, connector, self._spark,
                                      self.checkpoint_location,
                                      trigger_interval=self._config.get(TRIGGER_INTERVAL, "100 milliseconds"),
-                                     checkpoint_names=manifest.checkpoints)
+                                     checkpoint_names=manifest.checkpoints, pipelines=pipelines)
         write_manifest(self.checkpoint_location, manifest, self._spark)
         try:
             self._runtime.start()
@@ -238,7 +243,20 @@ class KafkaStreams:
         partitions = {t: counts[builder.decorate_topic(t)] for t in topics if builder.decorate_topic(t) in counts}
         return plan_restart(read_manifest(location, self._spark), self._topology.describe(), partitions,
                             self._config, StreamTask.SNAPSHOT_VERSION, existing,
-                            readable_formats=StreamTask.READABLE_SNAPSHOT_VERSIONS)
+                            readable_formats=StreamTask.READABLE_SNAPSHOT_VERSIONS, pipelined=self._pipelined)
+
+    def _pipelines(self, builder: Any, counts: Mapping[str, int], kafka: bool) -> list:
+        """Pipeline mode's fused subtopologies (none unless ``pipeline.mode=true``; see
+        :mod:`streams_on_spark.runtime.spark.pipeline`)."""
+        from streams_on_spark.config import StreamsConfig
+        if not StreamsConfig(self._config).get(PIPELINE_MODE):
+            return []
+        if kafka and self._task_config.exactly_once:
+            log.warning("%s=true is not supported with exactly_once_v2 on Kafka (a task's transaction commits the "
+                        "positions of the topics it reads): every subtopology keeps its own query", PIPELINE_MODE)
+            return []
+        from streams_on_spark.runtime.spark.pipeline import plan_pipelines
+        return plan_pipelines(builder, self._task_config, TopicLayout.of(builder, self.application_id, counts))
 
     def _running(self) -> Any:
         if self.state is not State.RUNNING or self._runtime is None:

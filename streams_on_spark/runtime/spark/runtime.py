@@ -17,7 +17,7 @@ import os
 import threading
 import time
 import uuid
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.base import Connector
@@ -59,7 +59,8 @@ class SparkRuntime:
                  connector: Connector, spark: Any, checkpoint_dir: str, *,
                  on_output: Optional[Callable[[list[ProducerRecord]], None]] = None,
                  trigger_interval: str = "100 milliseconds", clock: Optional[MockClock] = None,
-                 checkpoint_names: Optional[Mapping[int, str]] = None, driver_task: bool = False) -> None:
+                 checkpoint_names: Optional[Mapping[int, str]] = None, driver_task: bool = False,
+                 pipelines: Sequence[Any] = ()) -> None:
         self.global_reader = connector.global_reader() if topology.global_stores() else None
         self.topology = topology
         self.config = config
@@ -79,6 +80,19 @@ class SparkRuntime:
                                           tick_topic=None if clock is None else clock.tick_topic(self.query_name(s.id)),
                                           run_id=run_id, spec=s, driver_task=driver_task)
             for s in driver_subtopologies(topology, multi_partition=not driver_task)}
+        # pipeline mode (pipeline.mode, KafkaStreams only): each pipeline's upstream subtopologies run in its
+        # downstream's query, before the shuffle; they have no query of their own
+        self.upstream_functions: dict[int, SubtopologyTaskFunction] = {}
+        for pipeline in pipelines:
+            from streams_on_spark.runtime.spark.pipeline import PipelineTaskFunction
+            down = self.functions[pipeline.downstream]
+            ups = {u: self.functions.pop(u) for u in pipeline.upstreams}
+            self.upstream_functions.update(ups)
+            self.functions[pipeline.downstream] = PipelineTaskFunction(
+                topology, down.subtopology_id, config, layout, output, self.global_reader, clock=clock,
+                tick_topic=down.tick_topic, run_id=run_id, spec=down.spec(),
+                upstreams={next(iter(u.spec().source_topics)): u for u in ups.values()},
+                replaced=frozenset(pipeline.topics))
         # what the queries read: quiescence means none of these grows (output-only topics may, e.g. by punctuation)
         self.input_topics = sorted({t for fn in self.functions.values() for t in fn.input_topics()}
                                    | set(topology.global_topics))
@@ -125,6 +139,10 @@ class SparkRuntime:
                     "jars=kafka_jars())") from None
             raise
         frame = self.connector.prepare(frame)
+        prefix = getattr(fn, "prefix", None)
+        if prefix is not None:   # pipeline mode: the upstream subtopologies run here, before the shuffle
+            from streams_on_spark.runtime.spark.pipeline import PREFIX_SCHEMA
+            frame = frame.mapInArrow(prefix(), PREFIX_SCHEMA)
         slots = F.array(*[F.lit(slot) for slot in task_slots(tasks)])
         frame = frame.withColumn("slot", F.element_at(slots, F.col("partition") + 1).cast("int"))
         time_mode = "ProcessingTime" if fn.wall_clock_timeouts else "None"
@@ -140,12 +158,21 @@ class SparkRuntime:
             sink = CommitReport(name)
         else:
             sink = CommitReport(name, lambda: self.lag(sid),
-                                on_commit=lambda batch_id, rows: self.progress.on_commit(sid, batch_id, rows))
+                                on_commit=lambda batch_id, rows: self._on_commit(sid, batch_id, rows))
         query = (stream.writeStream.queryName(name).outputMode("append")
                  .foreachBatch(sink).option("checkpointLocation", self.checkpoint(sid))
                  .trigger(processingTime=self.trigger_interval).start())
         sink.bind(str(query.id))
         return query
+
+    def _on_commit(self, sid: int, batch_id: int, rows: list) -> None:
+        """A batch of query ``sid`` committed: its tasks' metrics (and in pipeline mode its upstream tasks')."""
+        if sid in self.functions and getattr(self.functions[sid], "prefix", None) is not None:
+            from streams_on_spark.runtime.spark.pipeline import upstream_rows
+            rows, upstream = upstream_rows(rows)
+            for upstream_sid, upstream_tasks in sorted(upstream.items()):
+                self.progress.on_commit(upstream_sid, batch_id, upstream_tasks)
+        self.progress.on_commit(sid, batch_id, rows)
 
     def process_all_available(self, timeout_s: float = 600.0) -> None:
         """Run the queries until every topic they read is fully processed (quiescence), logging progress and lag.
@@ -305,7 +332,11 @@ class SparkRuntime:
 
     def read_tasks(self, subtopology_id: int) -> dict[int, StreamTask]:
         """Offline copies of the subtopology's tasks with the state Spark holds (for store inspection): each task's
-        snapshot and its local stores rebuilt in memory from the changelog, read with Spark's state reader."""
+        snapshot and its local stores rebuilt in memory from the changelog, read with Spark's state reader. An
+        upstream subtopology of pipeline mode has no state (nor query): its tasks are fresh."""
+        if subtopology_id in self.upstream_functions:
+            fn = self.upstream_functions[subtopology_id]
+            return {p: fn.new_task(p, None, global_stores={}) for p in range(fn.task_count())}
         fn = self.functions[subtopology_id]
         path = self.checkpoint(subtopology_id)
         tasks = fn.task_count()

@@ -23,7 +23,8 @@ Operators fused: ``filter``/``filter_not``, ``map``, ``map_values``, ``flat_map`
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+import contextlib
+from typing import Any, Callable, Iterator, Optional
 
 from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore
 from streams_on_spark.state.stores import TimestampedKeyValueStore, ValueAndTimestamp
@@ -82,6 +83,20 @@ class FusedChains:
         for queue in queues:
             queue.records.clear()
         task.metrics.processed += processed
+
+
+@contextlib.contextmanager
+def _at(task: Any, queue: Any, offset: int, node: Any, raw: tuple = (None, None)) -> Iterator[Any]:
+    """The task's context as the per-record path has it while ``node`` handles the record at ``offset`` of
+    ``queue`` (error handlers and warnings read where a record came from), reset afterwards."""
+    ctx = task.context
+    ctx.queue, ctx.offset, ctx.current = queue, offset, node
+    task._source_raw = raw
+    try:
+        yield ctx
+    finally:
+        ctx.current = ctx.queue = None
+        task._source_raw = (None, None)
 
 
 def _default_handler(task: Any) -> bool:
@@ -234,19 +249,13 @@ class BatchAggregation:
             store.put_with_timestamp(key, agg, ts)
 
     def _drop(self, task: Any, queue: Any, record: tuple) -> None:
-        ctx = task.context
-        ctx.queue, ctx.offset, ctx.current = queue, record[1], self.node
-        try:
+        with _at(task, queue, record[1], self.node) as ctx:
             dsl.drop_record(ctx, "null key or value", Record(record[2], record[3], record[0], record[4]))
-        finally:
-            ctx.current = ctx.queue = None
 
     def _fail(self, task: Any, queue: Any, record: tuple, e: Exception) -> None:
         ts, off, key, value, headers, raw_key, raw_value = record
-        ctx = task.context
-        ctx.queue, ctx.offset, ctx.current = queue, off, self.node
-        task._source_raw = (raw_key, raw_value)
-        task._handle_processing_error(e, queue.topic, queue.partition, off, Record(key, value, ts, headers))
+        with _at(task, queue, off, self.node, (raw_key, raw_value)):
+            task._handle_processing_error(e, queue.topic, queue.partition, off, Record(key, value, ts, headers))
         raise IllegalStateError("the processing exception handler resumed, which the batch path does not support")
 
 
@@ -388,12 +397,9 @@ class _Compiler:
         targets = [node.by_name[name] for name in p.children]
         default = None if p.default_child is None else node.by_name[p.default_child]
         predicates = self._bind(tuple(p.predicates))
-
-        def choose_code() -> str:
-            return f"_branch({predicates}, {k}, {v})"
         self.env["_branch"] = _choose_branch
         pad = "    " * depth
-        self._call(pad, "b = ", choose_code(), node)
+        self._call(pad, "b = ", f"_branch({predicates}, {k}, {v})", node)
         for i, target in enumerate(targets):
             self.lines.append(f"{pad}{'if' if i == 0 else 'elif'} b == {i}:")
             self._children_of(target, k, v, depth + 1)
@@ -444,15 +450,9 @@ class _Compiler:
         task, sink = self.task, node.processor
 
         def send(k: Any, v: Any, ts: int, h: Any, queue: Any, off: int, rk: Any, rv: Any) -> None:
-            ctx = task.context
-            ctx.queue, ctx.offset, ctx.current = queue, off, node
-            task._source_raw = (rk, rv)
-            try:
+            with _at(task, queue, off, node, (rk, rv)):
                 task.collector.send(sink.topic, Record(k, v, ts, h), sink.key_serde, sink.value_serde,
                                     sink.partitioner, sink.name)
-            finally:
-                ctx.current = ctx.queue = None
-                task._source_raw = (None, None)
         return send
 
     def _failure_handler(self) -> Callable[..., None]:
@@ -461,14 +461,8 @@ class _Compiler:
         def fail(node: str, e: Exception, queue: Any, ts: int, off: int, k: Any, v: Any, h: Any, rk: Any,
                  rv: Any) -> None:
             """A user function raised at ``node``: the task's error path, as for the per-record path's record."""
-            ctx = task.context
-            ctx.queue, ctx.offset, ctx.current = queue, off, task.nodes[node]
-            task._source_raw = (rk, rv)
-            try:
+            with _at(task, queue, off, task.nodes[node], (rk, rv)):
                 task._handle_processing_error(e, queue.topic, queue.partition, off, Record(k, v, ts, h))
-            finally:
-                ctx.current = ctx.queue = None
-                task._source_raw = (None, None)
             raise IllegalStateError(f"the processing exception handler resumed after a failure at {node}, which the "
                                     "fused path does not support")   # unreachable: only LogAndFail is fused
         return fail

@@ -10,6 +10,8 @@ run reads that topic from the beginning and writes word counts to its own fresh 
             of ``process_all_available()``.
   ours-eos  the same with ``processing.guarantee=exactly_once_v2``: each task writes a micro-batch in one Kafka
             transaction with its consumed offsets, every read is read_committed.
+  ours-pipeline  ours with ``pipeline.mode=true`` (opt-in): the upstream subtopology runs before the counting
+            query's shuffle, which replaces the repartition topic (docs/performance.md).
   pyspark   a hand-written Structured Streaming query: Spark's kafka source -> ``explode(split(lower(value)))``
             -> ``groupBy(word).count()`` -> Spark's kafka sink (update mode, ``availableNow`` trigger); timed
             from ``start()`` to termination.
@@ -44,7 +46,7 @@ the Java baseline, built with Maven from Maven Central if its jar is missing:
 and, for the quix run, .venv-quix (``make quix-venv``; ``make bench-kafka`` makes both).
 
     .venv/bin/python bench/kafka_end_to_end.py [--words N]
-        [--runs ours,ours-eos,pyspark,java,java-nocache,java-eos,quix]
+        [--runs ours,ours-eos,ours-pipeline,pyspark,java,java-nocache,java-eos,quix]
 """
 from __future__ import annotations
 
@@ -72,7 +74,7 @@ QUIX_PYTHON = ROOT / ".venv-quix" / "bin" / "python"
 QUIX_SCRIPT = ROOT / "bench" / "baselines" / "quix" / "wordcount.py"
 QUIX_REQUIREMENTS = ROOT / "bench" / "baselines" / "quix" / "requirements.txt"
 BOOTSTRAP_ENV = "STREAMS_ON_SPARK_KAFKA"
-RUNS = ("ours", "ours-eos", "pyspark", "java", "java-nocache", "java-eos", "quix")
+RUNS = ("ours", "ours-eos", "ours-pipeline", "pyspark", "java", "java-nocache", "java-eos", "quix")
 PARTITIONS = 4
 
 log = logging.getLogger("bench.kafka_end_to_end")
@@ -207,10 +209,11 @@ def word_count(input_topic: str, output_topic: str):
 
 
 def run_ours(spark, bootstrap: str, input_topic: str, output_topic: str, app_id: str, timeout_s: float,
-             work: str, guarantee: str = "at_least_once") -> tuple[float, str]:
+             work: str, guarantee: str = "at_least_once", pipeline: bool = False) -> tuple[float, str]:
     from streams_on_spark import KafkaStreams
     config = {"application.id": app_id, "bootstrap.servers": bootstrap,
-              "checkpoint.location": os.path.join(work, app_id), "processing.guarantee": guarantee}
+              "checkpoint.location": os.path.join(work, app_id), "processing.guarantee": guarantee,
+              "pipeline.mode": pipeline}
     with KafkaStreams(word_count(input_topic, output_topic), config, spark) as streams:
         start = time.perf_counter()
         streams.start()
@@ -477,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
             spark = local_session("bench-kafka-end-to-end", jars=jars)
             if args.warmup_words > 0:
                 warm_input = f"{rid}-warmup-sentences"
-                warm = [r for r in ("ours", "pyspark") if r in runs or f"{r}-eos" in runs]
+                warm = [r for r in ("ours", "pyspark") if r in runs or f"{r}-eos" in runs or f"{r}-pipeline" in runs]
                 create_topics(bootstrap, [warm_input] + [f"{rid}-warmup-{r}-out" for r in warm], PARTITIONS)
                 produce(bootstrap, warm_input, sentences(args.warmup_words, seed=1), PARTITIONS, args.timeout)
                 for r in warm:
@@ -491,6 +494,8 @@ def main(argv: list[str] | None = None) -> int:
                     "default record cache (last count per word and micro-batch)",
             "ours-eos": "ours with `processing.guarantee=exactly_once_v2` (a transaction per task and micro-batch, "
                         "read_committed)",
+            "ours-pipeline": "ours with `pipeline.mode=true` (opt-in: one query, Spark's shuffle in place of the "
+                             "repartition topic)",
             "pyspark": "hand-written PySpark: kafka source → `explode(split)` → `groupBy(word).count()` → "
                        "kafka sink, update mode, availableNow",
             "java": f"Kafka Streams 4.3.1 (Java), {args.java_threads} stream thread(s), "
@@ -511,9 +516,10 @@ def main(argv: list[str] | None = None) -> int:
             output_topic, app_id = f"{rid}-{name}-out", f"{rid}-{name}"
             log.info("measuring %s -> %s", name, output_topic)
             try:
-                if name in ("ours", "ours-eos"):
+                if name in ("ours", "ours-eos", "ours-pipeline"):
                     run.seconds, run.detail = run_ours(spark, bootstrap, input_topic, output_topic, app_id,
-                                                       args.timeout, work, guarantee(name))
+                                                       args.timeout, work, guarantee(name),
+                                                       pipeline=name == "ours-pipeline")
                 elif name == "pyspark":
                     run.seconds, run.detail = run_pyspark(spark, bootstrap, input_topic, output_topic, app_id,
                                                           args.timeout, work)
@@ -582,6 +588,7 @@ def print_results(args, results: list[Run], sentence_count: int, distinct: int, 
     print()
     pairs = [("ours", "pyspark"), ("ours", "java"), ("ours", "java-nocache"), ("pyspark", "java"),
              ("ours-eos", "ours"), ("ours-eos", "java-eos"), ("java-eos", "java"), ("ours", "quix"),
+             ("ours-pipeline", "java"), ("ours-pipeline", "ours"),
              ("quix", "java"), ("quix", "java-nocache")]
     for a, b in pairs:
         ra, rb = by_name.get(a), by_name.get(b)

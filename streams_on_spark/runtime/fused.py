@@ -319,12 +319,20 @@ class _Compiler:
         exec(compile("\n".join(self.lines), f"<fused chain of {source.name}>", "exec"), self.env, namespace)
         return namespace["chain"]
 
-    def _call(self, pad: str, target: str, call: str, node: Any) -> None:
-        """``target = call``, failing the task at ``node`` as the per-record path does if the user's code raises."""
+    def _call(self, pad: str, target: str, call: str, node: Any, then: tuple[str, ...] = ()) -> None:
+        """``target = call`` (and the lines ``then``), failing the task at ``node`` as the per-record path does if
+        the user's code raises."""
         name = self._bind(node.name)
-        self.lines += [f"{pad}try:", f"{pad}    {target}{call}",
+        self.lines += [f"{pad}try:", f"{pad}    {target}{call}", *(f"{pad}    {line}" for line in then),
                        f"{pad}except Exception as e:",
                        f"{pad}    _fail({name}, e, queue, ts, off, k0, v0, h, rk, rv)"]
+
+    @staticmethod
+    def _materialized(items: str) -> tuple[str, ...]:
+        """A mapper's result that is not a list or tuple (a generator) taken whole inside the ``try``: what it raises
+        while it is iterated fails the task at its operator, as on the per-record path (where the failure ends the
+        batch too, so what it yielded before never leaves)."""
+        return (f"if {items}.__class__ is not list and {items}.__class__ is not tuple: {items} = tuple({items})",)
 
     def _node(self, node: Any, k: str, v: str, depth: int) -> None:
         pad = "    " * depth
@@ -368,14 +376,15 @@ class _Compiler:
             f = self._bind(p.mapper)
             _, nv = self._vars()
             items = f"i{self.names}"
-            self._call(pad, f"{items} = ", (f"{f}({k}, {v})" if p.with_key else f"{f}({v})") + " or ()", node)
+            self._call(pad, f"{items} = ", (f"{f}({k}, {v})" if p.with_key else f"{f}({v})") + " or ()", node,
+                       self._materialized(items))
             add(f"{pad}for {nv} in {items}:")
             self._children(node, k, nv, depth + 1, empty=True)
         elif kind is dsl.KStreamFlatMap:
             f, name = self._bind(p.mapper), self._bind(p.node)
             nk, nv = self._vars()
             items = f"i{self.names}"
-            self._call(pad, f"{items} = ", f"{f}({k}, {v}) or ()", node)
+            self._call(pad, f"{items} = ", f"{f}({k}, {v}) or ()", node, self._materialized(items))
             add(f"{pad}for item in {items}:")
             self._call(pad + "    ", f"{nk}, {nv} = ", f"_pair(item, {name})", node)
             self._children(node, nk, nv, depth + 1, empty=True)

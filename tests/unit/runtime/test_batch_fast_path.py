@@ -341,3 +341,28 @@ def test_a_task_moved_to_another_worker_plans_its_fast_path_again():
         assert isinstance(copy._fused, FusedChains)
         assert copy.collector.drain() == task.collector.drain() != []
         assert out
+
+
+def test_a_mapper_whose_generator_raises_fails_the_task_at_its_operator_on_both_paths():
+    def words(value):
+        for word in value.split():
+            if word == "boom":
+                raise ValueError("no boom")
+            yield word
+
+    def topology():
+        builder = StreamsBuilder()
+        (builder.stream("left", Consumed.with_(S, S)).flat_map_values(words, Named.as_("words"))
+         .flat_map(lambda k, v: ((k, x) for x in v), Named.as_("letters")).to("out", Produced.with_(S, S)))
+        return builder.build()
+
+    good = [ProducerRecord("left", 0, 1, b"k", b"ab cd", ())]
+    assert assert_same(topology, {"application.id": "gen"}, good, 1) == 1
+    errors = []
+    for fast in (False, True):
+        with pytest.raises(StreamsException) as failure:
+            batch_run(topology(), {"application.id": "gen"}, good + [ProducerRecord("left", 0, 2, b"k", b"x boom", ())],
+                      1, fast)
+        errors.append(str(failure.value).split("stacktrace=")[0])
+    assert errors[0] == errors[1]
+    assert "processor=words, topic=left, partition=0, offset=1" in errors[0]

@@ -33,8 +33,7 @@ Changes = dict[str, dict[Optional[bytes], Optional[bytes]]]
 
 
 def _options() -> Any:
-    """A task database is opened again whenever another process takes the task: keep few info logs (RocksDB starts
-    one per open). Its
+    """A task database is opened and closed by every batch: keep few info logs (RocksDB starts one per open). Its
     statistics are read on open (~3 ms for 2M keys in 20 files): without them the entry estimate that decides
     compaction reads 0 after every reopen and the changelog would be compacted every batch."""
     from rocksdict import Options
@@ -43,11 +42,6 @@ def _options() -> Any:
     options.create_missing_column_families(True)
     options.set_keep_log_file_num(2)
     return options
-
-
-class LocalStoreLocked(StreamsException):
-    """A task's local store is open in another process (RocksDB's lock): that process ran the task last and keeps it
-    open, or is running it now."""
 
 
 class LocalKeyValueBytesStore(StateStore):
@@ -201,15 +195,9 @@ class LocalTaskStore:
         self._db: Any = None
         self.open()
 
-    @property
-    def is_open(self) -> bool:
-        return self._db is not None
-
     def open(self) -> None:
-        """Open the database (again): a task's stores are used by one process at a time, which keeps it open while
-        it may run the task again and closes it (:meth:`close`) when another process takes the task (the engine's
-        business, see ``runtime/spark/live_tasks.py``); the store objects stay valid across the cycle.
-        :class:`LocalStoreLocked` if another process has it open."""
+        """Open the database (again): a task's stores are used by one process at a time, so a task opens it for a
+        batch and :meth:`close` releases it; the store objects stay valid across the cycle."""
         from rocksdict import Rdict
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         families = {_cf(n): _options() for n in self.stores}
@@ -217,7 +205,7 @@ class LocalTaskStore:
             self._db = Rdict(self.path, _options(), column_families=families)
         except Exception as e:
             if "lock" in str(e).lower():
-                raise LocalStoreLocked(f"cannot open the local state store at {self.path}: another process is running "
+                raise StreamsException(f"cannot open the local state store at {self.path}: another process is running "
                                        f"this task ({e})") from e
             # unreadable (a machine crash, a full disk): it is only a copy, the engine rebuilds it from its changelog
             log.warning("the local state store at %s cannot be opened (%s); deleting it", self.path, e)
@@ -295,11 +283,6 @@ class LocalTaskStore:
         for name, store in self.stores.items():
             for key, value in store.entries_iter():
                 yield name, key, value
-
-    def close_scans(self) -> None:
-        """End every scan the stores handed out (a batch is over: nothing may iterate into the next one)."""
-        for store in self.stores.values():
-            store.close_scans()
 
     def close(self) -> None:
         """Release the database (uncommitted writes are dropped); :meth:`open` takes it again."""

@@ -158,14 +158,14 @@ class SubtopologyTaskFunction:
         saved = state.load()
         query, batch = streaming_batch()
         live_key = (query, self.run_id, self.subtopology_id, partition)
-        path = local_state_path(self.state_dir or _files_root(), query, partition)
-        live: Optional[live_tasks.LiveTask] = None
-        if query is not None:   # the store stays open in this worker after the call (see live_tasks)
-            local = live_tasks.open_store(path, self.local_store_names())
-            live = live_tasks.take(live_key, None if saved is None else saved.marker, local)
+        live = live_tasks.take(live_key, None if saved is None else saved.marker) if query is not None else None
+        if live is not None:
+            local, clock = live.local, live.clock
+            local.open()
         else:
-            local = LocalTaskStore(path, self.local_store_names())
-        clock = live.clock if live is not None else self._wall_clock()
+            local = LocalTaskStore(local_state_path(self.state_dir or _files_root(), query, partition),
+                                   self.local_store_names())
+            clock = self._wall_clock()
         if self.clock is not None:
             clock.fixed_ms = self._wall_clock(saved.wall_clock if saved is not None else -1).fixed_ms
         else:
@@ -216,12 +216,12 @@ class SubtopologyTaskFunction:
         except BaseException:
             if task is not None:   # in an unknown state: closed dirty, never kept
                 live_tasks.discard(task)
-            live_tasks.close_store(local)
             raise
+        finally:
+            local.close()
         if query is not None:
             live_tasks.keep(live_key, live_tasks.LiveTask(marker, task, local, clock))
         else:
-            local.close()
             task.close()
         return pd.DataFrame(rows, columns=list(self.output.columns))
 

@@ -45,7 +45,10 @@ SPARK_CLUSTER_CTL     = $(if $(wildcard $(PY)),$(PY),$(PYTHON)) deps/spark_clust
 # or *.egg-info lands in the checkout (a stale build/lib would also leak deleted modules into the next wheel).
 VERSION       := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' pyproject.toml)
 WHEEL         := dist/streams_on_spark-$(VERSION)-py3-none-any.whl
-WHEEL_SOURCES := pyproject.toml setup.py $(shell find streams_on_spark connectors state -name __pycache__ -prune -o \( -type d -o -name '*.py' \) -print 2>/dev/null)
+# The local file system jar (jvm/local-fs), package data of the library: built by `make setup`
+LOCAL_FS_SOURCES := $(wildcard jvm/local-fs/src/streamsonspark/hadoop/*.java)
+LOCAL_FS_JAR  := streams_on_spark/jars/streams-on-spark-local-fs.jar
+WHEEL_SOURCES := pyproject.toml setup.py $(LOCAL_FS_JAR) $(shell find streams_on_spark connectors state -name __pycache__ -prune -o \( -type d -o -name '*.py' \) -print 2>/dev/null)
 # The sources a build sees, copied into the temp dir "$$src" (the wheel's and the sdist's recipes share it)
 COPY_SOURCES  = tar -cf - --exclude=__pycache__ --exclude='*.py[cod]' pyproject.toml setup.py $(wildcard README.md LICENSE*) \
 	streams_on_spark connectors state | tar -xf - -C "$$src"
@@ -60,7 +63,7 @@ $(SPARK_ENV_TARGETS): export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 $(SPARK_ENV_TARGETS): export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
 $(SPARK_ENV_TARGETS): export SPARK_LOCAL_IP := 127.0.0.1
 
-.PHONY: help setup deps deps-kafka-broker deps-spark-kafka kafka-up kafka-down spark-cluster-up spark-cluster-down \
+.PHONY: help setup local-fs-jar deps deps-kafka-broker deps-spark-kafka kafka-up kafka-down spark-cluster-up spark-cluster-down \
 	wheel dist test stress-submit test-unit test-goldens-spark run bench bench-kafka bench-spark clean clean-deps kafka-reference \
 	checkpoint-fixture docs quix-venv
 
@@ -82,6 +85,21 @@ $(SETUP_STAMP): pyproject.toml setup.py $(VENV)/pyvenv.cfg
 	$(PY) -m pip install --progress-bar off -e '.[test,docs]'
 	@mkdir -p $(STAMPS)
 	@touch $@
+
+# Hadoop's local file system without a process per chmod/readlink (jvm/local-fs; local_session() puts it on the
+# driver's class path): javac against the Hadoop jars of the installed pyspark, packaged into the library as
+# package data. Every target that runs Spark, and setup, builds it.
+local-fs-jar: $(LOCAL_FS_JAR) ## Build the local file system jar (jvm/local-fs) into streams_on_spark/jars/
+
+$(LOCAL_FS_JAR): $(LOCAL_FS_SOURCES) | $(SETUP_STAMP)
+	@command -v javac >/dev/null || { echo "javac not found: install a JDK 17 (Maven needs one too)" >&2; exit 1; }
+	@classes="$$(mktemp -d)" && trap 'rm -rf "$$classes"' EXIT && \
+	jars="$$($(PY) -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')" && \
+	javac --release 17 -nowarn -cp "$$jars/*" -d "$$classes" $(LOCAL_FS_SOURCES) && \
+	mkdir -p $(dir $@) && jar --create --file $@ -C "$$classes" .
+	@echo "built $@"
+
+setup $(SPARK_ENV_TARGETS) bench-latency bench-scale-out: $(LOCAL_FS_JAR)
 
 # Graphviz's `dot`: the CLI tests render `streams-on-spark visualize --format dot` with it and fail (never skip)
 # without it. Installed with apt-get (as root, else through sudo) when absent; the stamp goes with `make clean`.

@@ -172,7 +172,8 @@ class KafkaStreams:
         jars: list[str] = []
         if kafka and self._spark is None:
             from streams_on_spark.connectors.kafka import kafka_jars
-            jars = kafka_jars(required=_local_session_ahead())   # a local session reads Kafka only with them
+            from streams_on_spark.runtime.spark.session import starts_local_session
+            jars = kafka_jars(required=starts_local_session())   # a local session reads Kafka only with them
         if kafka:
             unreachable = _unreachable(str(self._config[BOOTSTRAP_SERVERS]))
             if unreachable:
@@ -351,15 +352,6 @@ def _unreachable(bootstrap: str, timeout_s: float = 3.0) -> Optional[str]:
         except OSError as e:
             reasons.append(f"{address}: {e.strerror or e}")
     return "; ".join(reasons) or None
-
-
-def _local_session_ahead() -> bool:
-    """Whether ``application_session`` will start a local session (no active session, no Spark Connect server, no
-    Spark configured by a launcher): the one case where the Kafka connector jars are :func:`kafka_jars`' to find."""
-    from pyspark.sql import SparkSession
-
-    from streams_on_spark.runtime.spark.session import spark_configured
-    return not os.environ.get("SPARK_REMOTE") and SparkSession.getActiveSession() is None and not spark_configured()
 
 
 def _from_pyspark(handler: Any) -> bool:

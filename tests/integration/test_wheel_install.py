@@ -77,6 +77,8 @@ def test_make_dist_builds_the_wheel_and_an_sdist_with_the_same_modules():
     import zipfile
     with zipfile.ZipFile(wheels[0]) as whl:
         in_wheel = {n for n in whl.namelist() if n.endswith(".py")}
+        # the local file system jar (jvm/local-fs) that local_session() puts on the class path
+        assert "streams_on_spark/jars/streams-on-spark-local-fs.jar" in whl.namelist()
     root = sdists[0].name.removesuffix(".tar.gz")
     # the sdist keeps the repository's layout: connectors/ and state/ become streams_on_spark.* when built
     renamed = {"connectors/": "streams_on_spark/connectors/", "state/": "streams_on_spark/state/"}
@@ -92,5 +94,6 @@ def test_make_dist_builds_the_wheel_and_an_sdist_with_the_same_modules():
                 in_sdist.add(path)
         info = sdist.extractfile(f"{root}/PKG-INFO").read().decode()
     assert in_sdist == in_wheel, (sorted(in_sdist - in_wheel), sorted(in_wheel - in_sdist))
+    assert f"{root}/streams_on_spark/jars/streams-on-spark-local-fs.jar" in names
     assert "Name: streams-on-spark" in info and f"Version: {root.rsplit('-', 1)[1]}" in info
     assert f"{root}/pyproject.toml" in names and f"{root}/setup.py" in names

@@ -46,7 +46,7 @@ from streams_on_spark.connectors.record_batch import RecordBatch, encode_by_part
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.spark.output import COMMIT_SCHEMA, TaskOutput
-from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction, _worker_gc
+from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction, worker_gc
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.topology.builder import InternalTopologyBuilder
 from streams_on_spark.topology.partitions import TopicLayout
@@ -156,7 +156,7 @@ class UpstreamPrefix:
             if not batch.num_rows:
                 continue
             out: list[tuple] = []
-            with _worker_gc():   # as a task call: no cyclic collections inside the batch (see task_function)
+            with worker_gc():   # as a task call: no cyclic collections inside the batch (see task_function)
                 for topic, part, offset, ends, data in zip(*(batch.column(c).to_pylist() for c in
                                                              ("topic", "partition", "offset", "ends", "data"))):
                     function = self.upstreams.get(topic)

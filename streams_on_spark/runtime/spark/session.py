@@ -33,8 +33,20 @@ RUNTIME_DEFAULTS = {
 }
 
 
+# Hadoop's local file system with permissions set and links looked up through java.nio (jvm/local-fs, built into the
+# package by `make setup`): without Hadoop's native library, which pip's pyspark lacks, Hadoop runs a chmod or
+# readlink child process for every checkpoint and state file it writes, 7-10 ms each from the Spark JVM here.
+LOCAL_FS_JAR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "jars",
+                            "streams-on-spark-local-fs.jar")
+LOCAL_FS_CONF = {
+    "spark.hadoop.fs.file.impl": "streamsonspark.hadoop.NioLocalFileSystem",
+    "spark.hadoop.fs.AbstractFileSystem.file.impl": "streamsonspark.hadoop.NioLocalFs",
+}
+
+
 def local_session(app_name: str = "streams-on-spark", cores: int = 2, jars: Iterable[str] = ()) -> Any:
-    """A local SparkSession set up as this project needs it: loopback only, no UI, small shuffles."""
+    """A local SparkSession set up as this project needs it: loopback only, no UI, small shuffles, and local files
+    written without a process per file (:data:`LOCAL_FS_JAR`)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -51,6 +63,13 @@ def local_session(app_name: str = "streams-on-spark", cores: int = 2, jars: Iter
     jars = [str(j) for j in jars]
     if jars:
         builder = builder.config("spark.jars", ",".join(jars))
+    if os.path.isfile(LOCAL_FS_JAR):   # local mode: the driver's JVM runs the tasks too
+        builder = builder.config("spark.driver.extraClassPath", LOCAL_FS_JAR)
+        for key, value in LOCAL_FS_CONF.items():
+            builder = builder.config(key, value)
+    else:
+        log.warning("%s is missing (run `make setup`, or install the wheel): local checkpoints are written with "
+                    "Hadoop's own local file system, a chmod process per file", LOCAL_FS_JAR)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -70,6 +89,13 @@ def spark_configured() -> bool:
             or bool(os.environ.get("MASTER")))
 
 
+def starts_local_session() -> bool:
+    """Whether :func:`application_session` will start a :func:`local_session`: no Spark Connect server, no active
+    session, no Spark configured by a launcher (the one case where the library itself must find jars)."""
+    from pyspark.sql import SparkSession
+    return not os.environ.get("SPARK_REMOTE") and SparkSession.getActiveSession() is None and not spark_configured()
+
+
 def application_session(app_name: str, jars: Iterable[str] = ()) -> Any:
     """The session ``KafkaStreams`` runs in when given none (see the module docstring).
 
@@ -83,10 +109,10 @@ def application_session(app_name: str, jars: Iterable[str] = ()) -> Any:
         session = SparkSession.builder.getOrCreate()
         log.info("running in a Spark Connect session (%s)", os.environ["SPARK_REMOTE"])
         return session
-    session = SparkSession.getActiveSession()
-    if session is None and not spark_configured():
+    if starts_local_session():
         log.info("no Spark configured: starting a local session (local[2], loopback)")
         return local_session(app_name, jars=jars)
+    session = SparkSession.getActiveSession()
     if session is None:
         from pyspark import SparkContext
         SparkContext._ensure_initialized()  # the launcher's JVM, whose system properties hold its settings
@@ -127,11 +153,15 @@ def spark_default_log_profile(jvm: Any) -> bool:
 
 
 # Spark's loggers that report a failed task or query (the Python traceback and pages of JVM stack, three times over)
-# on the driver's console: the runtime raises the same failure as the user's error (runtime/spark/errors.py)
+# on the driver's console: the runtime raises the same failure as the user's error (runtime/spark/errors.py); and
+# the context cleaner's report of its interruption when the JVM stops
 TASK_FAILURE_LOGGERS = (
     "org.apache.spark.executor.Executor",                                    # "Exception in task ..."
     "org.apache.spark.scheduler.TaskSetManager",                             # "Lost task ...", "aborting job"
     "org.apache.spark.sql.execution.streaming.runtime.MicroBatchExecution",  # "Query ... terminated with error"
+    # "Error cleaning broadcast" with an InterruptedException's JVM stack when the JVM stops (SparkContext.stop
+    # interrupts the cleaner mid-RPC); the cleaner's work is best-effort cleanup of what a stopping JVM drops anyway
+    "org.apache.spark.ContextCleaner",
 )
 # Spark's warnings about what the runtime does on purpose, once per query or batch: streaming queries run without
 # adaptive execution; a batch takes longer than the trigger (catching up); the state server's socket closes when

@@ -148,7 +148,7 @@ class SubtopologyTaskFunction:
             batch_ms: int = -1) -> Iterator[Any]:
         """Run one task on one micro-batch (timestamp ``batch_ms``, -1 if unknown): take or rebuild the task,
         process, write its output, commit its state; yields the rows of :attr:`output`'s schema."""
-        with _worker_gc():
+        with worker_gc():
             rows = self._run(key, frames, state, timers, batch_ms)
         yield rows
 
@@ -281,11 +281,11 @@ class SubtopologyTaskFunction:
         return ticks
 
 
-_gc_frozen = False   # this Python worker froze what it held before its first task (see _worker_gc)
+_gc_frozen = False   # this Python worker froze what it held before its first task (see worker_gc)
 
 
 @contextlib.contextmanager
-def _worker_gc() -> Iterator[None]:
+def worker_gc() -> Iterator[None]:
     """Python's cyclic collector kept out of a task's batch: paused while it runs (a batch allocates millions of
     tuples, which would trigger collections that traverse everything the worker holds, again and again), and what
     the worker held before its first task — pyspark, pandas, pyarrow, this library: ~80k objects — frozen once, so

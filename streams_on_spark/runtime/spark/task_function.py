@@ -4,6 +4,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import itertools
+import os
+import sys
 import time
 import uuid
 from typing import Any, Iterator, Optional
@@ -327,11 +329,28 @@ class _Timers:
             self.handle.registerTimer(due)
 
 
+DRIVER_WORKER = "pyspark.sql.streaming.transform_with_state_driver_worker"
+
+
+def _quiet_driver_worker() -> None:
+    """In pyspark's driver worker (the Python process Spark starts on the driver when a transformWithStateInPandas
+    query starts, to register its state variables) stdout goes to /dev/null: pyspark prints its debug lines there,
+    four of them with blank lines after reading the processor, and Spark copies them to the console. The worker
+    talks to Spark over a socket, never stdout. (Its first line, printed before the processor is read, stays.)"""
+    main = sys.modules.get("__main__")
+    if getattr(getattr(main, "__spec__", None), "name", None) == DRIVER_WORKER:
+        sys.stdout = open(os.devnull, "w")   # noqa: SIM115 - for the life of this short process
+
+
 class SubtopologyProcessor(StatefulProcessor):
     """A subtopology's tasks as a ``transformWithStateInPandas`` processor: one group per task."""
 
     def __init__(self, function: SubtopologyTaskFunction) -> None:
         self.function = function
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        _quiet_driver_worker()
 
     def init(self, handle: Any) -> None:
         self.handle = handle

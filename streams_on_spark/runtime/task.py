@@ -593,8 +593,10 @@ class StreamTask:
                                  lambda: self.config.deserialization_handler.handle_error(context, raw, e))
         if response.result is Result.FAIL:
             raise StreamsException(f"Deserialization exception handler is set to fail upon a deserialization "
-                                   f"error. Deserialization failed for the record at topic={topic}, "
-                                   f"partition={partition}, offset={offset} in task {self.id}: {e}") from e
+                                   f"error. If you would rather have the streaming pipeline continue after a "
+                                   f"deserialization error, please set the {DESERIALIZATION_EXCEPTION_HANDLER} "
+                                   f"appropriately. Failed record: taskId={self.id}, topic={topic}, "
+                                   f"partition={partition}, offset={offset}: {type(e).__name__}: {e}") from e
         log.warning("Skipping record due to deserialization error. topic=[%s] partition=[%d] offset=[%d]: %s",
                     topic, partition, offset, e)
         self.metrics.record_dropped()

@@ -18,7 +18,8 @@ def query_error(query: str, error: BaseException) -> StreamsException:
     if caught is not None:
         return StreamsException(f"query {query} failed: {caught}")
     matches = [m for m in _PY_ERROR.finditer(text) if "py4j" not in m.group(1) and "java" not in m.group(1)]
-    detail = next((m.group(0) for m in matches if m.group(1).startswith("streams_on_spark")),
+    # the task's own error: the last of the library's in the traceback (a chain prints the causes first)
+    detail = next((m.group(0) for m in reversed(matches) if m.group(1).startswith("streams_on_spark")),
                   matches[-1].group(0) if matches else text.splitlines()[0] if text else repr(error))
     return StreamsException(f"query {query} failed: {detail}")
 

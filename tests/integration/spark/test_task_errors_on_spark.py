@@ -58,3 +58,30 @@ def test_the_console_shows_the_error_once_without_sparks_reports(tmp_path):
     assert "\tat org.apache.spark" not in console and " ERROR " not in console, console[-3000:]
     assert "execution of UDF" not in console, console   # pyspark's driver worker's debug prints (task_function)
     assert len(console.splitlines()) < 25, console   # Spark's start-up lines and its Python workers' few prints
+
+
+def test_a_fatal_deserialization_error_names_the_record_and_the_setting_on_both_engines(spark):
+    """Kafka's text (the handler fails; set deserialization.exception.handler to continue) with the task, topic,
+    partition and offset of the record, as the in-process driver raises it: not the serde's error alone."""
+    builder = StreamsBuilder()
+    builder.stream("in", Consumed.with_(S, Serdes.Long())).to("out", Produced.with_(S, Serdes.Long()))
+    messages = {}
+    for engine in ("local", "spark"):
+        driver_builder = (TopologyTestDriverBuilder(builder.build()).with_config({"application.id": "deser"})
+                          .declare_topic("in", 2))
+        if engine == "spark":
+            driver_builder = driver_builder.with_engine("spark", spark)
+        with driver_builder.build() as driver:
+            source = driver.create_input_topic("in", S, S, start_timestamp=0)   # strings where longs are expected
+            with pytest.raises(StreamsException) as raised:
+                source.pipe_input("k", "bad")
+        messages[engine] = str(raised.value)
+    expected = (r"Deserialization exception handler is set to fail upon a deserialization error\. If you would rather "
+                r"have the streaming pipeline continue after a deserialization error, please set the "
+                r"deserialization\.exception\.handler appropriately\. Failed record: taskId=0_(\d), topic=in, "
+                r"partition=(\d), offset=0: SerializationException: Size of data received by LongDeserializer is "
+                r"not 8 for topic 'in': got bytes of length 3")
+    local = re.fullmatch(expected, messages["local"])
+    assert local and local.group(1) == local.group(2), messages["local"]
+    assert re.fullmatch(r"query deser-subtopology-0 failed: streams_on_spark\.errors\.StreamsException: " + expected,
+                        messages["spark"]), messages["spark"]

@@ -67,3 +67,22 @@ def test_query_errors_name_the_python_error_not_the_jvm_trace():
     assert str(query_error("app-subtopology-0", error)) == (
         "query app-subtopology-0 failed: streams_on_spark.errors.StreamsException: Exception caught in process. "
         "taskId=0_1")
+
+
+def test_a_chained_error_names_the_tasks_own_exception_not_its_cause():
+    """A traceback prints the causes first: the task's StreamsException is the last of the library's errors."""
+    error = RuntimeError(
+        "[FOREACH_BATCH_USER_FUNCTION_ERROR] An error occurred in the user provided function in foreachBatch: "
+        "Traceback (most recent call last):\n"
+        "streams_on_spark.errors.SerializationException: Size of data received by LongDeserializer is not 8\n"
+        "\n"
+        "The above exception was the direct cause of the following exception:\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        "streams_on_spark.errors.StreamsException: Deserialization exception handler is set to fail upon a "
+        "deserialization error. Failed record: taskId=0_1, topic=in, partition=1, offset=4\n"
+        " SQLSTATE: 39000\n"
+        "py4j.protocol.Py4JJavaError: An error occurred")
+    assert str(query_error("app-subtopology-0", error)) == (
+        "query app-subtopology-0 failed: streams_on_spark.errors.StreamsException: Deserialization exception handler "
+        "is set to fail upon a deserialization error. Failed record: taskId=0_1, topic=in, partition=1, offset=4")

@@ -145,6 +145,8 @@ class KafkaGlobalReader:
     def _open(self) -> Any:
         if self._consumer is None:
             from kafka import KafkaConsumer
+            quiet_kafka_python_logs(self.bootstrap_servers)
+            _guard_kafka_python_logs(())
             self._consumer = KafkaConsumer(bootstrap_servers=self.bootstrap_servers, enable_auto_commit=False,
                                            auto_offset_reset="earliest",
                                            request_timeout_ms=max(self.timeout_ms, 1000), **self.python_config)
@@ -216,7 +218,7 @@ class KafkaConnector:
         for key in config:
             if key in ("bootstrap.servers", "kafka.bootstrap.servers"):
                 raise ValueError("pass bootstrap.servers as bootstrap_servers, not in client_config")
-        quiet_kafka_python_logs()
+        quiet_kafka_python_logs(bootstrap_servers.strip())
         self.bootstrap_servers = bootstrap_servers.strip()
         self.client_config = {(k[len("kafka."):] if k.startswith("kafka.") else k): v for k, v in config.items()}
         self.timeout_ms = timeout_ms

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from typing import Any, Iterable, Mapping
 
 log = logging.getLogger(__name__)
@@ -96,21 +97,75 @@ class _RedactingFilter(logging.Filter):
 _REDACTING_FILTER = _RedactingFilter()
 
 
-def quiet_kafka_python_logs() -> None:
-    """kafka-python logs every connection, bootstrap and metadata refresh at INFO: the ``kafka`` logger is set to
-    WARNING, unless the application set its level itself (``logging.getLogger("kafka").setLevel(logging.INFO)``
-    brings them back)."""
+class _OutageFilter(logging.Filter):
+    """One line per broker outage: kafka-python's clients report a broker they cannot reach on every retry (a
+    WARNING and an ERROR or two, ~7 lines a second). While the library keeps kafka-python quiet (the application
+    set no level on the ``kafka`` logger), those reports are dropped and the library says once that Kafka is
+    unreachable, and once that it is reachable again (kafka-python's INFO "Connected"/"Bootstrap complete", which
+    this filter reads and drops with every other record below WARNING)."""
+
+    FAILURE = re.compile(r"Connection (failed|lost)|Bootstrap (connection to \S+ failed|\S+ not ready|failed)|"
+                         r"Bootstrap attempt to \S+ failed|Unable to bootstrap|DNS lookup failed|ECONNREFUSED|"
+                         r"KafkaConnectionError|NodeNotReady")
+    RECOVERED = re.compile(r": Connected$|^Bootstrap complete")
+
+    def __init__(self) -> None:
+        super().__init__("")
+        self.active = False          # set by quiet_kafka_python_logs when the application configured no level
+        self.bootstraps: list[str] = []
+        self.down = False
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.active:
+            return True
+        try:
+            text = record.getMessage()
+        except Exception:
+            return record.levelno >= logging.WARNING
+        if record.levelno < logging.WARNING:
+            if self.down and self.RECOVERED.search(text):
+                with self._lock:
+                    was_down, self.down = self.down, False
+                if was_down:
+                    log.warning("Kafka at %s is reachable again", self._where())
+            return False
+        if self.FAILURE.search(text):
+            with self._lock:
+                was_down, self.down = self.down, True
+            if not was_down:
+                log.warning("Kafka at %s is unreachable (%s); retrying", self._where(), text)
+            return False
+        return True
+
+    def _where(self) -> str:
+        return ",".join(self.bootstraps) or "the configured bootstrap servers"
+
+
+_OUTAGE_FILTER = _OutageFilter()
+
+
+def quiet_kafka_python_logs(bootstrap_servers: str = "") -> None:
+    """kafka-python logs every connection, bootstrap and metadata refresh at INFO, and every failed retry while a
+    broker is down at WARNING and ERROR: unless the application set the ``kafka`` logger's level itself
+    (``logging.getLogger("kafka").setLevel(logging.INFO)`` brings them all back), only its other warnings pass, and
+    an outage is one line when it starts and one when it ends (:class:`_OutageFilter`)."""
+    if bootstrap_servers and bootstrap_servers not in _OUTAGE_FILTER.bootstraps:
+        _OUTAGE_FILTER.bootstraps.append(bootstrap_servers)
     logger = logging.getLogger("kafka")
     if logger.level == logging.NOTSET:
-        logger.setLevel(logging.WARNING)
+        logger.setLevel(logging.INFO)   # the filter reads INFO's "Connected" and drops everything below WARNING
+        _OUTAGE_FILTER.active = True
 
 
 def _guard_kafka_python_logs(secrets: Iterable[str]) -> None:
-    """Register ``secrets`` and put the redacting filter on every kafka-python logger that exists now (they are
-    module-level, created when kafka-python's modules are imported, so call this after importing a client)."""
+    """Register ``secrets`` and put the redacting and outage filters on every kafka-python logger that exists now
+    (they are module-level, created when kafka-python's modules are imported, so call this after importing a
+    client)."""
     _REDACTING_FILTER.secrets.update(secrets)
     names = ["kafka"] + [n for n in list(logging.Logger.manager.loggerDict) if n.startswith("kafka.")]
     for name in names:
         logger = logging.getLogger(name)
-        if _REDACTING_FILTER not in logger.filters:
-            logger.addFilter(_REDACTING_FILTER)
+        for guard in (_REDACTING_FILTER, _OUTAGE_FILTER):
+            if guard not in logger.filters:
+                logger.addFilter(guard)

@@ -1,0 +1,79 @@
+"""kafka-python's chatter while a broker is down: one line from the library when the outage starts and one when it
+ends, unless the application configured the ``kafka`` logger itself."""
+from __future__ import annotations
+
+import importlib
+import logging
+import socket
+
+import pytest
+
+from streams_on_spark.connectors import kafka_config
+from streams_on_spark.connectors.kafka_config import _guard_kafka_python_logs, quiet_kafka_python_logs
+
+OURS = "streams_on_spark.connectors.kafka_config"
+
+
+@pytest.fixture
+def fresh_filter(monkeypatch):
+    """A filter and ``kafka`` logger as in a new process (no level set), restored afterwards."""
+    fresh = kafka_config._OutageFilter()
+    monkeypatch.setattr(kafka_config, "_OUTAGE_FILTER", fresh)
+    logger = logging.getLogger("kafka")
+    monkeypatch.setattr(logger, "level", logging.NOTSET)
+    importlib.import_module("kafka")   # creates kafka-python's loggers
+    names = ["kafka"] + [n for n in list(logging.Logger.manager.loggerDict) if n.startswith("kafka.")]
+    yield fresh
+    for name in names:
+        logging.getLogger(name).removeFilter(fresh)
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_unreachable_broker_is_one_line_not_a_line_per_retry(fresh_filter, caplog):
+    from kafka import KafkaConsumer
+    from kafka.errors import KafkaError
+    address = f"127.0.0.1:{closed_port()}"
+    quiet_kafka_python_logs(address)
+    _guard_kafka_python_logs(())
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(KafkaError):
+        KafkaConsumer(bootstrap_servers=address, request_timeout_ms=2500, bootstrap_timeout_ms=2500)   # retries
+    kafka_lines = [r for r in caplog.records if r.name.startswith("kafka")]
+    ours = [r.getMessage() for r in caplog.records if r.name == OURS]
+    assert kafka_lines == [], [r.getMessage() for r in kafka_lines]
+    assert len(ours) == 1 and ours[0].startswith(f"Kafka at {address} is unreachable ("), ours
+    assert "ECONNREFUSED" in ours[0] and ours[0].endswith("); retrying")
+
+
+def test_the_recovery_is_one_line_too(fresh_filter, caplog):
+    quiet_kafka_python_logs("broker:9092")
+    _guard_kafka_python_logs(())
+    caplog.set_level(logging.DEBUG)
+    net = logging.getLogger("kafka.net.connection")
+    for _ in range(3):
+        logging.getLogger("kafka.net.manager").error("Connection failed: %s", "KafkaConnectionError: 111 ECONNREFUSED")
+    net.info("<KafkaConnection node_id=1 (connected)>: Connected")
+    net.info("<KafkaConnection node_id=2 (connected)>: Connected")
+    logging.getLogger("kafka.coordinator").warning("Heartbeat session expired")   # other warnings still pass
+    messages = [(r.name, r.getMessage()) for r in caplog.records]
+    assert messages == [
+        (OURS, "Kafka at broker:9092 is unreachable (Connection failed: KafkaConnectionError: 111 ECONNREFUSED); "
+               "retrying"),
+        (OURS, "Kafka at broker:9092 is reachable again"),
+        ("kafka.coordinator", "Heartbeat session expired"),
+    ]
+
+
+def test_an_application_that_set_the_kafka_level_gets_every_line(fresh_filter, caplog, monkeypatch):
+    monkeypatch.setattr(logging.getLogger("kafka"), "level", logging.INFO)   # asked for kafka-python's logs
+    quiet_kafka_python_logs("broker:9092")
+    _guard_kafka_python_logs(())
+    caplog.set_level(logging.DEBUG)
+    logging.getLogger("kafka.net.manager").error("Connection failed: %s", "KafkaConnectionError: 111 ECONNREFUSED")
+    logging.getLogger("kafka.net.connection").info("<KafkaConnection node_id=1>: Connected")
+    assert [r.name for r in caplog.records] == ["kafka.net.manager", "kafka.net.connection"]

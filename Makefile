@@ -99,7 +99,7 @@ $(LOCAL_FS_JAR): $(LOCAL_FS_SOURCES) | $(SETUP_STAMP)
 	mkdir -p $(dir $@) && jar --create --file $@ -C "$$classes" .
 	@echo "built $@"
 
-setup $(SPARK_ENV_TARGETS) bench-latency bench-scale-out: $(LOCAL_FS_JAR)
+setup $(SPARK_ENV_TARGETS) bench-latency bench-scale-out bench-test-time: $(LOCAL_FS_JAR)
 
 # Graphviz's `dot`: the CLI tests render `streams-on-spark visualize --format dot` with it and fail (never skip)
 # without it. Installed with apt-get (as root, else through sudo) when absent; the stamp goes with `make clean`.
@@ -256,13 +256,16 @@ bench-kafka: $(SETUP_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) $(JAVA_BENCH_JA
 # --trigger-interval '50 milliseconds'". bench-scale-out starts its own standalone cluster in .deps/bench-spark-cluster-run
 # and stops it afterwards (BENCH_ARGS="--master spark://..." uses a running one), shipping the wheel of `make wheel` as
 # the cluster tests do.
-.PHONY: bench-latency bench-scale-out
-bench-latency bench-scale-out: export PYSPARK_PYTHON := $(CURDIR)/$(PY)
-bench-latency bench-scale-out: export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
-bench-latency bench-scale-out: export SPARK_LOCAL_IP := 127.0.0.1
+.PHONY: bench-latency bench-scale-out bench-test-time
+bench-latency bench-scale-out bench-test-time: export PYSPARK_PYTHON := $(CURDIR)/$(PY)
+bench-latency bench-scale-out bench-test-time: export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
+bench-latency bench-scale-out bench-test-time: export SPARK_LOCAL_IP := 127.0.0.1
 
 bench-latency: $(SETUP_STAMP) ## End-to-end latency, one sentence at a time through the README word count's 2 hops: p50/p90/p99/max, per-query trigger floor (bench/latency.py)
 	$(PY) bench/latency.py $(BENCH_ARGS)
+
+bench-test-time: $(SETUP_STAMP) ## One Spark-engine test (README word count, 4 partitions) once the session is up, beside the in-process engine (bench/test_time.py)
+	$(PY) bench/test_time.py $(BENCH_ARGS)
 
 bench-scale-out: $(SETUP_STAMP) $(WHEEL) ## Standalone cluster (one 2-core worker): word count words/s with spark.cores.max 1 vs 2 and the ratio (bench/scale_out.py)
 	$(PY) bench/scale_out.py $(BENCH_ARGS)

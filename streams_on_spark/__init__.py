@@ -7,8 +7,9 @@ multi-partition :class:`TopologyTestDriver`, run them with :class:`KafkaStreams`
 # driver: the embedded-topics source runner, a stateful query's initialisation) does not import the whole library.
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from streams_on_spark.lazy import lazy_exports
 
 _EXPORTS = {
     "GlobalKTable": "streams_on_spark.dsl.builder",
@@ -72,13 +73,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -6,8 +6,9 @@ quiescence), ``engine`` (the test driver's Spark mode), ``clock``, ``slots`` and
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from streams_on_spark.lazy import lazy_exports
 
 # loaded on first use (PEP 562): a task's Python worker imports task_function without the driver's side
 _EXPORTS = {
@@ -20,13 +21,7 @@ _EXPORTS = {
 __all__ = ["SparkEngine", "SparkRuntime", "application_session", "local_session", "task_slots"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Optional
 
 log = logging.getLogger(__name__)
 
@@ -108,12 +108,14 @@ class _OutageFilter(logging.Filter):
                          r"Bootstrap attempt to \S+ failed|Unable to bootstrap|DNS lookup failed|ECONNREFUSED|"
                          r"KafkaConnectionError|NodeNotReady")
     RECOVERED = re.compile(r": Connected$|^Bootstrap complete")
+    ADDRESS = re.compile(r"\bat \[?([\w.\-]+:\d+)")   # "Attempting bootstrap to bootstrap-0 at host:port ..."
 
     def __init__(self) -> None:
         super().__init__("")
         self.active = False          # set by quiet_kafka_python_logs when the application configured no level
         self.bootstraps: list[str] = []
-        self.down = False
+        self.address: Optional[str] = None   # the broker kafka-python last tried (from its INFO lines)
+        self.down: Optional[str] = None      # where the outage is, while there is one
         self._lock = threading.Lock()
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -124,22 +126,27 @@ class _OutageFilter(logging.Filter):
         except Exception:
             return record.levelno >= logging.WARNING
         if record.levelno < logging.WARNING:
-            if self.down and self.RECOVERED.search(text):
+            address = self.ADDRESS.search(text)
+            if address is not None:
+                self.address = address.group(1)
+            if self.down is not None and self.RECOVERED.search(text):
                 with self._lock:
-                    was_down, self.down = self.down, False
-                if was_down:
-                    log.warning("Kafka at %s is reachable again", self._where())
+                    where, self.down = self.down, None
+                if where is not None:
+                    log.warning("Kafka at %s is reachable again", where)
             return False
         if self.FAILURE.search(text):
             with self._lock:
-                was_down, self.down = self.down, True
+                was_down = self.down is not None
+                if not was_down:
+                    self.down = self._where()
             if not was_down:
-                log.warning("Kafka at %s is unreachable (%s); retrying", self._where(), text)
+                log.warning("Kafka at %s is unreachable (%s); retrying", self.down, text)
             return False
         return True
 
     def _where(self) -> str:
-        return ",".join(self.bootstraps) or "the configured bootstrap servers"
+        return self.address or ",".join(self.bootstraps) or "the configured bootstrap servers"
 
 
 _OUTAGE_FILTER = _OutageFilter()

@@ -19,13 +19,13 @@ def fresh_filter(monkeypatch):
     """A filter and ``kafka`` logger as in a new process (no level set), restored afterwards."""
     fresh = kafka_config._OutageFilter()
     monkeypatch.setattr(kafka_config, "_OUTAGE_FILTER", fresh)
-    logger = logging.getLogger("kafka")
-    monkeypatch.setattr(logger, "level", logging.NOTSET)
+    monkeypatch.setattr(logging.getLogger("kafka"), "level", logging.NOTSET)
     importlib.import_module("kafka")   # creates kafka-python's loggers
-    names = ["kafka"] + [n for n in list(logging.Logger.manager.loggerDict) if n.startswith("kafka.")]
+    for name in ["kafka"] + [n for n in list(logging.Logger.manager.loggerDict) if n.startswith("kafka.")]:
+        logger = logging.getLogger(name)   # without the filters other tests' connectors put there
+        others = [f for f in logger.filters if not isinstance(f, kafka_config._OutageFilter)]
+        monkeypatch.setattr(logger, "filters", others)
     yield fresh
-    for name in names:
-        logging.getLogger(name).removeFilter(fresh)
 
 
 def closed_port() -> int:

@@ -315,12 +315,8 @@ class KafkaConnector:
         """The Kafka source's rows as the runtime reads them: packed, on the source's partitions before the shuffle,
         into the embedded source's ``batches`` layout (one row per run of consecutive offsets of a topic-partition,
         :mod:`~streams_on_spark.connectors.kafka_rows`), timestamps as epoch millis."""
-        from pyspark.sql import functions as F
-
-        from streams_on_spark.connectors.kafka_rows import PACKED_SCHEMA, pack_kafka_rows
-        rows = df.select(F.col("topic"), F.col("partition"), F.col("offset"),
-                         F.unix_millis(F.col("timestamp")).alias("timestamp"), F.col("key"), F.col("value"),
-                         F.col("headers"))
+        from streams_on_spark.connectors.kafka_rows import PACKED_SCHEMA, pack_kafka_rows, select_kafka_rows
+        rows = select_kafka_rows(df)
         return rows.mapInArrow(pack_kafka_rows, PACKED_SCHEMA)
 
     # -- topic admin -----------------------------------------------------------------------------------------------

@@ -10,24 +10,26 @@ import pyarrow as pa
 from streams_on_spark import Processor, Record, Serdes, Topology
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.kafka_rows import pack_batch, pack_kafka_rows
-from streams_on_spark.connectors.record_batch import RecordBatch, parse_records
+from streams_on_spark.connectors.record_batch import RecordBatch, _encode_headers, parse_records
 from streams_on_spark.runtime.spark.output import ReturnedOutput
 from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction
 from streams_on_spark.topology.partitions import TopicLayout
 
 SEEN: list[tuple] = []
-HEADERS = pa.list_(pa.field("element", pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])))
 
 
 def kafka_rows(rows: list[tuple]) -> pa.RecordBatch:
-    """An Arrow batch as ``KafkaConnector.prepare`` selects it from Spark's Kafka source: (topic, partition, offset,
-    timestamp, key, value, headers) per record, headers null or a list of {key, value}."""
+    """An Arrow batch as ``select_kafka_rows`` selects it from Spark's Kafka source rows (topic, partition, offset,
+    timestamp, key, value, headers: null or a list of {key, value}): the headers' count and their record batch
+    encoding, which tests/integration/spark/test_kafka_rows.py checks the JVM computes byte for byte."""
     columns = list(zip(*rows))
+    headers = [[(h["key"], h["value"]) for h in hs or ()] for hs in columns[6]]
     return pa.RecordBatch.from_arrays(
         [pa.array(columns[0], pa.string()), pa.array(columns[1], pa.int32()), pa.array(columns[2], pa.int64()),
          pa.array(columns[3], pa.int64()), pa.array(columns[4], pa.binary()), pa.array(columns[5], pa.binary()),
-         pa.array(columns[6], HEADERS)],
-        names=["topic", "partition", "offset", "timestamp", "key", "value", "headers"])
+         pa.array([len(hs) for hs in headers], pa.int32()),
+         pa.array([_encode_headers(hs, "t", 0) if hs else None for hs in headers], pa.binary())],
+        names=["topic", "partition", "offset", "timestamp", "key", "value", "header_count", "headers"])
 
 
 class Remember(Processor):

@@ -178,7 +178,19 @@ class Grouped:
 
 @dataclass(frozen=True)
 class Materialized:
-    """A store: its name (also the default repartition prefix), serdes, logging and caching flags."""
+    """A store: its name (also the default repartition prefix), serdes, retention (window and session stores),
+    logging and caching flags.
+
+    - ``with_caching_disabled()``: the store has no record cache, so its operator forwards every update (Kafka's
+      default is the cache: the last update per key at each commit); on every engine and in the batch fast paths.
+    - ``with_retention(duration)``: how long a window or session store keeps windows (default: what the windows need,
+      size + grace); checked against the windows as Kafka checks it. Kafka ignores it for key-value stores; so does
+      this library.
+    - ``with_logging_disabled()`` / ``with_logging_enabled()``: Kafka's changelog topic. There is none here (a store's
+      changes go to the engine's own changelog: Spark's checkpoint), so logging only decides what Kafka's naming rules
+      see (``ensure.explicit.internal.resource.naming``: no ``-changelog`` name for an unlogged store); changelog topic
+      configs have no topic to apply to and are refused (see docs/state-and-checkpoints.md).
+    """
 
     name: Optional[str] = None
     key_serde: Any = None
@@ -186,10 +198,13 @@ class Materialized:
     logging_enabled: bool = True
     caching_enabled: bool = True
     store_supplier: Any = None
+    #: window/session store retention in ms (None: the windows' size + grace)
+    retention_ms: Optional[int] = None
 
     def __post_init__(self) -> None:
         validate_name(self.name, "store name")
         _check_fields(self)
+        require_int(self.retention_ms, "retention_ms", minimum=0, optional=True)
 
     @staticmethod
     def as_(name_or_supplier: Any) -> "Materialized":
@@ -215,6 +230,14 @@ class Materialized:
         return replace(self, logging_enabled=False)
 
     def with_logging_enabled(self, config: Optional[dict] = None) -> "Materialized":
+        """Logging on (the default). Kafka's ``config`` is the changelog topic's configuration; there is no changelog
+        topic here, so a non-empty one is refused rather than ignored."""
+        if config is not None and not isinstance(config, dict):
+            raise bad_argument("config", "a dict of changelog topic configs", config)
+        if config:
+            raise ValueError(f"with_logging_enabled({config!r}): changelog topic configs have nothing to apply to — "
+                             "streams-on-spark creates no changelog topics (a store's changes are kept in the "
+                             "engine's own changelog: Spark's checkpoint). Call with_logging_enabled() without them.")
         return replace(self, logging_enabled=True)
 
     def with_caching_disabled(self) -> "Materialized":
@@ -222,6 +245,14 @@ class Materialized:
 
     def with_caching_enabled(self) -> "Materialized":
         return replace(self, caching_enabled=True)
+
+    def with_retention(self, retention: Any) -> "Materialized":
+        """Keep windows this long (ms or ``timedelta``) in a window or session store; at least what the windows need
+        (checked when the aggregation is built, with Kafka's text)."""
+        retention_ms = validate_millis(retention, "retention")
+        if retention_ms < 0:
+            raise ValueError("Retention must not be negative.")
+        return replace(self, retention_ms=retention_ms)
 
 
 class _FactoryOrCopy:

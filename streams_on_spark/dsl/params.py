@@ -16,6 +16,7 @@ from streams_on_spark.errors import (
     require_int,
     require_serde,
 )
+from streams_on_spark.state.stores import check_changelog_config
 from streams_on_spark.window import validate_millis
 
 _MAX_NAME = 249
@@ -232,12 +233,7 @@ class Materialized:
     def with_logging_enabled(self, config: Optional[dict] = None) -> "Materialized":
         """Logging on (the default). Kafka's ``config`` is the changelog topic's configuration; there is no changelog
         topic here, so a non-empty one is refused rather than ignored."""
-        if config is not None and not isinstance(config, dict):
-            raise bad_argument("config", "a dict of changelog topic configs", config)
-        if config:
-            raise ValueError(f"with_logging_enabled({config!r}): changelog topic configs have nothing to apply to — "
-                             "streams-on-spark creates no changelog topics (a store's changes are kept in the "
-                             "engine's own changelog: Spark's checkpoint). Call with_logging_enabled() without them.")
+        check_changelog_config(config, "with_logging_enabled")
         return replace(self, logging_enabled=True)
 
     def with_caching_disabled(self) -> "Materialized":

@@ -200,7 +200,16 @@ class FixedKeyProcessorContext:
         self._context.forward(Record(record.key, record.value, record.timestamp, record.headers), child)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._context, name)
+        return _delegate(self, name)
+
+
+def _delegate(wrapper: Any, name: str) -> Any:
+    """A context wrapper's attribute from the context it wraps; none while it has none (pickle asks for
+    ``__setstate__`` before restoring ``_context``: a task on Spark is pickled between batches)."""
+    context = wrapper.__dict__.get("_context")
+    if context is None:
+        raise AttributeError(name)
+    return getattr(context, name)
 
 
 class FixedKeyProcessor(ABC, Generic[K, V]):
@@ -255,7 +264,7 @@ class ForwardingDisabledProcessorContext:
         return None if self._outside_record else self._context.record_metadata()
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._context, name)
+        return _delegate(self, name)
 
 
 

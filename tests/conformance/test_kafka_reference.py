@@ -615,6 +615,28 @@ def table_transform_values_join(variant: str, config: dict) -> Topology:
     return builder.build(config)
 
 
+class Bang(ValueTransformerWithKey):
+    """value + "!" (None stays None)."""
+
+    def transform(self, read_only_key, value):
+        return None if value is None else value + "!"
+
+
+def table_transform_values_versioned(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    prices = versioned_prices(builder)
+    marked = prices.transform_values(Bang)
+    marked.to_stream().to("marked", Produced.with_(S, S))
+    (marked.group_by(lambda k, v: KeyValue(v[0], v), Grouped.with_(S, S)).count().to_stream()
+     .to("counts", Produced.with_(S, L)))
+    kept = prices.transform_values(Bang, materialized=Materialized.as_(
+        Stores.persistent_versioned_key_value_store("kept-store", 5)).with_key_serde(S).with_value_serde(S))
+    kept.to_stream().to("kept", Produced.with_(S, S))
+    (builder.stream("orders", Consumed.with_(S, S)).join(kept, lambda o, p: f"{o}@{p}")
+     .to("orders-kept", Produced.with_(S, S)))
+    return builder.build(config)
+
+
 RETENTION = 300_000
 TIME10S = WindowedSerdes.time_windowed(S, 10_000)
 
@@ -720,6 +742,7 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "outer-join-min-time": outer_join_emission,
     "table-transform-values": table_transform_values,
     "table-transform-values-join": table_transform_values_join,
+    "table-transform-values-versioned": table_transform_values_versioned,
     "materialized-retention": materialized_retention,
     "materialized-flags": materialized_flags,
 }

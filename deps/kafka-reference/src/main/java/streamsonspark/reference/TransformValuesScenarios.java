@@ -1,5 +1,6 @@
 package streamsonspark.reference;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -38,6 +39,7 @@ final class TransformValuesScenarios {
             all.add(transformValues(variant));
         }
         all.add(transformValuesJoin());
+        all.add(transformValuesVersioned());
         return all;
     }
 
@@ -73,6 +75,63 @@ final class TransformValuesScenarios {
 
         @Override
         public void close() {}
+    }
+
+    /** value + "!" (null stays null). */
+    static final class Bang implements ValueTransformerWithKey<String, String, String> {
+        @Override
+        public void init(final ProcessorContext context) {}
+
+        @Override
+        public String transform(final String key, final String value) {
+            return value == null ? null : value + "!";
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    static Scenario transformValuesVersioned() {
+        return new Scenario("table-transform-values-versioned", "default",
+                "transformValues of a versioned table: unmaterialized (versioned upstream: groupBy skips out-of-order "
+                        + "updates) and materialized in a versioned store of its own, which a stream joins as of its "
+                        + "records",
+                props -> {
+                    final StreamsBuilder builder = new StreamsBuilder();
+                    final KTable<String, String> prices = VersionedScenarios.prices(builder);
+                    final KTable<String, String> marked = prices.transformValues(Bang::new);
+                    marked.toStream().to("marked", Produced.with(S, S));
+                    marked.groupBy((k, v) -> KeyValue.pair(v.substring(0, 1), v), Grouped.with(S, S))
+                            .count()
+                            .toStream()
+                            .to("counts", Produced.with(S, L));
+                    final KTable<String, String> kept = prices.transformValues(Bang::new,
+                            Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore("kept-store",
+                                    Duration.ofMillis(5))).withKeySerde(S).withValueSerde(S));
+                    kept.toStream().to("kept", Produced.with(S, S));
+                    builder.stream("orders", Consumed.with(S, S))
+                            .join(kept, (o, p) -> o + "@" + p)
+                            .to("orders-kept", Produced.with(S, S));
+                    return builder.build(props);
+                })
+                .input("prices", "string", "string")
+                .input("orders", "string", "string")
+                .output("marked", "string", "string")
+                .output("counts", "string", "long")
+                .output("kept", "string", "string")
+                .output("orders-kept", "string", "string")
+                .pipe("prices", "a", "p10", 10L)
+                .pipe("prices", "a", "q20", 20L)
+                .pipe("prices", "a", "p15", 15L)
+                .pipe("orders", "a", "o1", 16L)
+                .pipe("prices", "b", "p30", 30L)
+                .pipe("prices", "a", "q25", 25L)
+                .pipe("orders", "a", "o2", 22L)
+                .pipe("prices", "a", "p1", 1L)
+                .pipe("prices", "b", "q28", 28L)
+                .pipe("orders", "b", "o3", 29L)
+                .pipe("prices", "b", null, 31L)
+                .pipe("orders", "b", "o4", 32L);
     }
 
     static Scenario transformValues(final String variant) {

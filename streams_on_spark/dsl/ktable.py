@@ -153,8 +153,17 @@ class KTable(AbstractStream):
         the ``store_names`` connected to it, ``transform(read_only_key, value)`` is called for every update, a delete
         (``None``) included. With ``materialized`` (a store name) the result is stored, and old values downstream
         come from the store; without, old values (when a downstream operator needs them) go through the transformer
-        too, after the new one. Kafka's ``KTable#transformValues``."""
+        too, after the new one. Kafka's ``KTable#transformValues``; its overloads' order works too:
+        ``transform_values(supplier, materialized, named, *store_names)``."""
         require_callable(transformer_supplier, "transformerSupplier")
+        while store_names and isinstance(store_names[0], (Materialized, Named)):   # Kafka's positional overloads
+            given, store_names = store_names[0], store_names[1:]
+            if isinstance(given, Materialized) and materialized is None:
+                materialized = given
+            elif isinstance(given, Named) and named is None:
+                named = given
+            else:
+                raise bad_argument("transform_values' arguments", "one Materialized and one Named at most", given)
         for store_name in store_names:
             if not isinstance(store_name, str):
                 raise bad_argument("stateStoreNames", "store names (str)", store_name)

@@ -13,6 +13,7 @@ from streams_on_spark import (
     Produced,
     Serdes,
     StreamsBuilder,
+    Stores,
     StreamsException,
     TopologyTestDriver,
     ValueTransformerWithKey,
@@ -103,6 +104,24 @@ def test_named_and_materialized_name_the_processor_and_store():
         assert "Processor: upper (stores: [upper-store])" in str(builder.build().describe())
         driver.create_input_topic("in", S, S).pipe_input("a", "x", 5)
         assert driver.get_timestamped_key_value_store("upper-store").get("a").value == "X"
+
+
+def test_kafkas_positional_overloads_are_accepted():
+    """transformValues(supplier, materialized, named, stores...) and (supplier, named, stores...) as in Kafka."""
+    def described(call):
+        builder = StreamsBuilder()
+        builder.add_state_store(Stores.key_value_store_builder(Stores.in_memory_key_value_store("calls"), S, S))
+        call(table(builder)).to_stream().to("out")
+        return str(builder.build().describe())
+    keywords = described(lambda t: t.transform_values(Upper, "calls", named=Named.as_("upper"),
+                                                      materialized=Materialized.as_("kept")))
+    assert "Processor: upper (stores: [calls, kept])" in keywords
+    assert described(lambda t: t.transform_values(Upper, Materialized.as_("kept"), Named.as_("upper"), "calls")) \
+        == keywords
+    assert "Processor: upper (stores: [calls])" in described(lambda t: t.transform_values(Upper, Named.as_("upper"),
+                                                                                           "calls"))
+    with pytest.raises(ValueError, match="one Materialized and one Named at most"):
+        described(lambda t: t.transform_values(Upper, Named.as_("a"), Named.as_("b")))
 
 
 @pytest.mark.parametrize("call, message", [

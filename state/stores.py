@@ -586,5 +586,5 @@ class TimestampedKeyValueStoreBuilder(KeyValueStoreBuilder):
 
 __all__ = ["StateStore", "InMemoryKeyValueBytesStore", "KeyValueStore", "TimestampedKeyValueStore",
            "ValueAndTimestamp", "ValueAndTimestampSerde", "KeyValueStoreFacade", "KeyValueBytesStoreSupplier",
-           "StoreBuilder", "KeyValueStoreBuilder", "check_changelog_config", "TimestampedKeyValueStoreBuilder", "KeyValue",
-           "IllegalStateError"]
+           "StoreBuilder", "KeyValueStoreBuilder", "TimestampedKeyValueStoreBuilder", "KeyValue", "IllegalStateError",
+           "check_changelog_config"]

@@ -17,5 +17,6 @@ from streams_on_spark.processor.api import (
 )
 
 __all__ = ["Cancellable", "FixedKeyProcessor", "FixedKeyProcessorContext", "FixedKeyRecord",
-           "ForwardingDisabledProcessorContext", "Processor", "ProcessorContext", "ProcessorSupplier", "PunctuationType",
-           "Record", "RecordMetadata", "TaskId", "ValueTransformerWithKey", "ValueTransformerWithKeySupplier"]
+           "ForwardingDisabledProcessorContext", "Processor", "ProcessorContext", "ProcessorSupplier",
+           "PunctuationType", "Record", "RecordMetadata", "TaskId", "ValueTransformerWithKey",
+           "ValueTransformerWithKeySupplier"]

@@ -119,9 +119,10 @@ final class MaterializedScenarios {
 
     static Scenario flags() {
         return new Scenario("materialized-flags", "kv",
-                "counts of the words of each value, per key: withCachingDisabled (every update), withCachingDisabled().withCachingEnabled() "
-                        + "(the cache again), withLoggingDisabled, withLoggingEnabled(no topic configs), and "
-                        + "withRetention on a key-value store (Kafka ignores it there)",
+                "counts of the words of each value, per key: withCachingDisabled (every update), "
+                        + "withCachingDisabled().withCachingEnabled() (the cache again), withLoggingDisabled, "
+                        + "withLoggingEnabled(no topic configs), and withRetention on a key-value store "
+                        + "(Kafka ignores it there)",
                 props -> {
                     final StreamsBuilder builder = new StreamsBuilder();
                     final KGroupedStream<String, String> grouped = builder.stream("events", Consumed.with(S, S))

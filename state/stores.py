@@ -508,6 +508,19 @@ class PersistentKeyValueBytesStoreSupplier(KeyValueBytesStoreSupplier):
         return "rocksdb"
 
 
+def check_changelog_config(config: Optional[dict], call: str) -> None:
+    """Kafka's ``withLoggingEnabled(config)`` configures the store's changelog topic. No changelog topics are created
+    here (a task's store changes go to the engine's changelog: Spark's checkpointed state), so topic configs are
+    refused rather than ignored; ``None`` or ``{}`` is fine."""
+    if config is not None and not isinstance(config, dict):
+        raise ValueError(f"{call}(config): config must be a dict of changelog topic configs, got "
+                         f"{type(config).__name__}")
+    if config:
+        raise ValueError(f"{call}({config!r}): changelog topic configs have nothing to apply to — streams-on-spark "
+                         "creates no changelog topics (a store's changes are kept in the engine's own changelog: "
+                         f"Spark's checkpoint). Call {call}() without them.")
+
+
 class StoreBuilder(ABC):
     """Builds one store instance per task."""
 
@@ -531,6 +544,8 @@ class StoreBuilder(ABC):
         return self
 
     def with_logging_enabled(self, config: Optional[dict] = None) -> "StoreBuilder":
+        """Logging on (the default); Kafka's changelog topic ``config`` is refused: there is no such topic here."""
+        check_changelog_config(config, "with_logging_enabled")
         self.logging_enabled = True
         return self
 
@@ -571,5 +586,5 @@ class TimestampedKeyValueStoreBuilder(KeyValueStoreBuilder):
 
 __all__ = ["StateStore", "InMemoryKeyValueBytesStore", "KeyValueStore", "TimestampedKeyValueStore",
            "ValueAndTimestamp", "ValueAndTimestampSerde", "KeyValueStoreFacade", "KeyValueBytesStoreSupplier",
-           "StoreBuilder", "KeyValueStoreBuilder", "TimestampedKeyValueStoreBuilder", "KeyValue",
-           "IllegalStateError"]
+           "StoreBuilder", "KeyValueStoreBuilder", "TimestampedKeyValueStoreBuilder", "KeyValue", "IllegalStateError",
+           "check_changelog_config"]

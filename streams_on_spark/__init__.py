@@ -54,6 +54,7 @@ _EXPORTS = {
     "PunctuationType": "streams_on_spark.processor.api",
     "Record": "streams_on_spark.processor.api",
     "RecordMetadata": "streams_on_spark.processor.api",
+    "ValueTransformerWithKey": "streams_on_spark.processor.api",
     "StreamsConfig": "streams_on_spark.config",
     "Serde": "streams_on_spark.serde",
     "Serdes": "streams_on_spark.serde",
@@ -118,6 +119,7 @@ if TYPE_CHECKING:   # what type checkers and IDEs read
         PunctuationType,
         Record,
         RecordMetadata,
+        ValueTransformerWithKey,
     )
     from streams_on_spark.config import StreamsConfig
     from streams_on_spark.serde import Serde, Serdes
@@ -142,5 +144,5 @@ __all__ = [
     "JoinWindows", "Windowed", "WindowedSerdes", "TimeWindowedKStream", "SessionWindowedKStream",
     "EmitStrategy", "Joined", "StreamJoined", "FixedKeyProcessor", "FixedKeyProcessorContext", "FixedKeyRecord",
     "check_upgrade", "Finding", "UpgradeReport", "TableJoined", "StreamsConfig",
-    "VersionedKeyValueStore", "VersionedRecord",
+    "VersionedKeyValueStore", "VersionedRecord", "ValueTransformerWithKey",
 ]

@@ -55,6 +55,32 @@ class ComputedGetter:
         return TableValueGetter(get, parent.versioned)
 
 
+class TransformedGetter:
+    """An unmaterialized ``transform_values`` table (Kafka's ``KTableTransformValuesGetter``): the parent's value, a
+    missing one as None, through a transformer of its own (made from the supplier, initialized with the reading
+    processor's context, so it sees that processor's stores); its timestamp is the parent value's (-1 when missing).
+    Not versioned: a read as of a timestamp is not supported, as in Kafka."""
+
+    def __init__(self, parent: Any, transformer_supplier: Callable[[], Any]) -> None:
+        self.parent, self.transformer_supplier = parent, transformer_supplier
+        self.store_names = parent.store_names
+
+    def __call__(self, context: Any) -> TableValueGetter:
+        parent = self.parent(context)
+        transformer, transformer_context = processors.new_value_transformer(self.transformer_supplier, context)
+        transform = transformer.transform
+
+        def get(key: Any) -> Optional[ValueAndTimestamp]:
+            vat = parent(key)
+            transformer_context._outside_record = True   # Kafka's getter runs with an empty record context
+            try:
+                value = transform(key, None if vat is None else vat.value)
+            finally:
+                transformer_context._outside_record = False
+            return ValueAndTimestamp.make(value, -1 if vat is None else vat.timestamp)
+        return TableValueGetter(get)
+
+
 class JoinedGetter:
     """An unmaterialized table-table join (Kafka's ``KTableKTableJoinMerger.view()``, i.e. the join-this side's
     getter): joins both tables' current values on the fly, for ``mode`` inner, left or outer."""
@@ -120,6 +146,11 @@ def value_getter(table: "KTable") -> Any:
         if table._parent is None:
             raise TopologyException(f"table {table.name} has no parent to compute its values from")
         return ComputedGetter(value_getter(table._parent), factory, supplier.args)
+    if factory is processors.KTableTransformValues:
+        store_name = supplier.args[-1]
+        if store_name is not None:
+            return StoreGetter(store_name)
+        return TransformedGetter(value_getter(table._parent), supplier.args[0])   # type: ignore[arg-type]
     if factory in _STORE_FIRST_ARG:
         return StoreGetter(supplier.args[0])
     if factory is join_processors.KTableJoinMerge:

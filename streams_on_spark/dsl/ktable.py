@@ -35,14 +35,19 @@ def materialize(m: Materialized, store_name: str, key_serde: Any,
     return builder
 
 
+# table operators whose unmaterialized result is a view of their parent (the last argument is their store, or None)
+_VIEWS = (processors.KTableFilter, processors.KTableMapValues, processors.KTableTransformValues)
+
+
 def is_versioned(table: "KTable") -> bool:
     """Whether ``table``'s output is versioned (Kafka's ``isVersionedOrVersionedUpstream``): it is materialized in a
     versioned store, or it is an unmaterialized ``filter``/``map_values`` of a versioned table. Joins and
-    ``group_by`` downstream then skip out-of-order updates (KIP-914)."""
+    ``group_by`` downstream then skip out-of-order updates (KIP-914). An unmaterialized ``transform_values`` too
+    (Kafka's output-versioned flag is inherited when no ``Materialized`` is given)."""
     if isinstance(getattr(table._node, "store_builder", None), VersionedKeyValueStoreBuilder):
         return True
     supplier = table._supplier
-    if supplier.factory in (processors.KTableFilter, processors.KTableMapValues) and supplier.args[-1] is None:
+    if supplier.factory in _VIEWS and supplier.args[-1] is None:
         return table._parent is not None and is_versioned(table._parent)
     return False
 
@@ -140,6 +145,44 @@ class KTable(AbstractStream):
         require_callable(mapper, "mapper")
         return self._table_op("KTABLE-MAPVALUES-", named, materialized, processors.KTableMapValues,
                               (mapper, with_key), False)
+
+    def transform_values(self, transformer_supplier: Callable[[], Any], *store_names: str, named: Any = None,
+                         materialized: Any = None) -> "KTable":
+        """New value per key from a ``ValueTransformerWithKey``: ``transformer_supplier()`` makes one per task (and one
+        per value getter of a join reading this table), ``init(context)`` gets the context without ``forward`` and
+        the ``store_names`` connected to it, ``transform(read_only_key, value)`` is called for every update, a delete
+        (``None``) included. With ``materialized`` (a store name) the result is stored, and old values downstream
+        come from the store; without, old values (when a downstream operator needs them) go through the transformer
+        too, after the new one. Kafka's ``KTable#transformValues``; its overloads' order works too:
+        ``transform_values(supplier, materialized, named, *store_names)``."""
+        require_callable(transformer_supplier, "transformerSupplier")
+        while store_names and isinstance(store_names[0], (Materialized, Named)):   # Kafka's positional overloads
+            given, store_names = store_names[0], store_names[1:]
+            if isinstance(given, Materialized) and materialized is None:
+                materialized = given
+            elif isinstance(given, Named) and named is None:
+                named = given
+            else:
+                raise bad_argument("transform_values' arguments", "one Materialized and one Named at most", given)
+        for store_name in store_names:
+            if not isinstance(store_name, str):
+                raise bad_argument("stateStoreNames", "store names (str)", store_name)
+        require_instance(named, "named", Named, optional=True)
+        require_instance(materialized, "materialized", Materialized, optional=True)
+        key_serde, value_serde, queryable, store_builder = self.key_serde, None, None, None
+        if materialized is not None:   # Kafka's MaterializedInternal(materialized): an unnamed one is no store
+            key_serde = materialized.key_serde if materialized.key_serde is not None else self.key_serde
+            value_serde = materialized.value_serde
+            queryable = materialized.name
+            if queryable is not None:
+                store_builder = materialize(materialized, queryable, key_serde, value_serde)
+        name = self._name_or_generate(named, "KTABLE-TRANSFORMVALUES-")
+        supplier = DslSupplier(processors.KTableTransformValues, transformer_supplier, queryable)
+        node = ProcessorGraphNode(name, supplier, store_builder, store_names)
+        self._builder.add_graph_node(self._node, node)
+        table = KTable(self._builder, name, key_serde, value_serde, self._source_nodes, queryable, supplier, node)
+        table._parent = self
+        return table
 
     def suppress(self, suppressed: Any) -> "KTable":
         """Hold updates back: ``Suppressed.until_window_closes(...)`` emits one final result per window once
@@ -261,7 +304,7 @@ class KTable(AbstractStream):
                 if not force_materialization:
                     return False
                 supplier.queryable_name = supplier.args[0]
-        elif factory in (processors.KTableFilter, processors.KTableMapValues):
+        elif factory in _VIEWS:
             if supplier.args[-1] is None:
                 if self._parent is None or not self._parent.enable_sending_old_values(force_materialization):
                     return False

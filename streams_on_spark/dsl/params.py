@@ -16,6 +16,7 @@ from streams_on_spark.errors import (
     require_int,
     require_serde,
 )
+from streams_on_spark.state.stores import check_changelog_config
 from streams_on_spark.window import validate_millis
 
 _MAX_NAME = 249
@@ -178,7 +179,19 @@ class Grouped:
 
 @dataclass(frozen=True)
 class Materialized:
-    """A store: its name (also the default repartition prefix), serdes, logging and caching flags."""
+    """A store: its name (also the default repartition prefix), serdes, retention (window and session stores),
+    logging and caching flags.
+
+    - ``with_caching_disabled()``: the store has no record cache, so its operator forwards every update (Kafka's
+      default is the cache: the last update per key at each commit); on every engine and in the batch fast paths.
+    - ``with_retention(duration)``: how long a window or session store keeps windows (default: what the windows need,
+      size + grace); checked against the windows as Kafka checks it. Kafka ignores it for key-value stores; so does
+      this library.
+    - ``with_logging_disabled()`` / ``with_logging_enabled()``: Kafka's changelog topic. There is none here (a store's
+      changes go to the engine's own changelog: Spark's checkpoint), so logging only decides what Kafka's naming rules
+      see (``ensure.explicit.internal.resource.naming``: no ``-changelog`` name for an unlogged store); changelog topic
+      configs have no topic to apply to and are refused (see docs/state-and-checkpoints.md).
+    """
 
     name: Optional[str] = None
     key_serde: Any = None
@@ -186,10 +199,13 @@ class Materialized:
     logging_enabled: bool = True
     caching_enabled: bool = True
     store_supplier: Any = None
+    #: window/session store retention in ms (None: the windows' size + grace)
+    retention_ms: Optional[int] = None
 
     def __post_init__(self) -> None:
         validate_name(self.name, "store name")
         _check_fields(self)
+        require_int(self.retention_ms, "retention_ms", minimum=0, optional=True)
 
     @staticmethod
     def as_(name_or_supplier: Any) -> "Materialized":
@@ -215,6 +231,9 @@ class Materialized:
         return replace(self, logging_enabled=False)
 
     def with_logging_enabled(self, config: Optional[dict] = None) -> "Materialized":
+        """Logging on (the default). Kafka's ``config`` is the changelog topic's configuration; there is no changelog
+        topic here, so a non-empty one is refused rather than ignored."""
+        check_changelog_config(config, "with_logging_enabled")
         return replace(self, logging_enabled=True)
 
     def with_caching_disabled(self) -> "Materialized":
@@ -222,6 +241,14 @@ class Materialized:
 
     def with_caching_enabled(self) -> "Materialized":
         return replace(self, caching_enabled=True)
+
+    def with_retention(self, retention: Any) -> "Materialized":
+        """Keep windows this long (ms or ``timedelta``) in a window or session store; at least what the windows need
+        (checked when the aggregation is built, with Kafka's text)."""
+        retention_ms = validate_millis(retention, "retention")
+        if retention_ms < 0:
+            raise ValueError("Retention must not be negative.")
+        return replace(self, retention_ms=retention_ms)
 
 
 class _FactoryOrCopy:

@@ -70,18 +70,33 @@ def _materialize(m: Materialized, default_supplier: Callable[[], Any], builder_f
     return builder
 
 
+def _retention(m: Materialized, needed_ms: int, message: Callable[[int], str]) -> int:
+    """The store's retention: ``m.with_retention`` else what the windows need; shorter than that is Kafka's
+    ``IllegalArgumentException`` (its Window/SlidingWindow/SessionStoreMaterializer, even with a store supplier)."""
+    retention_ms = needed_ms if m.retention_ms is None else m.retention_ms
+    if needed_ms > retention_ms:
+        raise ValueError(message(retention_ms))
+    return retention_ms
+
+
 def window_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any,
                          emit_strategy: EmitStrategy = _ON_UPDATE) -> Any:
     """The timestamped window store of a time-windowed aggregation; retention = size + grace (Kafka's default)."""
-    return _window_store(m, name, windows.size_ms + windows.grace_ms, windows.size_ms, key_serde, value_serde,
-                         emit_strategy, emit_final_cached=True)
+    size, grace = windows.size_ms, windows.grace_ms
+    retention = _retention(m, size + grace, lambda retention: (
+        f"The retention period of the window store {name} must be no smaller than its window size plus the grace "
+        f"period. Got size=[{size}], grace=[{grace}], retention=[{retention}]"))
+    return _window_store(m, name, retention, size, key_serde, value_serde, emit_strategy, emit_final_cached=True)
 
 
 def sliding_store_builder(m: Materialized, name: str, windows: Any, key_serde: Any, value_serde: Any,
                           emit_strategy: EmitStrategy = _ON_UPDATE) -> Any:
     """The window store of a sliding-window aggregation; retention = 2 x difference + grace (Kafka's default)."""
-    diff = windows.time_difference_ms
-    return _window_store(m, name, 2 * diff + windows.grace_ms, diff, key_serde, value_serde, emit_strategy)
+    diff, grace = windows.time_difference_ms, windows.grace_ms
+    retention = _retention(m, 2 * diff + grace, lambda retention: (
+        f"The retention period of the window store {name} must be no smaller than 2 * time difference plus the "
+        f"grace period. Got time difference=[{diff}], grace=[{grace}], retention=[{retention}]"))
+    return _window_store(m, name, retention, diff, key_serde, value_serde, emit_strategy)
 
 
 def _window_store(m: Materialized, name: str, retention_ms: int, size_ms: int, key_serde: Any, value_serde: Any,
@@ -102,7 +117,10 @@ def session_store_builder(m: Materialized, name: str, windows: Any, key_serde: A
     ON_WINDOW_CLOSE the default store is Kafka's time-ordered one (``TimeOrderedSessionBytesStoreSupplier``)."""
     from streams_on_spark.state.factory import Stores
     from streams_on_spark.state.session_stores import TimeOrderedSessionBytesStoreSupplier
-    retention = windows.inactivity_gap_ms + windows.grace_ms
+    gap, grace = windows.inactivity_gap_ms, windows.grace_ms
+    retention = _retention(m, gap + grace, lambda retention: (
+        f"The retention period of the session store {name} must be no smaller than the session inactivity gap plus "
+        f"the grace period. Got gap=[{gap}], grace=[{grace}], retention=[{retention}]"))
     time_ordered = emit_strategy.type() is StrategyType.ON_WINDOW_CLOSE
     return _materialize(m, lambda: TimeOrderedSessionBytesStoreSupplier(name, retention) if time_ordered
                         else Stores.persistent_session_store(name, retention),

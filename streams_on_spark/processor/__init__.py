@@ -4,6 +4,7 @@ from streams_on_spark.processor.api import (
     FixedKeyProcessor,
     FixedKeyProcessorContext,
     FixedKeyRecord,
+    ForwardingDisabledProcessorContext,
     Processor,
     ProcessorContext,
     ProcessorSupplier,
@@ -11,7 +12,11 @@ from streams_on_spark.processor.api import (
     Record,
     RecordMetadata,
     TaskId,
+    ValueTransformerWithKey,
+    ValueTransformerWithKeySupplier,
 )
 
-__all__ = ["Cancellable", "FixedKeyProcessor", "FixedKeyProcessorContext", "FixedKeyRecord", "Processor", "ProcessorContext", "ProcessorSupplier", "PunctuationType", "Record",
-           "RecordMetadata", "TaskId"]
+__all__ = ["Cancellable", "FixedKeyProcessor", "FixedKeyProcessorContext", "FixedKeyRecord",
+           "ForwardingDisabledProcessorContext", "Processor", "ProcessorContext", "ProcessorSupplier",
+           "PunctuationType", "Record", "RecordMetadata", "TaskId", "ValueTransformerWithKey",
+           "ValueTransformerWithKeySupplier"]

@@ -200,7 +200,16 @@ class FixedKeyProcessorContext:
         self._context.forward(Record(record.key, record.value, record.timestamp, record.headers), child)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._context, name)
+        return _delegate(self, name)
+
+
+def _delegate(wrapper: Any, name: str) -> Any:
+    """A context wrapper's attribute from the context it wraps; none while it has none (pickle asks for
+    ``__setstate__`` before restoring ``_context``: a task on Spark is pickled between batches)."""
+    context = wrapper.__dict__.get("_context")
+    if context is None:
+        raise AttributeError(name)
+    return getattr(context, name)
 
 
 class FixedKeyProcessor(ABC, Generic[K, V]):
@@ -214,6 +223,48 @@ class FixedKeyProcessor(ABC, Generic[K, V]):
 
     def close(self) -> None:
         pass
+
+
+class ValueTransformerWithKey(ABC, Generic[K, V]):
+    """Turns a table's value into a new one, seeing its key (``KTable.transform_values``; Kafka's
+    ``ValueTransformerWithKey``). ``init`` gets the processor's context without ``forward`` (the key must not change):
+    stores connected by name, schedules, metadata. ``transform(read_only_key, value)`` is called for the new value and,
+    when a downstream operator needs old values and the result is not materialized, for the old value too — a
+    ``None`` value (a delete, a key the table lacks) included."""
+
+    def init(self, context: "ForwardingDisabledProcessorContext") -> None:
+        self.context = context
+
+    @abstractmethod
+    def transform(self, read_only_key: Any, value: Any) -> Any: ...
+
+    def close(self) -> None:
+        pass
+
+
+ValueTransformerWithKeySupplier = Callable[[], ValueTransformerWithKey]
+
+
+class ForwardingDisabledProcessorContext:
+    """The context a ``ValueTransformerWithKey`` gets: its processor's, whose ``forward`` raises (Kafka's
+    ``ForwardingDisabledProcessorContext``). A table's value getter transforms outside any record: then
+    ``record_metadata()`` is None, as Kafka's getter clears the record context."""
+
+    def __init__(self, context: ProcessorContext) -> None:
+        self._context = context
+        self._outside_record = False
+
+    def forward(self, record: Any, child: str | None = None) -> None:
+        from streams_on_spark.errors import StreamsException
+        raise StreamsException("ProcessorContext#forward() is not supported from this context, as the framework must "
+                               "ensure the key is not changed (#forward allows changing the key on messages which "
+                               "are sent). Use KStream.process() if you need to change the key.")
+
+    def record_metadata(self) -> RecordMetadata | None:
+        return None if self._outside_record else self._context.record_metadata()
+
+    def __getattr__(self, name: str) -> Any:
+        return _delegate(self, name)
 
 
 

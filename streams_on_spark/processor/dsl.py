@@ -17,6 +17,7 @@ from streams_on_spark.processor.api import (
     FixedKeyProcessor,
     FixedKeyProcessorContext,
     FixedKeyRecord,
+    ForwardingDisabledProcessorContext,
     Processor,
     ProcessorContext,
     Record,
@@ -399,6 +400,66 @@ class KTableMapValues(_KTableValueProcessor):
         if value is None:
             return None
         return self.mapper(key, value) if self.with_key else self.mapper(value)
+
+
+def new_value_transformer(supplier: Callable[[], Any], context: ProcessorContext) -> tuple[Any, Any]:
+    """A new transformer from ``transform_values``'s supplier, initialized with ``context`` without ``forward``
+    (Kafka's ``ForwardingDisabledProcessorContext``): (transformer, the context it got)."""
+    transformer = supplier()
+    if not callable(getattr(transformer, "transform", None)):
+        raise StreamsException(f"transform_values needs a supplier of ValueTransformerWithKey (an object with "
+                               f"transform(read_only_key, value)), got {type(transformer).__name__}")
+    transformer_context = ForwardingDisabledProcessorContext(context)
+    init = getattr(transformer, "init", None)
+    if init is not None:
+        init(transformer_context)
+    return transformer, transformer_context
+
+
+class KTableTransformValues(Processor):
+    """``KTable.transform_values``: the user's ``ValueTransformerWithKey`` turns every new value into the table's
+    (Kafka's ``KTableTransformValuesProcessor``), a ``None`` one included. When downstream needs old values, an
+    unmaterialized table transforms the old value too (after the new one); a materialized one reads it from its
+    store, which it writes with the record's timestamp (forwarding on cache flush when the store is cached)."""
+
+    def __init__(self, transformer_supplier: Callable[[], Any], store_name: Optional[str]) -> None:
+        self.transformer_supplier, self.store_name = transformer_supplier, store_name
+        self.send_old_values = False
+
+    def init(self, context: ProcessorContext) -> None:
+        self.context, self.forward = context, context.forward
+        self.transformer, _ = new_value_transformer(self.transformer_supplier, context)
+        self.store = context.get_state_store(self.store_name) if self.store_name else None
+        self.versioned = isinstance(self.store, VersionedKeyValueStore)
+        self.cached = False if self.versioned else forward_on_flush(self, self.store)
+
+    def process(self, record: Record) -> None:
+        change: Change = record.value
+        transform, key = self.transformer.transform, record.key
+        new_value = transform(key, change.new_value)
+        store = self.store
+        if store is None:
+            old_value = transform(key, change.old_value) if self.send_old_values else None
+            self.forward(record.with_value(make_change(new_value, old_value, change.is_latest)))
+            return
+        old_value = None
+        if self.send_old_values:
+            old = store.get(key)
+            old_value = None if old is None else old.value
+        if self.versioned:
+            code = store.put(key, new_value, record.timestamp)
+            if code != PUT_RETURN_CODE_NOT_PUT:
+                self.forward(record.with_value(make_change(new_value, old_value,
+                                                           code == PUT_RETURN_CODE_VALID_TO_UNDEFINED)))
+            return
+        store.put(key, ValueAndTimestamp.make(new_value, record.timestamp))
+        if not self.cached:
+            self.forward(record.with_value(Change(new_value, old_value)))
+
+    def close(self) -> None:
+        close = getattr(self.transformer, "close", None)
+        if close is not None:
+            close()
 
 
 class KTableToStream(_Stateless):

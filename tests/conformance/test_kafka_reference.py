@@ -55,6 +55,7 @@ from streams_on_spark import (
     TestRecord,
     TimeWindows,
     Topology,
+    ValueTransformerWithKey,
     WindowedSerdes,
 )
 from streams_on_spark.dsl.params import StreamJoined, TableJoined
@@ -566,6 +567,139 @@ def versioned_view_join(variant: str, config: dict) -> Topology:
         join(view, lambda o, p: f"{o}@{n(p)}", joined).to(topic, Produced.with_(S, S))
     return builder.build(config)
 
+class CountingUpper(ValueTransformerWithKey):
+    """Upper-cases values and counts its calls per key in the store "calls" (every call, with a null value too)."""
+
+    def init(self, context):
+        self.calls = context.get_state_store("calls")
+
+    def transform(self, read_only_key, value):
+        n = self.calls.get(read_only_key)
+        self.calls.put(read_only_key, 1 if n is None else n + 1)
+        return None if value is None else value.upper()
+
+
+class Describe(ValueTransformerWithKey):
+    """"key=value", and "none" for a missing value (a delete, or a key the table does not have)."""
+
+    def transform(self, read_only_key, value):
+        return "none" if value is None else f"{read_only_key}={value}"
+
+
+def table_transform_values(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    builder.add_state_store(Stores.key_value_store_builder(Stores.in_memory_key_value_store("calls"), S, L))
+    items = builder.table("items", Consumed.with_(S, S))
+    if variant == "unmaterialized":
+        upper = items.transform_values(CountingUpper, "calls")
+    else:
+        m = Materialized.as_("upper-store").with_key_serde(S).with_value_serde(S)
+        if variant == "materialized-uncached":
+            m = m.with_caching_disabled()
+        upper = items.transform_values(CountingUpper, "calls", named=Named.as_("upper"), materialized=m)
+    upper.to_stream().to("upper-out", Produced.with_(S, S))
+    (upper.group_by(lambda k, v: KeyValue(v[0], v), Grouped.with_(S, S, name="by-initial"))
+     .count(kv_mat("initial-counts", L, False))
+     .to_stream()
+     .to("initial-counts-out", Produced.with_(S, L)))
+    return builder.build(config)
+
+
+def table_transform_values_join(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    described = builder.table("items", Consumed.with_(S, S)).transform_values(Describe)
+    described.to_stream().to("described-out", Produced.with_(S, S))
+    (builder.stream("orders", Consumed.with_(S, S))
+     .join(described, lambda o, d: f"{o}@{d}")
+     .to("orders-out", Produced.with_(S, S)))
+    return builder.build(config)
+
+
+class Bang(ValueTransformerWithKey):
+    """value + "!" (None stays None)."""
+
+    def transform(self, read_only_key, value):
+        return None if value is None else value + "!"
+
+
+def table_transform_values_versioned(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    prices = versioned_prices(builder)
+    marked = prices.transform_values(Bang)
+    marked.to_stream().to("marked", Produced.with_(S, S))
+    (marked.group_by(lambda k, v: KeyValue(v[0], v), Grouped.with_(S, S)).count().to_stream()
+     .to("counts", Produced.with_(S, L)))
+    kept = prices.transform_values(Bang, materialized=Materialized.as_(
+        Stores.persistent_versioned_key_value_store("kept-store", 5)).with_key_serde(S).with_value_serde(S))
+    kept.to_stream().to("kept", Produced.with_(S, S))
+    (builder.stream("orders", Consumed.with_(S, S)).join(kept, lambda o, p: f"{o}@{p}")
+     .to("orders-kept", Produced.with_(S, S)))
+    return builder.build(config)
+
+
+RETENTION = 300_000
+TIME10S = WindowedSerdes.time_windowed(S, 10_000)
+
+
+def window_mat(name: str) -> Materialized:
+    return Materialized.as_(name).with_key_serde(S).with_value_serde(L).with_caching_disabled()
+
+
+def events(builder: StreamsBuilder):
+    return builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+
+
+def materialized_retention(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    grouped = events(builder)
+    tumbling = TimeWindows.of_size_with_no_grace(10_000)
+    (grouped.windowed_by(tumbling).count(window_mat("tumbling-kept").with_retention(RETENTION))
+     .to_stream().to("tumbling-kept-out", Produced.with_(TIME10S, L)))
+    (grouped.windowed_by(tumbling).count(window_mat("tumbling-default"))
+     .to_stream().to("tumbling-default-out", Produced.with_(TIME10S, L)))
+    (grouped.windowed_by(SlidingWindows.of_time_difference_with_no_grace(10_000))
+     .count(window_mat("sliding-kept").with_retention(RETENTION))
+     .to_stream().to("sliding-kept-out", Produced.with_(TIME10S, L)))
+    (grouped.windowed_by(SessionWindows.of_inactivity_gap_with_no_grace(5_000))
+     .count(window_mat("session-kept").with_retention(RETENTION))
+     .to_stream().to("session-kept-out", Produced.with_(SESSION, L)))
+    return builder.build(config)
+
+
+# The checks of MaterializedScenarios.retention() that must throw, by name (golden "errors").
+ERROR_CHECKS: dict[str, Callable[[], Any]] = {
+    "retention-shorter-than-size-plus-grace": lambda: events(StreamsBuilder())
+    .windowed_by(TimeWindows.of_size_and_grace(10, 2)).count(Materialized.as_("short").with_retention(11)),
+    "retention-shorter-unnamed-store": lambda: events(StreamsBuilder())
+    .windowed_by(TimeWindows.of_size_and_grace(10, 2)).count(Materialized.with_(S, L).with_retention(11)),
+    "sliding-retention-too-short": lambda: events(StreamsBuilder())
+    .windowed_by(SlidingWindows.of_time_difference_and_grace(10, 5))
+    .count(Materialized.as_("short").with_retention(24)),
+    "session-retention-too-short": lambda: events(StreamsBuilder())
+    .windowed_by(SessionWindows.of_inactivity_gap_and_grace(5, 5)).count(Materialized.as_("short").with_retention(9)),
+    "retention-negative": lambda: Materialized.as_("x").with_retention(-1),
+}
+# Java's exception classes as ours (errors.py: IllegalArgumentException is ValueError).
+EXCEPTIONS = {"java.lang.IllegalArgumentException": ValueError}
+
+
+def materialized_flags(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    grouped = (builder.stream("events", Consumed.with_(S, S))
+               .flat_map_values(lambda v: v.split(" "))
+               .group_by_key(Grouped.with_(S, S)))
+    grouped.count(kv_mat("uncached", L, False)).to_stream().to("uncached-out", Produced.with_(S, L))
+    (grouped.count(kv_mat("recached", L, False).with_caching_enabled())
+     .to_stream().to("recached-out", Produced.with_(S, L)))
+    (grouped.count(kv_mat("unlogged", L, False).with_logging_disabled())
+     .to_stream().to("unlogged-out", Produced.with_(S, L)))
+    (grouped.count(kv_mat("logged", L, False).with_logging_enabled({}))
+     .to_stream().to("logged-out", Produced.with_(S, L)))
+    (grouped.count(Materialized.as_("kv-retention").with_key_serde(S).with_value_serde(L).with_retention(1))
+     .to_stream().to("kv-retention-out", Produced.with_(S, L)))
+    return builder.build(config)
+
+
 BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "wordcount": wordcount,
     "reduce": reduce,
@@ -606,13 +740,19 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "versioned-view-join": versioned_view_join,
     "outer-join-emit-throttle": outer_join_emission,
     "outer-join-min-time": outer_join_emission,
+    "table-transform-values": table_transform_values,
+    "table-transform-values-join": table_transform_values_join,
+    "table-transform-values-versioned": table_transform_values_versioned,
+    "materialized-retention": materialized_retention,
+    "materialized-flags": materialized_flags,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
 KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "table-filter", "to-table",
              "stream-table-join", "global-table-join", "table-table-join", "repartition", "selectkey-optimization",
              "split-merge", "table-reduce", "merge-rekey", "global-table-join-null-key", "repartitioned-partitions",
-             "stream-table-join-joined", "dead-letter-queue", "fk-join"}
+             "stream-table-join-joined", "dead-letter-queue", "fk-join", "table-transform-values",
+             "table-transform-values-join", "materialized-flags"}
 # Not versioned-*: a versioned store's history retention and a join's grace count back from the stream time its task
 # observed over all its keys, so which updates expire depends on how keys share partitions.
 # Not process-values: its key changes before process_values, which does not repartition, so at 4 partitions one
@@ -799,6 +939,15 @@ def test_every_golden_has_a_builder_and_the_goldens_come_from_kafka():
     assert all(any(o["records"] for o in load(name)["outputs"].values()) for name in GOLDEN_NAMES)
 
 
+@pytest.mark.parametrize("name", [name for name in GOLDEN_NAMES if "errors" in load(name)])
+def test_errors_match_kafka(name):
+    """The golden's checks that must throw raise our equivalent of Kafka's exception, with Kafka's text."""
+    for check, expected in load(name)["errors"].items():
+        with pytest.raises(EXCEPTIONS[expected["exception"]]) as raised:
+            ERROR_CHECKS[check]()
+        assert str(raised.value) == expected["message"], check
+
+
 @pytest.mark.parametrize("name", GOLDEN_NAMES)
 def test_describe_matches_kafka(name):
     golden = load(name)
@@ -822,7 +971,7 @@ READ_THROUGH_CACHE = {f"{kind}-cached" for kind in ("tumbling", "hopping", "slid
 # Aggregations that depend on the order records arrive in (string concatenation, adder/subtractor sequences): at 4
 # partitions on Spark, upstream tasks write the repartition topic each when done with a micro-batch, so records of
 # one key from several upstream tasks interleave differently than in Kafka's driver (both are valid).
-ORDER_DEPENDENT_AFTER_REPARTITION = {"table-aggregate", "selectkey-optimization"}
+ORDER_DEPENDENT_AFTER_REPARTITION = {"table-aggregate", "selectkey-optimization", "table-transform-values"}
 
 
 def _spark_case(name: str, partitions: int) -> Any:

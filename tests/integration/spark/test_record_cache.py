@@ -2,7 +2,8 @@
 
 Kafka rule: with caching (the default, ``statestore.cache.max.bytes`` 10 MiB) a cached store forwards on commit the
 latest value of each key written since the last commit, as ``Change(new, old as of the last commit)``, stamped with
-the new value's timestamp; ``statestore.cache.max.bytes=0`` forwards every update.
+the new value's timestamp; ``statestore.cache.max.bytes=0``, or ``Materialized.with_caching_disabled()`` for one store,
+forwards every update (the batch fast path does not fold an uncached store).
 """
 from __future__ import annotations
 
@@ -20,15 +21,16 @@ S, L = Serdes.String(), Serdes.Long()
 BATCHES = [["the cat sat", "the dog sat", "a cat"], ["the end", "dog dog"]]
 
 
-def word_count():
+def word_count(caching: bool = True):
+    store = Materialized.as_("word-counts")
     builder = StreamsBuilder()
     (builder.stream("sentences", Consumed.with_(S, S)).flat_map_values(str.split)
      .select_key(lambda _k, w: w).group_by_key(Grouped.with_(S, S, name="by-word"))
-     .count(Materialized.as_("word-counts")).to_stream().to("counts", Produced.with_(S, L)))
+     .count(store if caching else store.with_caching_disabled()).to_stream().to("counts", Produced.with_(S, L)))
     return builder.build()
 
 
-def run(tmp_path, name: str, cache_bytes: int) -> list[list[tuple[str, int, int]]]:
+def run(tmp_path, name: str, cache_bytes: int, caching: bool = True) -> list[list[tuple[str, int, int]]]:
     """Each batch's output records (word, count, timestamp), after running the batches one by one."""
     with EmbeddedTopics(str(tmp_path / name)) as topics:
         topics.create_topic("sentences", 2)
@@ -37,7 +39,7 @@ def run(tmp_path, name: str, cache_bytes: int) -> list[list[tuple[str, int, int]
                   "checkpoint.location": str(tmp_path / f"{name}-ck"), "statestore.cache.max.bytes": cache_bytes}
         seen = [0, 0]
         per_batch = []
-        with KafkaStreams(word_count(), config) as streams:
+        with KafkaStreams(word_count(caching), config) as streams:
             streams.start()
             ts = 100
             for lines in BATCHES:
@@ -69,3 +71,8 @@ def test_each_batch_emits_the_last_count_per_word(spark, tmp_path):
         assert [(w, c) for w, c, _ in got] == sorted((w, totals[w]) for w in words)   # with it: one per word
         last = {w: (c, ts) for w, c, ts in every}                  # ...the same as the batch's last update
         assert [(w, c, ts) for w, c, ts in got] == sorted((w, *last[w]) for w in words)
+
+
+def test_a_store_with_caching_disabled_emits_every_update_on_spark(spark, tmp_path):
+    """The cache is on for the task (10 MiB) but off for the store: every update, as with a cache of 0 bytes."""
+    assert run(tmp_path, "store-uncached", 10 * 1024 * 1024, caching=False) == run(tmp_path, "uncached", 0)

@@ -366,3 +366,25 @@ def test_a_mapper_whose_generator_raises_fails_the_task_at_its_operator_on_both_
         errors.append(str(failure.value).split("stacktrace=")[0])
     assert errors[0] == errors[1]
     assert "processor=words, topic=left, partition=0, offset=1" in errors[0]
+
+
+def counted(caching: bool):
+    builder = StreamsBuilder()
+    m = Materialized.as_("counts-store").with_key_serde(S).with_value_serde(L)
+    (builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+     .count(m.with_caching_enabled() if caching else m.with_caching_disabled())
+     .to_stream().to("counts", Produced.with_(S, L)))
+    return builder.build()
+
+
+def test_a_store_with_caching_disabled_emits_every_update_of_a_batch():
+    """Materialized.with_caching_disabled(): the aggregation is not folded per key (that is what the cache would have
+    left at the commit); each record's update leaves, in a batch as record by record."""
+    inputs = [ProducerRecord("events", 0, ts, key, b"x", ()) for ts, key in enumerate([b"a", b"b", b"a", b"a", b"b"])]
+    config = {"application.id": "caching"}
+    assert kinds(counted(False), config, inputs, 1) == ["per-record"]
+    assert kinds(counted(True), config, inputs, 1) == ["BatchAggregation"]
+    for caching, expected in ((False, [("a", 1), ("b", 1), ("a", 2), ("a", 3), ("b", 2)]),
+                              (True, [("a", 3), ("b", 2)])):
+        out, _, _ = batch_run(counted(caching), config, inputs, 1, fast=True, batch=1000)
+        assert [(S.deserialize("counts", r.key), L.deserialize("counts", r.value)) for _, r in out] == expected

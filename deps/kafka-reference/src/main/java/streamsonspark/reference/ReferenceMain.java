@@ -63,7 +63,9 @@ import org.apache.kafka.streams.test.TestRecord;
  *     {"key": k, "window": [start, end], "value": v}  kind "window": getWindowStore(name).all();
  *                                                     kind "session": getSessionStore(name).fetch(key) per listed key
  *   ]}},
- *   "metrics": {"dropped-records-total": n}           summed over every task
+ *   "metrics": {"dropped-records-total": n},          summed over every task
+ *   "errors": {"check": {"exception": "java.lang.IllegalArgumentException", "message": "..."}}
+ *                                                    only when the scenario has checks that must throw
  * }
  * </pre>
  * TYPE is "string", "long", "time-windowed:SIZE" (String key, time window of SIZE ms: end = start + SIZE) or
@@ -260,6 +262,22 @@ public final class ReferenceMain {
             final Map<String, Object> metrics = new LinkedHashMap<>();
             metrics.put("dropped-records-total", (long) dropped);
             out.put("metrics", metrics);
+        }
+        if (!scenario.errors.isEmpty()) {
+            final Map<String, Object> errors = new LinkedHashMap<>();
+            scenario.errors.forEach((check, call) -> {
+                try {
+                    call.run();
+                } catch (final RuntimeException e) {
+                    final Map<String, Object> error = new LinkedHashMap<>();
+                    error.put("exception", e.getClass().getName());
+                    error.put("message", e.getMessage());
+                    errors.put(check, error);
+                    return;
+                }
+                throw new IllegalStateException("check " + check + " of " + scenario.fileName() + " did not throw");
+            });
+            out.put("errors", errors);
         }
         return out;
     }

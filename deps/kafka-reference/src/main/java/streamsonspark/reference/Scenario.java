@@ -25,6 +25,7 @@ final class Scenario {
     final Map<String, String[]> outputs = new LinkedHashMap<>();
     final List<Map<String, Object>> steps = new ArrayList<>();
     final List<String[]> stores = new ArrayList<>();   // {name, kind, keys (comma-separated, session stores)}
+    final Map<String, Runnable> errors = new LinkedHashMap<>();   // checks that must throw: name -> what throws
 
     Scenario(final String name, final String variant, final String description,
              final Function<Properties, Topology> topology) {
@@ -77,6 +78,12 @@ final class Scenario {
         }
         step.put("headers", hs);
         steps.add(step);
+        return this;
+    }
+
+    /** A call that must throw (a DSL argument check, a build): the golden records the exception's class and text. */
+    Scenario error(final String checkName, final Runnable call) {
+        errors.put(checkName, call);
         return this;
     }
 

@@ -138,6 +138,8 @@ final class Scenarios {
         all.addAll(ForeignKeyScenarios.all());
         all.addAll(VersionedScenarios.all());
         all.addAll(OuterJoinScenarios.all());
+        all.addAll(TransformValuesScenarios.all());
+        all.addAll(MaterializedScenarios.all());
         return all;
     }
 

@@ -11,7 +11,7 @@ import operator
 import struct
 from typing import Final
 
-__all__ = ["murmur2", "to_positive", "partition_for_key", "clear_partition_memo"]
+__all__ = ["murmur2", "to_positive", "partition_for_key", "clear_partition_memo", "memoised_hash"]
 
 _SEED: Final = 0x9747B28C
 _M: Final = 0x5BD1E995  # mixing constant of MurmurHash2
@@ -27,6 +27,9 @@ _BLOCK_READERS: Final = tuple(
 _MEMO_MAX_ENTRIES: Final = 65536
 _MEMO_MAX_KEY_LENGTH: Final = 256
 _memo: dict[bytes, int] = {}
+#: the memo's lookup: key bytes -> the non-negative hash :func:`partition_for_key` takes modulo the partition count,
+#: or None if not memoised (generated code inlines the hit: one dict lookup instead of a Python call)
+memoised_hash: Final = _memo.get
 
 
 def _as_bytes(data: object) -> bytes:

@@ -29,12 +29,13 @@ from typing import Any, Callable, Iterator, Optional
 from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore
 from streams_on_spark.state.stores import TimestampedKeyValueStore, ValueAndTimestamp
 
-from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.connectors.partitioner import memoised_hash, partition_for_key
 from streams_on_spark.connectors.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.processor import dsl
 from streams_on_spark.processor.api import Record
 from streams_on_spark.runtime.nodes import SinkProcessor, SourceProcessor
+from streams_on_spark.serde import LongSerde, StringSerde
 
 __all__ = ["FusedChains", "BatchAggregation"]
 
@@ -166,24 +167,28 @@ class BatchAggregation:
         projected, limit = cache.size, cache.max_bytes
         # key bytes -> [key, aggregate, its timestamp, entry size, last record's (timestamp, headers), last index]
         folded: dict[bytes, list] = {}
-        key_bytes: dict[Any, bytes] = {}
+        by_raw_key: dict[Any, tuple[bytes, list]] = {}   # a record's raw key -> its key bytes and their fold
+        # Kafka's LongSerializer writes 8 bytes for any int64: the entry size without a call per record
+        long_values = type(store.plain_value_serde) is LongSerde
         stop: Optional[tuple] = None   # (queue, record, key bytes, aggregate, timestamp) written by the processor's way
         index = 0
         consumed: dict[Any, int] = {}
         stream_time = task.stream_time
         for queue, records in _runs(task):
+            taken = index
             for record in records:
                 ts, off, key, value, headers, raw_key, _ = record
                 index += 1
-                consumed[queue] = consumed.get(queue, 0) + 1
                 if key is None or value is None:
                     self._drop(task, queue, record)
                     continue
                 try:
-                    kb = key_bytes.get(raw_key)
-                    if kb is None:
-                        kb = key_bytes[raw_key] = kser(key)
-                    state = folded.get(kb)
+                    known = by_raw_key.get(raw_key)
+                    if known is None:
+                        kb = kser(key)
+                        state = folded.get(kb)
+                    else:
+                        kb, state = known
                     if state is None:
                         old = store.get_with_timestamp(key)
                         cached = entries.get(kb)
@@ -199,10 +204,15 @@ class BatchAggregation:
                         agg = aggregator(state[1], value) if reduce else aggregator(key, value, state[1])
                         if state[2] > ts:
                             ts = state[2]
-                    raw = vser(topic, agg)
+                    if known is None:
+                        by_raw_key[raw_key] = (kb, state)
+                    if long_values and agg.__class__ is int and _MIN_LONG <= agg <= _MAX_LONG:
+                        size = len(kb) + 16 + ENTRY_OVERHEAD_BYTES
+                    else:
+                        raw = vser(topic, agg)
+                        size = len(kb) + 8 + len(raw) + ENTRY_OVERHEAD_BYTES if raw is not None else None
                 except Exception as e:
                     self._fail(task, queue, record, e)
-                size = len(kb) + 8 + len(raw) + ENTRY_OVERHEAD_BYTES if raw is not None else None
                 if size is None or projected + size - state[3] > limit:
                     stop = (queue, record, kb, agg, ts)
                     break
@@ -210,7 +220,9 @@ class BatchAggregation:
                 state[0], state[1], state[2], state[3], state[4], state[5] = (key, agg, ts, size,
                                                                               (record[0], headers), index)
             else:
+                consumed[queue] = consumed.get(queue, 0) + index - taken
                 continue
+            consumed[queue] = consumed.get(queue, 0) + index - taken
             break
         # the queues and times as the per-record path leaves them after the records taken here
         for queue, count in consumed.items():
@@ -283,6 +295,9 @@ def _merged_runs(queues: list) -> list[tuple[Any, list]]:
         heads[best] += 1
 
 
+_MIN_LONG, _MAX_LONG = -0x8000000000000000, 0x7FFFFFFFFFFFFFFF
+
+
 class _NotFusable(Exception):
     pass
 
@@ -293,8 +308,8 @@ class _Compiler:
     def __init__(self, task: Any) -> None:
         self.task = task
         # a ProducerRecord made as its own __new__ makes it, without that Python-level frame (half the sink's cost)
-        self.env: dict[str, Any] = {"_pair": dsl._pair, "_pfk": partition_for_key, "_PR": ProducerRecord,
-                                    "_new": tuple.__new__}
+        self.env: dict[str, Any] = {"_pair": dsl._pair, "_pfk": partition_for_key, "_hash": memoised_hash,
+                                    "_PR": ProducerRecord, "_new": tuple.__new__}
         self.lines: list[str] = []
         self.names = 0
 
@@ -434,24 +449,35 @@ class _Compiler:
             count = self.task.collector._partition_counts(sink.topic)
         except Exception:   # not known yet: leave the task to the per-record path
             raise _NotFusable(node.name) from None
-        topic, ks, vs = self._bind(sink.topic), self._bind(sink.key_serde.serialize), self._bind(
-            sink.value_serde.serialize)
-        place = "0" if count == 1 else f"_pfk(kb, {count})"
+        topic = self._bind(sink.topic)
+        if count == 1:
+            place = ["place = 0"]
+        else:   # partition_for_key, its memo's hit inline
+            place = ["place = _hash(kb)", f"place = _pfk(kb, {count}) if place is None else place % {count}"]
         self.lines += [
             f"{pad}if {k} is None:",
             f"{pad}    {slow}({k}, {v}, ts, h, queue, off, rk, rv)",
             f"{pad}else:",
             f"{pad}    try:",
-            f"{pad}        kb = {ks}({topic}, {k})",
-            f"{pad}        vb = None if {v} is None else {vs}({topic}, {v})",
+            f"{pad}        kb = {self._serialize(sink.key_serde, topic, k)}",
+            f"{pad}        vb = None if {v} is None else {self._serialize(sink.value_serde, topic, v)}",
             f"{pad}    except Exception:",
             f"{pad}        {slow}({k}, {v}, ts, h, queue, off, rk, rv)",
             f"{pad}    else:",
             f"{pad}        if kb is None:",
             f"{pad}            {slow}({k}, {v}, ts, h, queue, off, rk, rv)",
             f"{pad}        else:",
-            f"{pad}            append(_new(_PR, ({topic}, {place}, ts, kb, vb, h)))",
+            *(f"{pad}            {line}" for line in place),
+            f"{pad}            append(_new(_PR, ({topic}, place, ts, kb, vb, h)))",
         ]
+
+    def _serialize(self, serde: Any, topic: str, value: str) -> str:
+        """The expression serializing ``value`` with ``serde``: Kafka's UTF-8 ``StringSerializer`` inline for a str
+        (what :meth:`StringSerde.serialize` does first), else the serde's call."""
+        call = f"{self._bind(serde.serialize)}({topic}, {value})"
+        if type(serde) is StringSerde and serde.encoding == "utf-8":
+            return f"{value}.encode('utf-8', 'replace') if {value}.__class__ is str else {call}"
+        return call
 
     def _slow_send(self, node: Any) -> Callable[..., None]:
         """The record collector's ``send`` for one record at sink ``node``, with the task's context set as the

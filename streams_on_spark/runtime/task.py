@@ -40,6 +40,7 @@ from streams_on_spark.processor.api import (
 )
 from streams_on_spark.runtime.fused import BatchAggregation, FusedChains
 from streams_on_spark.runtime.nodes import ProcessorNode, SinkProcessor, SourceProcessor
+from streams_on_spark.serde import ByteArraySerde, StringSerde
 from streams_on_spark.serde.changed import ChangedSerde
 from streams_on_spark.state.caching import CachingBytesStore, TaskCache
 from streams_on_spark.state.stores import ReadOnlyStore
@@ -309,6 +310,59 @@ class _PartitionQueue:
         self.extractor = spec.timestamp_extractor or config.timestamp_extractor
 
 
+def _enqueue_columns(queue: _PartitionQueue, offsets: Union[int, Sequence[int]], timestamps: Sequence[int],
+                     keys: Sequence[Optional[bytes]], values: Sequence[Optional[bytes]], headers: Sequence[Any]) -> bool:
+    """Queue columns whole, where both deserializers are Kafka's String or ByteArray ones (pure, they cannot fail on
+    bytes: a column decoded at once gives what a call per record gives) and no timestamp is negative; False (nothing
+    queued) where :meth:`StreamTask._enqueue`'s per-record loop must decide, record by record."""
+    decode_keys, decode_values = _column_decoder(queue.key_serde), _column_decoder(queue.value_serde)
+    if decode_keys is None or decode_values is None or min(timestamps) < 0:
+        return False
+    try:
+        decoded_keys, decoded_values = decode_keys(keys), decode_values(values)
+    except Exception:   # not bytes-like after all: the loop raises the deserializer's own error at its record
+        return False
+    n = min(len(timestamps), len(keys), len(values), len(headers))
+    if isinstance(offsets, int):
+        offsets = range(offsets, offsets + n)
+    queue.records.extend(zip(timestamps, offsets, decoded_keys, decoded_values, headers, keys, values))
+    if n:
+        queue.next_offset = offsets[n - 1] + 1
+    return True
+
+
+def _column_decoder(serde: Any) -> Optional[Callable[[Sequence[Optional[bytes]]], Sequence[Any]]]:
+    """A whole column's deserializer for Kafka's String and ByteArray serdes, None for any other serde."""
+    kind = type(serde)
+    if kind is StringSerde:
+        encoding = serde.encoding
+        if encoding == "utf-8":
+            return _utf8_column
+        return lambda column: [None if raw is None else str(raw, encoding, "replace") for raw in column]
+    if kind is ByteArraySerde:
+        return _bytes_column
+    return None
+
+
+def _utf8_column(column: Sequence[Optional[bytes]]) -> list[Optional[str]]:
+    """String's UTF-8 deserializer of a column: strictly in one C pass (valid UTF-8 decodes the same strictly and with
+    replacement), else value by value with replacement as :meth:`StringSerde.deserialize` decodes."""
+    try:
+        return list(map(bytes.decode, column))   # type: ignore[arg-type]
+    except (TypeError, UnicodeDecodeError):   # a null, a bytearray or malformed UTF-8
+        return [None if raw is None else str(raw, "utf-8", "replace") for raw in column]
+
+
+def _bytes_column(column: Sequence[Optional[bytes]]) -> Sequence[Optional[bytes]]:
+    """ByteArray's deserializer of a column of bytes (itself); anything else is left to the per-record loop."""
+    if not _BYTES_OR_NONE.issuperset(map(type, column)):
+        raise TypeError("not bytes")
+    return column
+
+
+_BYTES_OR_NONE = frozenset((bytes, type(None)))
+
+
 def _resolve(serde: Any, default: Any) -> Any:
     if isinstance(serde, ChangedSerde) and serde.inner is None:
         return ChangedSerde(default)
@@ -443,6 +497,10 @@ class StreamTask:
                     headers: Sequence[Any]) -> None:
         """Enqueue decoded records of one input partition, in offset order, as columns; ``offsets`` is each record's
         offset, or the first one's when they are consecutive (a record batch)."""
+        queue = self._queue(topic, partition)
+        if (self.config.batch_fast_path and queue.extractor is None and keys
+                and _enqueue_columns(queue, offsets, timestamps, keys, values, headers)):
+            return
         if isinstance(offsets, int):
             offsets = itertools.count(offsets)  # type: ignore[assignment]
         self._enqueue(topic, partition, zip(offsets, timestamps, keys, values, headers))

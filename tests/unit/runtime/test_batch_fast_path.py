@@ -388,3 +388,49 @@ def test_a_store_with_caching_disabled_emits_every_update_of_a_batch():
                               (True, [("a", 3), ("b", 2)])):
         out, _, _ = batch_run(counted(caching), config, inputs, 1, fast=True, batch=1000)
         assert [(S.deserialize("counts", r.key), L.deserialize("counts", r.value)) for _, r in out] == expected
+
+
+@pytest.mark.parametrize("key_serde, value_serde", [
+    (Serdes.String(), Serdes.String()), (Serdes.ByteArray(), Serdes.String()), (Serdes.String("iso8859-1"),
+                                                                                 Serdes.ByteArray()),
+    (Serdes.String(), Serdes.Long())])   # a serde without a column decoder: the loop
+def test_columns_are_queued_whole_as_the_per_record_loop_queues_them(key_serde, value_serde):
+    """``add_columns`` with Kafka's String/ByteArray deserializers decodes each column at once: the same queue
+    (timestamps, offsets, decoded and raw keys and values, headers) and next offset as the per-record loop, through
+    nulls, malformed UTF-8, bytearrays and memoryviews; a negative timestamp fails at its record on both paths."""
+    from streams_on_spark.processor.api import TaskId
+    from streams_on_spark.runtime.task import StreamTask
+    rng = random.Random(3)
+
+    def raw(long: bool):
+        pick = rng.random()
+        if pick < 0.1:
+            return None
+        data = L.serialize("t", rng.randrange(-9, 9)) if long else rng.choice(
+            [b"w1", "é".encode(), b"\xff\xfe", b"", "日本".encode()])
+        return data if pick < 0.8 else (bytearray(data) if pick < 0.9 else memoryview(data))
+
+    def queued(fast: bool, columns: tuple, offsets):
+        builder = StreamsBuilder()
+        builder.stream("in", Consumed.with_(key_serde, value_serde)).to("out")
+        topology = builder.build().internal_builder
+        topology.application_id = "columns"
+        task = StreamTask(TaskId(0, 0), topology.subtopologies()[0], topology,
+                          TaskConfig.from_config({"application.id": "columns", "batch.fast.path": fast}),
+                          lambda topic: 1, lambda: 0)
+        try:
+            task.add_columns("in", 0, offsets, *columns)
+        except StreamsException as e:
+            return str(e)
+        queue = task._queues[("in", 0)]
+        return [tuple((type(x), bytes(x)) if isinstance(x, (bytearray, memoryview)) else (type(x), x) for x in r)
+                for r in queue.records], queue.next_offset
+
+    long_values = type(value_serde) is type(L)
+    for trial in range(30):
+        n = rng.randrange(1, 40)
+        timestamps = [rng.randrange(-1 if trial % 5 == 4 else 0, 100) for _ in range(n)]
+        columns = (timestamps, [raw(False) for _ in range(n)], [raw(long_values) for _ in range(n)],
+                   [() if rng.random() < 0.8 else (("h", b"v"),) for _ in range(n)])
+        for offsets in (rng.randrange(100), sorted(rng.sample(range(1000), n))):
+            assert queued(True, columns, offsets) == queued(False, columns, offsets)

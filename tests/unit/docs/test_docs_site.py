@@ -88,6 +88,11 @@ def _check_reference(site: Path) -> None:
     assert not missing, f"the API reference lacks names of streams_on_spark.__all__: {missing}"
     index = (reference / "index.html").read_text(encoding="utf-8")
     assert "An unbounded stream of records; every method adds one node to the logical graph." in index   # KStream's
+    # the docstrings' Sphinx roles render as code (tools/griffe_extensions.py), not as their raw text
+    assert "Build topologies with <code>StreamsBuilder</code> (DSL)" in index
+    raw = [page.name for page in reference.rglob("*.html") if re.search(r":(class|meth|func|mod|attr):", page.read_text(
+        encoding="utf-8"))]
+    assert not raw, f"Sphinx roles left as text in {raw}"
     modules = {page.stem: _anchors(_html(site, page)) for page in (DOCS / "reference").glob("*.md")}
     for page, anchor in [("dsl", "streams_on_spark.dsl.kstream.KStream.select_key"),
                          ("dsl", "streams_on_spark.dsl.windows.TimeWindows.of_size_with_no_grace"),
@@ -145,3 +150,17 @@ def test_a_docstring_naming_a_missing_parameter_fails_the_build(tmp_path):
     result = _build(tmp_path, tmp_path / "site")
     assert result.returncode != 0, result.stdout + result.stderr
     assert "Parameter 'nothing' does not appear in the function signature" in result.stderr + result.stdout
+
+
+def test_sphinx_roles_become_the_code_sphinx_would_print():
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        from griffe_extensions import without_roles
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    assert without_roles("a :class:`~streams_on_spark.dsl.kstream.KStream` and :class:`Topology`") == \
+        "a ``KStream`` and ``Topology``"
+    assert without_roles(":meth:`~KStream.select_key`, :func:`check_upgrade`, :py:attr:`x.y`") == \
+        "``select_key()``, ``check_upgrade()``, ``x.y``"
+    assert without_roles(":class:`the driver <streams_on_spark.TopologyTestDriver>`") == "``the driver``"
+    assert without_roles("``code`` and plain `text`") == "``code`` and plain `text`"

@@ -103,6 +103,7 @@ def _check_reference(site: Path) -> None:
                          ("testing", "streams_on_spark.testing.topics.TestInputTopic.pipe_input"),
                          ("testing", "streams_on_spark.testing.pytest_plugin.pickle_by_value"),
                          ("runtime", "streams_on_spark.kafka_streams.KafkaStreams.start"),
+                         ("runtime", "streams_on_spark.connectors.embedded.EmbeddedTopics.create_topic"),
                          ("runtime", "streams_on_spark.config.StreamsConfig"),
                          ("runtime", "streams_on_spark.errors.TopologyException")]:
         assert anchor in modules[page], f"reference/{page}.md lacks {anchor}"

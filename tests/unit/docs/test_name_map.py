@@ -143,6 +143,12 @@ def test_every_public_method_of_the_users_classes_is_mapped():
     assert not missing, f"public methods missing from docs/name-map.md (add their Kafka names): {missing}"
 
 
+def test_every_exported_name_is_mapped():
+    """Each name of ``streams_on_spark.__all__`` is on the page (itself or one of its attributes)."""
+    mapped = {name.split(".")[0] for name in mapped_names()}
+    assert sorted(set(streams_on_spark.__all__) - mapped) == []
+
+
 # the page's rows giving a value, not a key: the key the value is for
 CONFIG_VALUES = {"at_least_once": "processing.guarantee", "exactly_once_v2": "processing.guarantee",
                  "all": "topology.optimization", "none": "topology.optimization"}

@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs"
-PAGES = sorted(DOCS.glob("*.md"))
+PAGES = sorted(DOCS.rglob("*.md"))
 FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```", re.S | re.M)
 LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 INLINE_CODE = re.compile(r"`[^`\n]*`")
@@ -47,7 +47,7 @@ def run_blocks(blocks: list[str], filename: str, module: str) -> None:
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if python_blocks(p.read_text(encoding="utf-8"))],
-                         ids=lambda p: p.name)
+                         ids=lambda p: p.relative_to(DOCS).as_posix())
 def test_python_examples_run(page, tmp_path, monkeypatch):
     """A page's blocks run in order, each on its own unless marked as continuing the ones before it (see
     :func:`run_blocks`), in a scratch directory."""

@@ -316,18 +316,21 @@ def _enqueue_columns(queue: _PartitionQueue, offsets: Union[int, Sequence[int]],
     bytes: a column decoded at once gives what a call per record gives) and no timestamp is negative; False (nothing
     queued) where :meth:`StreamTask._enqueue`'s per-record loop must decide, record by record."""
     decode_keys, decode_values = _column_decoder(queue.key_serde), _column_decoder(queue.value_serde)
-    if decode_keys is None or decode_values is None or min(timestamps) < 0:
+    if (decode_keys is None or decode_values is None or not isinstance(timestamps, (list, tuple))
+            or min(timestamps) < 0):
         return False
     try:
         decoded_keys, decoded_values = decode_keys(keys), decode_values(values)
     except Exception:   # not bytes-like after all: the loop raises the deserializer's own error at its record
         return False
-    n = min(len(timestamps), len(keys), len(values), len(headers))
-    if isinstance(offsets, int):
-        offsets = range(offsets, offsets + n)
-    queue.records.extend(zip(timestamps, offsets, decoded_keys, decoded_values, headers, keys, values))
-    if n:
-        queue.next_offset = offsets[n - 1] + 1
+    records = queue.records
+    before = len(records)
+    records.extend(zip(timestamps, itertools.count(offsets) if isinstance(offsets, int) else offsets, decoded_keys,
+                       decoded_values, headers, keys, values))
+    taken = len(records) - before
+    if taken:
+        last = offsets + taken - 1 if isinstance(offsets, int) else offsets[taken - 1]
+        queue.next_offset = last + 1
     return True
 
 
@@ -498,7 +501,7 @@ class StreamTask:
         """Enqueue decoded records of one input partition, in offset order, as columns; ``offsets`` is each record's
         offset, or the first one's when they are consecutive (a record batch)."""
         queue = self._queue(topic, partition)
-        if (self.config.batch_fast_path and queue.extractor is None and keys
+        if (self.config.batch_fast_path and queue.extractor is None and len(keys)
                 and _enqueue_columns(queue, offsets, timestamps, keys, values, headers)):
             return
         if isinstance(offsets, int):

@@ -64,6 +64,7 @@ _RETRIABLE_COORDINATOR_ERRORS = ("CoordinatorNotAvailableError", "CoordinatorLoa
 # read 1M records of a word count's repartition topic in 0.55 s instead of 1.9 s (bench/RESULTS.md, 2026-11-26).
 SOURCE_CONSUMER_DEFAULTS = {"max.poll.records": "10000", "max.partition.fetch.bytes": str(8 << 20),
                             "fetch.max.bytes": str(64 << 20)}
+_CONSUMER_PREFIXES = ("consumer.", "main.consumer.")   # in increasing precedence
 REPARTITION_TOPIC_CONFIGS = {"cleanup.policy": "delete", "segment.bytes": "52428800", "retention.ms": "-1",
                              "message.timestamp.type": "CreateTime"}
 
@@ -225,7 +226,12 @@ class KafkaConnector:
                 raise ValueError("pass bootstrap.servers as bootstrap_servers, not in client_config")
         quiet_kafka_python_logs(bootstrap_servers.strip())
         self.bootstrap_servers = bootstrap_servers.strip()
-        self.client_config = {(k[len("kafka."):] if k.startswith("kafka.") else k): v for k, v in config.items()}
+        config = {(k[len("kafka."):] if k.startswith("kafka.") else k): v for k, v in config.items()}
+        # Kafka Streams' consumer prefixes: settings of the consumer only (here: Spark's Kafka source), main.consumer.
+        # over consumer. over the plain key, as StreamsConfig.getMainConsumerConfigs resolves them
+        self.consumer_config = {k[len(prefix):]: config[k] for prefix in _CONSUMER_PREFIXES for k in config
+                                if k.startswith(prefix)}
+        self.client_config = {k: v for k, v in config.items() if not k.startswith(_CONSUMER_PREFIXES)}
         self.timeout_ms = timeout_ms
         self.fail_on_data_loss = fail_on_data_loss
         self.replication_factor = replication_factor
@@ -305,8 +311,8 @@ class KafkaConnector:
         """Format and options of Spark's Kafka source for ``topics`` (read from the earliest offsets, headers too)."""
         if not topics:
             raise ValueError("reader_options needs at least one topic")
-        options = {f"kafka.{k}": str(v) for k, v in {**SOURCE_CONSUMER_DEFAULTS, **self.client_config}.items()
-                   if v is not None}
+        settings = {**SOURCE_CONSUMER_DEFAULTS, **self.client_config, **self.consumer_config}
+        options = {f"kafka.{k}": str(v) for k, v in settings.items() if v is not None}
         options.update({
             "kafka.bootstrap.servers": self.bootstrap_servers,
             "subscribe": ",".join(topics),

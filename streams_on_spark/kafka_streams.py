@@ -45,7 +45,7 @@ from streams_on_spark.topology.topology import Topology
 
 log = logging.getLogger(__name__)
 
-CLIENT_PREFIXES = ("security.", "sasl.", "ssl.")
+CLIENT_PREFIXES = ("security.", "sasl.", "ssl.", "consumer.", "main.consumer.")
 CLIENT_KEYS = {"client.id", "client.dns.lookup", "request.timeout.ms", "default.api.timeout.ms",
                "transaction.timeout.ms"}
 

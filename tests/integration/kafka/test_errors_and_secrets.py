@@ -102,6 +102,13 @@ def test_secrets_reach_spark_options_and_the_admin_client():
     own = KafkaConnector("127.0.0.1:1", {"max.poll.records": 50, "kafka.max.partition.fetch.bytes": "1024"})
     assert own.reader_options(["a"])[1]["kafka.max.poll.records"] == "50"
     assert own.reader_options(["a"])[1]["kafka.max.partition.fetch.bytes"] == "1024"
+    # Kafka Streams' consumer prefixes reach the source's consumer only, main.consumer. first
+    prefixed = KafkaConnector("127.0.0.1:1", {"max.poll.records": 1, "consumer.max.poll.records": 2,
+                                              "main.consumer.max.poll.records": 3, "consumer.fetch.max.bytes": 4})
+    options = prefixed.reader_options(["a"])[1]
+    assert options["kafka.max.poll.records"] == "3" and options["kafka.fetch.max.bytes"] == "4"
+    assert not any(k.startswith(("kafka.consumer.", "kafka.main.consumer.")) for k in options)
+    assert prefixed.client_config == {"max.poll.records": 1}   # what the producer and admin clients get
     python = connector._python_config
     assert python["sasl_plain_username"] == "alice" and python["sasl_plain_password"] == PASSWORD
     assert python["security_protocol"] == "SASL_PLAINTEXT" and python["sasl_mechanism"] == "PLAIN"

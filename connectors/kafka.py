@@ -484,8 +484,11 @@ class KafkaConnector:
         return KafkaTransactionalWriter(spec, self.exactly_once_group, timeout)
 
     def _writer_spec(self, timeout_ms: int) -> Any:
+        """The tasks' producer: delivery reports for failed records only (a delivered record calls no Python
+        callback), so its writes return no base offsets (-1 in the commit rows)."""
         from streams_on_spark.connectors.kafka_producer import KafkaWriterSpec  # it imports this module's helpers
-        return KafkaWriterSpec.of(self.bootstrap_servers, self.client_config, timeout_ms)
+        return KafkaWriterSpec.of(self.bootstrap_servers, self.client_config, timeout_ms,
+                                  {"delivery.report.only.error": "true"})
 
     def append(self, records: Iterable[ProducerRecord]) -> None:
         """Write ``records`` to their topic partitions with their timestamps and headers, in order per partition;

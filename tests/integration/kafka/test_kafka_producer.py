@@ -194,3 +194,20 @@ def test_close_producers_closes_this_process_producers(kafka_bootstrap):
     kafka_producer.close_producers(5)
     assert p.closed
     assert producer_for(kafka_bootstrap, {"client.id": "closing"}, 10000) is not p
+
+
+def test_reports_for_failures_only_still_fail_the_send_but_return_no_offsets(admin, read_topic, topic_name):
+    """The runtime's writers (``delivery.report.only.error``: no Python callback per delivered record): the records
+    land exactly, the bases are unknown (-1), and a record that cannot be delivered still fails the send."""
+    admin.create_topic(topic_name, 2)
+    spec = KafkaConnector(admin.bootstrap_servers)._writer_spec(4000)
+    with KafkaBatchProducer(spec.bootstrap_servers, dict(spec.client_config), timeout_ms=4000,
+                            config_overrides=dict(spec.config_overrides)) as p:
+        assert not p.reports_offsets
+        rows = {0: [(5, b"a", b"1", ()), (6, None, b"2", (("h", None),))], 1: [(7, b"b", None, ())]}
+        assert p.send([_batch(topic_name, part, r) for part, r in rows.items()]) == [-1, -1]
+        assert _read_back(read_topic, topic_name, 2) == sorted(
+            (part, offset, 0, ts, k, v, h) for part, r in rows.items() for offset, (ts, k, v, h) in enumerate(r))
+        missing = f"{topic_name}-missing"
+        with pytest.raises(StreamsException, match=rf"{missing}-0 .*Unknown topic"):
+            p.send([_batch(missing, 0, [(5, b"k", b"v", ())])])

@@ -7,6 +7,7 @@ messages, the same subtopology numbering (union-find over nodes in insertion ord
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
@@ -108,6 +109,13 @@ class InternalResourcesNaming:
     repartition_topic: Optional[str] = None
 
 
+# KIP-1111's kinds of internal resource, in Kafka's order (the changelog topics first: none exist here)
+_NAMED_KINDS = (("changelog topic", "changelog_topic"), ("state store", "state_store"),
+                ("repartition topic", "repartition_topic"))
+_warned_names: set[str] = set()   # the generated-name warnings this process logged
+_warned_lock = threading.Lock()
+
+
 class InternalTopologyBuilder:
     """Collects nodes, stores and internal topics; computes subtopologies and ``describe()``."""
 
@@ -136,24 +144,33 @@ class InternalTopologyBuilder:
 
     def check_unprovided_names(self, ensure_explicit_naming: bool) -> None:
         """Kafka's ``checkUnprovidedNames``: with ``ensure.explicit.internal.resource.naming`` a generated name fails
-        the build with a ``TopologyException`` listing them all; without it, Kafka's warning."""
+        the build with Kafka's ``TopologyException`` listing them all. Without it, Kafka's warning, naming what
+        exists here (the stores and repartition topics, not the changelog topics this runtime never creates), once
+        per process for the same names (a test suite builds a topology many times)."""
         if not self.implicit_internal_names:
             return
-        kinds = (("changelog topic", "changelog_topic"), ("state store", "state_store"),
-                 ("repartition topic", "repartition_topic"))
+        if ensure_explicit_naming:
+            raise TopologyException(self._unprovided_names(_NAMED_KINDS))
+        result = self._unprovided_names(_NAMED_KINDS[1:])
+        with _warned_lock:
+            if not result or result in _warned_names:
+                return
+            _warned_names.add(result)
+        log.warning("Explicit naming for internal resources is currently disabled. If you want to enforce "
+                    "user-defined names for all internal resources, set ensure.explicit.internal.resource.naming to "
+                    "true. Note: Changing internal resource names may require a full streams application reset for "
+                    "an already deployed application. Consult the documentation on naming operators for more "
+                    "details. %s", result)
+
+    def _unprovided_names(self, kinds: tuple[tuple[str, str], ...]) -> str:
+        """Kafka's list of generated names: a line per kind, in the order the DSL made them."""
         result = ""
         for kind, attribute in kinds:
             names = [getattr(n, attribute) for n in self.implicit_internal_names
                      if getattr(n, attribute) is not None and getattr(n, attribute).strip()]
             if names:
                 result += f"Following {kind}(s) has not been named: {', '.join(names)}\n"
-        if ensure_explicit_naming:
-            raise TopologyException(result)
-        log.warning("Explicit naming for internal resources is currently disabled. If you want to enforce "
-                    "user-defined names for all internal resources, set ensure.explicit.internal.resource.naming to "
-                    "true. Note: Changing internal resource names may require a full streams application reset for "
-                    "an already deployed application. Consult the documentation on naming operators for more "
-                    "details. %s", result)
+        return result
 
     # ------------------------------------------------------------------ building
     def add_source(self, name: str, topics: list[str], key_serde: Any = None, value_serde: Any = None,

@@ -15,6 +15,8 @@ from typing import Callable
 
 import pytest
 
+from streams_on_spark.topology import builder as builder_module
+
 from streams_on_spark import (
     BufferConfig,
     Grouped,
@@ -182,6 +184,7 @@ def test_build_config_turns_it_on_too():
 @pytest.mark.parametrize("config", [None, {}, {"ensure.explicit.internal.resource.naming": False},
                                     {"ensure.explicit.internal.resource.naming": "false"}])
 def test_by_default_generated_names_build_with_kafkas_warning(caplog, config):
+    builder_module._warned_names.clear()
     builder = StreamsBuilder(config)
     _aggregate_after_key_change(builder)
     with caplog.at_level(logging.WARNING, logger="streams_on_spark.topology.builder"):
@@ -193,6 +196,26 @@ def test_by_default_generated_names_build_with_kafkas_warning(caplog, config):
         "for all internal resources, set ensure.explicit.internal.resource.naming to true.")
     assert "Following repartition topic(s) has not been named: KSTREAM-AGGREGATE-STATE-STORE-0000000002-repartition" \
         in record.getMessage()
+    # what exists here only: a store and a repartition topic, not the changelog topic this runtime never creates
+    assert "changelog" not in record.getMessage()
+
+
+def test_the_warning_is_logged_once_per_process_and_not_for_changelogs_alone(caplog):
+    """A suite builds the same topology many times: its warning comes once. A topology whose only generated name is
+    a changelog topic (a suppress buffer's) has nothing to warn about here."""
+    builder_module._warned_names.clear()
+    with caplog.at_level(logging.WARNING, logger="streams_on_spark.topology.builder"):
+        for _ in range(3):
+            builder = StreamsBuilder()
+            _aggregate_after_key_change(builder)
+            builder.build()
+        suppressed = StreamsBuilder()
+        _windowed_count_suppressed(suppressed)
+        suppressed.build()
+    assert [r.getMessage().count("has not been named") for r in caplog.records] == [2]
+    with pytest.raises(TopologyException, match="KTABLE-SUPPRESS-STATE-STORE-0000000003-changelog"):
+        _windowed_count_suppressed(ensured := StreamsBuilder(ENSURE))
+        ensured.build()   # ensured naming still lists it, as Kafka does
 
 
 def test_a_fully_named_topology_logs_nothing(caplog):

@@ -59,11 +59,13 @@ _REQUIRED_JARS = (("org.apache.spark", "spark-sql-kafka-0-10_"),
 _RETRIABLE_COORDINATOR_ERRORS = ("CoordinatorNotAvailableError", "CoordinatorLoadInProgressError",
                                  "NotCoordinatorError")
 # Kafka Streams' RepartitionTopicConfig / InternalTopicConfig defaults for repartition topics.
-# The consumer of Spark's Kafka source, unless the application's client config says otherwise: Kafka's defaults
-# (500 records a poll, 1 MiB a partition per fetch) made reading small records mostly round trips; with these, Spark
-# read 1M records of a word count's repartition topic in 0.55 s instead of 1.9 s (bench/RESULTS.md, 2026-11-26).
+# The consumer of Spark's Kafka source, unless the application's client config says otherwise. Kafka's defaults made
+# reading small records mostly round trips and waits: 500 records a poll and 1 MiB a partition per fetch (Spark's
+# read of 1M records of a word count's repartition topic: 1.9 s, 0.55 s with these), and a fetch that finds nothing
+# yet new held by the broker for fetch.max.wait.ms=500 (each task of a 100k-record read waited ~550 ms for its second
+# Arrow batch: 1.9 s, 0.86 s with 10 ms). The source reads bounded offset ranges, so a short wait costs no idle polls.
 SOURCE_CONSUMER_DEFAULTS = {"max.poll.records": "10000", "max.partition.fetch.bytes": str(8 << 20),
-                            "fetch.max.bytes": str(64 << 20)}
+                            "fetch.max.bytes": str(64 << 20), "fetch.max.wait.ms": "10"}
 _CONSUMER_PREFIXES = ("consumer.", "main.consumer.")   # in increasing precedence
 REPARTITION_TOPIC_CONFIGS = {"cleanup.policy": "delete", "segment.bytes": "52428800", "retention.ms": "-1",
                              "message.timestamp.type": "CreateTime"}

@@ -99,6 +99,7 @@ def test_secrets_reach_spark_options_and_the_admin_client():
     assert KafkaConnector("127.0.0.1:1", fail_on_data_loss=False).reader_options(["a"])[1]["failOnDataLoss"] == "false"
     # the source's consumer reads in large polls and fetches unless the application sets them
     assert options["kafka.max.poll.records"] == "10000" and options["kafka.fetch.max.bytes"] == str(64 << 20)
+    assert options["kafka.fetch.max.wait.ms"] == "10"
     own = KafkaConnector("127.0.0.1:1", {"max.poll.records": 50, "kafka.max.partition.fetch.bytes": "1024"})
     assert own.reader_options(["a"])[1]["kafka.max.poll.records"] == "50"
     assert own.reader_options(["a"])[1]["kafka.max.partition.fetch.bytes"] == "1024"

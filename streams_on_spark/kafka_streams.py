@@ -45,9 +45,13 @@ from streams_on_spark.topology.topology import Topology
 
 log = logging.getLogger(__name__)
 
+# what of an application's config reaches its Kafka clients: security settings, Kafka Streams' consumer prefixes (the
+# source's consumer only), and these plain keys (the consumer's read sizes apply to Spark's Kafka source; the producer
+# and the admin client ignore what they do not have)
 CLIENT_PREFIXES = ("security.", "sasl.", "ssl.", "consumer.", "main.consumer.")
 CLIENT_KEYS = {"client.id", "client.dns.lookup", "request.timeout.ms", "default.api.timeout.ms",
-               "transaction.timeout.ms"}
+               "transaction.timeout.ms", "max.poll.records", "max.partition.fetch.bytes", "fetch.max.bytes",
+               "fetch.min.bytes", "fetch.max.wait.ms"}
 
 
 class State(enum.Enum):

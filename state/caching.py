@@ -77,6 +77,7 @@ class CachingBytesStore(ABC):
         self._context: Any = None
         self._listener: Optional[FlushListener] = None
         self._send_old_values = False
+        self._through = False   # write_through(): every write flushed as it is made
 
     def init(self, context: Any) -> None:
         """Join the task's cache; without one (a global store, or a cache size of 0) writes go straight through."""
@@ -122,8 +123,14 @@ class CachingBytesStore(ABC):
 
     def _cache_put(self, cache_key: Hashable, key_size: int, value: Optional[bytes], typed: Any) -> None:
         """Cache a write stamped with the record in process; evict while the task's cache is over budget."""
-        cache: Any = self._cache
         record = self._context.record
+        if self._through:
+            if record is None:
+                self._flush_entry(cache_key, value, typed, -1, ())
+            else:
+                self._flush_entry(cache_key, value, typed, record.timestamp, record.headers)
+            return
+        cache: Any = self._cache
         size = key_size + (len(value) if value is not None else 0) + ENTRY_OVERHEAD_BYTES
         entries = self._entries
         old = entries.pop(cache_key, None)
@@ -179,24 +186,28 @@ class CachingBytesStore(ABC):
         dirty, self._dirty = self._dirty, {}   # cleared first: forwarding may write to this store again
         if first is not None:
             dirty = {first: None, **dirty}
-        listener, stored, write, entries = self._listener, self._stored, self._write, self._entries
-        send_old_values = self._send_old_values
+        entries = self._entries
         deleted = []
         for cache_key in dirty:
             entry = entries[cache_key]
-            new, typed = entry.value, entry.typed
-            old = stored(cache_key) if new is None or send_old_values else None
-            if new is None:
+            typed, entry.typed = entry.typed, None   # clean now; reads deserialize the bytes again
+            if entry.value is None:
                 deleted.append(cache_key)
-                if old is None and listener is not None:
-                    continue   # never existed downstream: nothing to write or forward
-            write(cache_key, new)
-            entry.typed = None   # clean now; reads deserialize the bytes again
-            if listener is not None:
-                listener(cache_key, new, old if send_old_values else None, entry.timestamp, entry.headers, typed)
+            self._flush_entry(cache_key, entry.value, typed, entry.timestamp, entry.headers)
         for cache_key in deleted:
             if cache_key not in self._dirty:   # Kafka's NamedCache drops flushed deletes
                 self._drop(cache_key)
+
+    def _flush_entry(self, cache_key: Hashable, new: Optional[bytes], typed: Any, timestamp: int, headers: Any) -> None:
+        """Write one entry through and forward it with the value the store held before; an entry that never existed
+        downstream (new and old value null) is neither written nor forwarded."""
+        listener, send_old_values = self._listener, self._send_old_values
+        old = self._stored(cache_key) if new is None or send_old_values else None
+        if new is None and old is None and listener is not None:
+            return
+        self._write(cache_key, new)
+        if listener is not None:
+            listener(cache_key, new, old if send_old_values else None, timestamp, headers, typed)
 
     @property
     def dirty(self) -> bool:
@@ -248,6 +259,14 @@ class CachingKeyValueBytesStore(CachingBytesStore):
              reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
         """The bytes stores' lazy scan; here over the snapshot :meth:`range` (cached entries merged in)."""
         return iter(self.range(key_from, key_to, reverse))
+
+    def write_through(self) -> None:
+        """Flush every write as it is made (nothing held): what a commit right after each record leaves where that
+        record makes the store's only write before it, chosen by the task for Kafka's driver (see
+        :func:`~streams_on_spark.runtime.fused.written_through`)."""
+        if self._dirty:
+            raise IllegalStateError(f"store {self.name} has unflushed cached writes; commit before writing through")
+        self._through = True
 
     def put(self, key: bytes, value: Optional[bytes], typed: Any = None) -> None:
         """Cache a write; ``typed`` is what the typed store above wants back on flush (its objects, to spare

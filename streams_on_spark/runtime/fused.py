@@ -37,7 +37,7 @@ from streams_on_spark.processor.api import Record
 from streams_on_spark.runtime.nodes import SinkProcessor, SourceProcessor
 from streams_on_spark.serde import LongSerde, StringSerde
 
-__all__ = ["FusedChains", "BatchAggregation"]
+__all__ = ["FusedChains", "BatchAggregation", "written_through"]
 
 _FUSABLE = (dsl.KStreamFilter, dsl.RepartitionNullKeyFilter, dsl.KStreamMap, dsl.KStreamSelectKey,
             dsl.KStreamMapValues, dsl.KStreamFlatMap, dsl.KStreamFlatMapValues, dsl.KStreamPeek, dsl.PassThrough,
@@ -142,18 +142,8 @@ class BatchAggregation:
         if (task._stream_schedules or task._wall_schedules or task._commit_every_record
                 or not _default_handler(task)):
             return None
-        targets = {id(child): child for source, _ in task._topic_sources.values() for child in source.children}
-        if len(targets) != 1 or any(len(source.children) != 1 for source, _ in task._topic_sources.values()):
-            return None
-        node = next(iter(targets.values()))
-        processor = node.processor
-        if type(processor) not in (dsl.KStreamAggregate, dsl.KStreamReduce) or not processor.cached:
-            return None
-        store = processor.store
-        if (type(store) is not TimestampedKeyValueStore or type(store.inner) is not CachingKeyValueBytesStore
-                or not store.inner.enabled):
-            return None
-        return BatchAggregation(node)
+        node = _cached_aggregation(task)
+        return None if node is None else BatchAggregation(node)
 
     def run(self, task: Any) -> None:
         """Fold every queued record (see the class doc); records past an overflow stay queued for the per-record
@@ -269,6 +259,55 @@ class BatchAggregation:
         with _at(task, queue, off, self.node, (raw_key, raw_value)):
             task._handle_processing_error(e, queue.topic, queue.partition, off, Record(key, value, ts, headers))
         raise IllegalStateError("the processing exception handler resumed, which the batch path does not support")
+
+
+def _cached_aggregation(task: Any) -> Optional[Any]:
+    """The node of the task's one ``KStreamAggregate``/``KStreamReduce`` (exact types) where every source feeds it
+    alone and its key-value store has the record cache in front, else None."""
+    targets = {id(child): child for source, _ in task._topic_sources.values() for child in source.children}
+    if len(targets) != 1 or any(len(source.children) != 1 for source, _ in task._topic_sources.values()):
+        return None
+    node = next(iter(targets.values()))
+    processor = node.processor
+    if type(processor) not in (dsl.KStreamAggregate, dsl.KStreamReduce) or not processor.cached:
+        return None
+    store = processor.store
+    if (type(store) is not TimestampedKeyValueStore or type(store.inner) is not CachingKeyValueBytesStore
+            or not store.inner.enabled):
+        return None
+    return node
+
+
+_AFTER_AGGREGATION = (*_FUSABLE, dsl.KTableToStream, SinkProcessor)
+
+
+def written_through(task: Any) -> list[Any]:
+    """The record caches of ``task`` that may flush each write as it is made (``CachingKeyValueBytesStore
+    .write_through``) because the task commits after every record (Kafka's driver).
+
+    Where every source feeds one cached aggregation alone (:func:`_cached_aggregation`), a record makes at most one
+    write to its store before the commit that follows it, so that commit flushes exactly that write: flushing it at
+    the write instead forwards the same record (same old value rule, same timestamp and headers) to the same nodes.
+    Only the moment moves, from after the record to inside it, which nothing can observe where everything
+    downstream is a stateless DSL operator, ``to_stream`` or a sink, no punctuation is scheduled and the processing
+    exception handler is Kafka's default. Caches elsewhere keep holding writes until the commit.
+    """
+    if (not task._commit_every_record or not task.config.batch_fast_path or task._stream_schedules
+            or task._wall_schedules or not _default_handler(task) or len(task.stores) != 1):
+        return []
+    node = _cached_aggregation(task)
+    if node is None:
+        return []
+    pending, seen = list(node.children), set()
+    while pending:
+        child = pending.pop()
+        if id(child) in seen:
+            continue
+        seen.add(id(child))
+        if type(child.processor) not in _AFTER_AGGREGATION:
+            return []
+        pending.extend(child.children)
+    return [node.processor.store.inner]
 
 
 def _merged_runs(queues: list) -> list[tuple[Any, list]]:

@@ -38,7 +38,7 @@ from streams_on_spark.processor.api import (
     RecordMetadata,
     TaskId,
 )
-from streams_on_spark.runtime.fused import BatchAggregation, FusedChains
+from streams_on_spark.runtime.fused import BatchAggregation, FusedChains, written_through
 from streams_on_spark.runtime.nodes import ProcessorNode, SinkProcessor, SourceProcessor
 from streams_on_spark.serde import ByteArraySerde, StringSerde
 from streams_on_spark.serde.changed import ChangedSerde
@@ -440,6 +440,8 @@ class StreamTask:
         # the batch fast path: None until planned at the first process_available() (once init() made its schedules),
         # False where the task has none
         self._fused: Any = None
+        # the fused chains alone (the same plan), for process_one(): None until first used, False where there are none
+        self._chains: Any = None
         # punctuation times a snapshot saved, handed to the schedules the processors' init() makes, in order
         self._saved_schedule_times: Optional[dict[PunctuationType, list[int]]] = None
         if snapshot is not None:
@@ -467,6 +469,10 @@ class StreamTask:
         ctx.current = None
         if self._saved_schedule_times is not None:
             self._check_restored_schedules()
+        through = written_through(self)
+        for cache in through:
+            cache.write_through()
+        self._caches = [cache for cache in self._caches if cache not in through]
 
     @staticmethod
     def _check_serdes(node: str, topic: str, key_serde: Any, value_serde: Any) -> None:
@@ -568,12 +574,19 @@ class StreamTask:
         else one by one."""
         fused = self._fused
         if fused is None:
-            fused = self._fused = ((FusedChains.plan(self) or BatchAggregation.plan(self))
-                                   if self.config.batch_fast_path else None) or False
+            fused = self._fused = self._fused_chains() or (BatchAggregation.plan(self)
+                                                           if self.config.batch_fast_path else None) or False
         if fused:
             fused.run(self)
         while self.process_one():
             pass
+
+    def _fused_chains(self) -> Any:
+        """The task's fused chains (planned once), or False where it has none or the fast paths are off."""
+        chains = self._chains
+        if chains is None:
+            chains = self._chains = (FusedChains.plan(self) if self.config.batch_fast_path else None) or False
+        return chains
 
     def process_one(self) -> bool:
         """Process the head record with the smallest timestamp among this task's partitions."""
@@ -592,11 +605,19 @@ class StreamTask:
                         best, best_ts = q, ts
             if best is None:
                 return False
-        ts, offset, key, value, headers, raw_key, raw_value = best.records.popleft()
+        queued = best.records.popleft()
+        ts, offset, key, value, headers, raw_key, raw_value = queued
         if ts > best.partition_time:
             best.partition_time = ts
         if ts > self.stream_time:
             self.stream_time = ts
+        chains = self._chains
+        if chains is None:
+            chains = self._fused_chains()
+        if chains:   # a stateless task (no stores, no punctuation): its fused chain over this one record
+            chains.chains[best.topic]((queued,), best, self.collector.buffer.append)
+            self.metrics.processed += 1
+            return True
         ctx = self.context
         ctx.queue, ctx.offset = best, offset
         node = best.source
@@ -850,7 +871,7 @@ class StreamTask:
         """A task image (:mod:`~streams_on_spark.runtime.spark.live_tasks`) leaves the generated fused chains out;
         they are planned again on first use."""
         state = self.__dict__.copy()
-        state["_fused"] = None
+        state["_fused"] = state["_chains"] = None
         return state
 
     def close(self) -> None:

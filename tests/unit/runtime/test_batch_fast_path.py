@@ -436,3 +436,106 @@ def test_columns_are_queued_whole_as_the_per_record_loop_queues_them(key_serde, 
         columns = (timestamps, [raw(False) for _ in range(n)], [raw(long_values) for _ in range(n)], headers)
         for offsets in (rng.randrange(100), sorted(rng.sample(range(1000), n))):
             assert queued(True, columns, offsets) == queued(False, columns, offsets)
+
+
+# ---------------------------------------------------------------------------------------------------------- driver
+# Kafka's driver commits after every record, and so does ours (``commit_every_record``): there a stateless task runs
+# its fused chain over each record, and a cache that only ever holds one write between commits writes through
+# (``written_through``). Every golden, piped record by record as the driver pipes them, must give the same with
+# and without the fast paths.
+
+
+def driver_run(topology, config: dict, inputs: list[ProducerRecord], partitions: int, fast: bool):
+    """Pipe ``inputs`` one by one through the driver's engine (``partitions`` > 1: KIP-1238's one task per partition;
+    1: Kafka's driver, every subtopology in one task): everything produced, in order, and each task's state."""
+    builder = topology.internal_builder
+    task_config = TaskConfig.from_config({**config, "batch.fast.path": fast}, commit_every_record=True)
+    engine = LocalEngine(builder, task_config, {t: partitions for t in {r.topic for r in inputs}}, partitions > 1, 0)
+    out: list[ProducerRecord] = []
+    produce = engine._produce
+    engine._produce = lambda record: (out.append(record), produce(record))
+    for record in inputs:
+        engine.pipe(record._replace(partition=record.partition % engine.partitions(record.topic)))
+    state = {str(tid): (task.metrics.processed, task.metrics.dropped, task.stream_time,
+                        sorted((k, q.partition_time, q.next_offset) for k, q in task._queues.items()),
+                        task.snapshot()) for tid, task in sorted(engine.tasks.items())}
+    paths = sorted(("fused" if task._chains else "") + ("through" if len(task.stores) > len(task._caches) and any(
+        getattr(s.inner, "_through", False) for s in task.stores.values()) else "") for task in engine.tasks.values())
+    return out, state, paths
+
+
+def assert_same_in_driver(topology_factory, config: dict, inputs: list[ProducerRecord], partitions: int) -> list[str]:
+    slow_out, slow_state, slow_paths = driver_run(topology_factory(), config, inputs, partitions, False)
+    fast_out, fast_state, paths = driver_run(topology_factory(), config, inputs, partitions, True)
+    assert set(slow_paths) <= {""}
+    assert fast_out == slow_out
+    assert fast_state == slow_state
+    return paths
+
+
+@pytest.mark.parametrize("partitions", [1, 4])
+@pytest.mark.parametrize("name", GOLDEN_NAMES)
+def test_every_golden_piped_through_the_driver_gives_the_same_with_and_without_the_fast_paths(name, partitions):
+    golden = load(name)
+    paths = assert_same_in_driver(lambda: build_topology(golden), dict(golden["config"]), golden_inputs(golden),
+                                  partitions)
+    if name in ("wordcount-cached", "repartition") and partitions > 1:
+        assert "fused" in paths, f"{name}: no task ran its fused chain"
+    if name == "wordcount-cached" and partitions > 1:
+        assert "through" in paths, f"{name}: the count's cache did not write through"
+
+
+def nullable_aggregate(downstream_processor: bool = False):
+    """An aggregate that answers None for some records (a delete: forwarded only where the key existed, as the
+    cache's flush forwards it) and grows otherwise, after a repartition."""
+    from streams_on_spark.processor.api import Processor
+
+    class Tag(Processor):
+        def init(self, context):
+            self.context = context
+
+        def process(self, record):
+            metadata = self.context.record_metadata()   # None during a cache flush (Kafka gives the writer's)
+            self.context.forward(record.with_value(f"{record.value}@{metadata and metadata.offset}"))
+
+    builder = StreamsBuilder()
+    table = (builder.stream("left", Consumed.with_(S, S)).select_key(lambda k, v: (v or "")[:1] or None)
+             .group_by_key(Grouped.with_(S, S))
+             .aggregate(lambda: "", lambda k, v, agg: None if v.endswith("!") else agg + v[-1:],
+                        Materialized.with_(S, S)))
+    stream = table.to_stream()
+    if downstream_processor:
+        stream = stream.process(Tag)
+    stream.map_values(lambda v: v if v is None else v.upper()).to("out", Produced.with_(S, S))
+    return builder.build()
+
+
+def exclaimed(n: int, seed: int) -> list[ProducerRecord]:
+    rng = random.Random(seed)
+    return [ProducerRecord("left", rng.randrange(4), rng.randrange(50), f"k{i}".encode(),
+                           (rng.choice(["a", "ab", "b", "bc"]) + ("!" if rng.random() < 0.3 else "")).encode(),
+                           (("n", str(i).encode()),) if i % 2 else ()) for i in range(n)]
+
+
+@pytest.mark.parametrize("cache_bytes", [0, 60, 10 * 1024 * 1024])
+@pytest.mark.parametrize("partitions", [1, 3])
+@pytest.mark.parametrize("topology", [aggregations, two_topic_count, two_topic_reduce, nullable_aggregate])
+def test_aggregations_piped_through_the_driver_give_the_same_with_and_without_the_fast_paths(topology, cache_bytes,
+                                                                                           partitions):
+    """60 bytes: smaller than one entry, so the cache flushes each write as it evicts it."""
+    config = {"application.id": "agg", "statestore.cache.max.bytes": cache_bytes}
+    inputs = exclaimed(300, seed=partitions) if topology is nullable_aggregate else sentences(300, seed=partitions)
+    paths = assert_same_in_driver(topology, config, inputs, partitions)
+    # at 1 partition (Kafka's driver: one task for every subtopology) a repartitioned aggregation shares its task
+    # with the operators before the repartition, so its cache keeps holding writes until the commit
+    one_subtopology = topology in (two_topic_count, two_topic_reduce)
+    assert ("through" in "".join(paths)) == (cache_bytes > 0 and (partitions > 1 or one_subtopology))
+
+
+def test_a_cache_with_a_processor_of_the_users_downstream_keeps_holding_writes_until_the_commit():
+    """A user's processor may observe when the flush runs (its record metadata, say): the cache stays a cache."""
+    inputs = exclaimed(100, seed=5)
+    paths = assert_same_in_driver(lambda: nullable_aggregate(downstream_processor=True), {"application.id": "tag"},
+                                  inputs, 3)
+    assert "through" not in "".join(paths)
+    assert "fused" in "".join(paths)

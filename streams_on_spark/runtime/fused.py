@@ -37,7 +37,7 @@ from streams_on_spark.processor.api import Record
 from streams_on_spark.runtime.nodes import SinkProcessor, SourceProcessor
 from streams_on_spark.serde import LongSerde, StringSerde
 
-__all__ = ["FusedChains", "BatchAggregation", "written_through"]
+__all__ = ["FusedChains", "BatchAggregation", "fused_forward", "replanned_forward", "written_through"]
 
 _FUSABLE = (dsl.KStreamFilter, dsl.RepartitionNullKeyFilter, dsl.KStreamMap, dsl.KStreamSelectKey,
             dsl.KStreamMapValues, dsl.KStreamFlatMap, dsl.KStreamFlatMapValues, dsl.KStreamPeek, dsl.PassThrough,
@@ -281,6 +281,57 @@ def _cached_aggregation(task: Any) -> Optional[Any]:
 _AFTER_AGGREGATION = (*_FUSABLE, dsl.KTableToStream, SinkProcessor)
 
 
+def _stateless_below(node: Any) -> bool:
+    """Whether everything below ``node`` is a stateless DSL operator (exact types), ``to_stream`` or a sink."""
+    pending, seen = list(node.children), set()
+    while pending:
+        child = pending.pop()
+        if id(child) not in seen:
+            seen.add(id(child))
+            if type(child.processor) not in _AFTER_AGGREGATION:
+                return False
+            pending.extend(child.children)
+    return True
+
+
+def fused_forward(task: Any, node: Any) -> Optional[Callable[..., None]]:
+    """``node``'s ``forward`` with everything below it fused (:meth:`_Compiler.compile_tail`), where ``node`` is not
+    itself one of those operators (a stateful or a user's processor), everything below it is a stateless DSL
+    operator, ``to_stream`` or a sink, and the processing exception handler is Kafka's default; else None."""
+    if (not task.config.batch_fast_path or not node.children or type(node.processor) in _AFTER_AGGREGATION
+            or type(node.processor) is SourceProcessor or not _default_handler(task) or not _stateless_below(node)):
+        return None
+    try:
+        tail = _Compiler(task).compile_tail(node)
+    except _NotFusable:
+        return None
+    tail.fused_at = (task, node.name)   # type: ignore[attr-defined]
+    return tail
+
+
+def replanned_forward(task: Any, node_name: str) -> Callable[..., None]:
+    """A fused forward read back from a task image (generated code is not pickled, as :class:`FusedChains` are not):
+    planned again on its first call, in the worker that runs the task."""
+    planned: list[Callable[..., None]] = []
+
+    def forward(record: Any, child: Optional[str] = None) -> None:
+        if not planned:
+            node = task.nodes[node_name]
+            planned.append(fused_forward(task, node) or _plain_forward(task, node))
+        planned[0](record, child)
+    forward.fused_at = (task, node_name)   # type: ignore[attr-defined]
+    return forward
+
+
+def _plain_forward(task: Any, node: Any) -> Callable[..., None]:
+    ctx = task.context
+
+    def forward(record: Any, child: Optional[str] = None) -> None:
+        ctx.current = node
+        type(ctx).forward(ctx, record, child)
+    return forward
+
+
 def written_through(task: Any) -> list[Any]:
     """The record caches of ``task`` that may flush each write as it is made (``CachingKeyValueBytesStore
     .write_through``) because the task commits after every record (Kafka's driver).
@@ -296,18 +347,7 @@ def written_through(task: Any) -> list[Any]:
             or task._wall_schedules or not _default_handler(task) or len(task.stores) != 1):
         return []
     node = _cached_aggregation(task)
-    if node is None:
-        return []
-    pending, seen = list(node.children), set()
-    while pending:
-        child = pending.pop()
-        if id(child) in seen:
-            continue
-        seen.add(id(child))
-        if type(child.processor) not in _AFTER_AGGREGATION:
-            return []
-        pending.extend(child.children)
-    return [node.processor.store.inner]
+    return [node.processor.store.inner] if node is not None and _stateless_below(node) else []
 
 
 def _merged_runs(queues: list) -> list[tuple[Any, list]]:
@@ -372,6 +412,31 @@ class _Compiler:
         namespace: dict[str, Any] = {}
         exec(compile("\n".join(self.lines), f"<fused chain of {source.name}>", "exec"), self.env, namespace)
         return namespace["chain"]
+
+    def compile_tail(self, node: Any) -> Callable[..., None]:
+        """``node``'s ``forward``, with everything below it fused: one function taking the record it forwards (a
+        processor's output, mid-record), its children's code inline. A user function that raises leaves the task's
+        context at its node and raises on, as a ``forward`` through the nodes does; a forward to a named child goes
+        through the task's context."""
+        task, ctx = self.task, self.task.context
+        self.env["_fail"] = self._tail_failure_handler()
+        self.env["_named"] = lambda record, child: (setattr(ctx, "current", node),
+                                                    type(ctx).forward(ctx, record, child))[1]
+        self.env["_collector"] = task.collector
+        self.lines = ["def tail(record, child=None):",
+                      "    if child is not None:",
+                      "        return _named(record, child)",
+                      "    k0, v0, ts, h = record.key, record.value, record.timestamp, record.headers",
+                      "    queue = off = rk = rv = None",
+                      "    append = _collector.buffer.append"]
+        before = len(self.lines)
+        for child in node.children:
+            self._node(child, "k0", "v0", 1)
+        if len(self.lines) == before:
+            self.lines.append("    pass")
+        namespace: dict[str, Any] = {}
+        exec(compile("\n".join(self.lines), f"<fused forward of {node.name}>", "exec"), self.env, namespace)
+        return namespace["tail"]
 
     def _call(self, pad: str, target: str, call: str, node: Any, then: tuple[str, ...] = ()) -> None:
         """``target = call`` (and the lines ``then``), failing the task at ``node`` as the per-record path does if
@@ -444,6 +509,10 @@ class _Compiler:
             self._children(node, nk, nv, depth + 1, empty=True)
         elif kind is dsl.KStreamBranch:
             self._branch(node, k, v, depth)
+        elif kind is dsl.KTableToStream:
+            _, nv = self._vars()
+            self._call(pad, f"{nv} = ", f"{v}.new_value", node)
+            self._children(node, k, nv, depth)
         else:
             raise _NotFusable(node.name)
 
@@ -524,10 +593,26 @@ class _Compiler:
         task, sink = self.task, node.processor
 
         def send(k: Any, v: Any, ts: int, h: Any, queue: Any, off: int, rk: Any, rv: Any) -> None:
+            if queue is None:   # a fused forward: the task's context already is the record's
+                ctx = task.context
+                previous, ctx.current = ctx.current, node
+                task.collector.send(sink.topic, Record(k, v, ts, h), sink.key_serde, sink.value_serde,
+                                    sink.partitioner, sink.name)
+                ctx.current = previous
+                return
             with _at(task, queue, off, node, (rk, rv)):
                 task.collector.send(sink.topic, Record(k, v, ts, h), sink.key_serde, sink.value_serde,
                                     sink.partitioner, sink.name)
         return send
+
+    def _tail_failure_handler(self) -> Callable[..., None]:
+        ctx, nodes = self.task.context, self.task.nodes
+
+        def fail(node: str, e: Exception, *_: Any) -> None:
+            """A user function raised at ``node`` inside a fused forward: raised on from that node."""
+            ctx.current = nodes[node]
+            raise e
+        return fail
 
     def _failure_handler(self) -> Callable[..., None]:
         task = self.task

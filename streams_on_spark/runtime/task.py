@@ -38,7 +38,7 @@ from streams_on_spark.processor.api import (
     RecordMetadata,
     TaskId,
 )
-from streams_on_spark.runtime.fused import BatchAggregation, FusedChains, written_through
+from streams_on_spark.runtime.fused import BatchAggregation, FusedChains, fused_forward, written_through
 from streams_on_spark.runtime.nodes import ProcessorNode, SinkProcessor, SourceProcessor
 from streams_on_spark.serde import ByteArraySerde, StringSerde
 from streams_on_spark.serde.changed import ChangedSerde
@@ -456,7 +456,8 @@ class StreamTask:
             init = getattr(node.processor, "init", None)
             if init is not None:
                 # a processor that keeps ``context.forward`` gets its node's own forward (no child lookup)
-                ctx.forward = _node_forward(ctx, node, bool(self._caches))  # type: ignore[method-assign]
+                ctx.forward = (fused_forward(self, node)   # type: ignore[method-assign]
+                               or _node_forward(ctx, node, bool(self._caches)))
                 try:
                     init(ctx)
                 except StreamsException:
@@ -635,8 +636,21 @@ class StreamTask:
         if self._stream_schedules:
             self.punctuate_stream_time()
         if self._commit_every_record and self._caches:
-            self.commit()
+            self._commit_after(best, offset, record)
         return True
+
+    def _commit_after(self, queue: _PartitionQueue, offset: int, record: Record) -> None:
+        """Kafka's driver's commit after each record: what the caches flush was written while that record was
+        processed, so the flush runs in its context (Kafka restores the writer's) and a failure there is that
+        record's. (An entry a stream-time punctuator wrote there gets the record's context too, not a punctuation's.)"""
+        ctx = self.context
+        ctx.queue, ctx.offset = queue, offset
+        try:
+            self.commit()
+        except Exception as e:
+            self._handle_processing_error(e, queue.topic, queue.partition, offset, record)
+        finally:
+            ctx.current = ctx.queue = None
 
     def commit(self) -> None:
         """Flush the record caches: every cached store forwards its dirty entries downstream (Kafka's commit)."""

@@ -22,8 +22,10 @@ import pickle
 import struct
 from collections import ChainMap, OrderedDict
 from dataclasses import dataclass
+from types import FunctionType
 from typing import Any, Mapping, Optional
 
+from streams_on_spark.runtime.fused import replanned_forward
 from streams_on_spark.runtime.spark.clock import WallClock
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.state.local import LocalTaskStore
@@ -85,6 +87,13 @@ def image(key: tuple, task: StreamTask, externals: Mapping[str, Any], run: str =
 
         def persistent_id(self, obj: Any) -> Optional[str]:
             return by_id.get(id(obj))
+
+        def reducer_override(self, obj: Any) -> Any:
+            """A fused forward (generated code) leaves as what plans it again in the worker that reads it."""
+            fused_at = getattr(obj, "fused_at", None) if type(obj) is FunctionType else None
+            if fused_at is not None:
+                return replanned_forward, fused_at
+            return super().reducer_override(obj)
 
     buffer = io.BytesIO()
     try:

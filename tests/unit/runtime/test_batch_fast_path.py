@@ -495,8 +495,8 @@ def nullable_aggregate(downstream_processor: bool = False):
             self.context = context
 
         def process(self, record):
-            metadata = self.context.record_metadata()   # None during a cache flush (Kafka gives the writer's)
-            self.context.forward(record.with_value(f"{record.value}@{metadata and metadata.offset}"))
+            # in a cache's flush too: the driver flushes in the context of the record that wrote (as Kafka does)
+            self.context.forward(record.with_value(f"{record.value}@{self.context.record_metadata().offset}"))
 
     builder = StreamsBuilder()
     table = (builder.stream("left", Consumed.with_(S, S)).select_key(lambda k, v: (v or "")[:1] or None)
@@ -539,3 +539,50 @@ def test_a_cache_with_a_processor_of_the_users_downstream_keeps_holding_writes_u
                                   inputs, 3)
     assert "through" not in "".join(paths)
     assert "fused" in "".join(paths)
+
+
+def test_a_fused_forward_leaves_a_task_image_as_what_plans_it_again():
+    """A stateful processor's forward with stateless operators below is generated code: a task image (pickled between
+    Spark's Python workers) carries what plans it again, not the code, and the copy gives what the original gives."""
+    from streams_on_spark.runtime.spark import live_tasks
+
+    golden = load("wordcount-cached")
+    inputs, config = golden_inputs(golden), dict(golden["config"])
+    builder = build_topology(golden).internal_builder
+    engine = LocalEngine(builder, TaskConfig.from_config(config, commit_every_record=True), {"sentences": 1}, True, 0)
+    upstream, downstream = (engine.tasks[tid] for tid in sorted(engine.tasks))
+    count = next(node for node in downstream.nodes.values() if node.processor.forward.__name__ == "tail")
+    for at, record in enumerate(inputs):
+        upstream.add_record(record.topic, 0, at, record.timestamp, record.key, record.value, record.headers)
+    upstream.process_available()
+    words = upstream.collector.drain()
+    assert len(words) > 4
+    data = live_tasks.image(("query", "run", 1, 0), downstream, {}, "run")
+    assert b"fused forward" not in data
+    copy = live_tasks.restore(data, {}, "run")
+    assert copy.nodes[count.name].processor.forward.__name__ == "forward"
+    for task in (downstream, copy):
+        for offset, word in enumerate(words):
+            task.add_record(word.topic, 0, offset, word.timestamp, word.key, word.value, word.headers)
+            task.process_one()
+    assert copy.collector.drain() == downstream.collector.drain() != []
+    assert copy.nodes[count.name].processor.forward.__name__ == "forward"   # planned again inside, on first use
+
+
+def test_a_function_failing_below_an_aggregation_fails_the_task_at_its_operator_on_both_paths():
+    """In a fused forward (and a cache writing through) a raising mapper fails the task naming that mapper and the
+    record being processed, as the nodes one by one do."""
+    def topology():
+        builder = StreamsBuilder()
+        (builder.stream("left", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S)).count()
+         .to_stream().map_values(lambda count: 1 // (count - 3), Named.as_("third")).to("out", Produced.with_(S, L)))
+        return builder.build()
+
+    inputs = [ProducerRecord("left", 0, ts, b"k", b"v", ()) for ts in range(5)]
+    errors = []
+    for fast in (False, True):
+        with pytest.raises(StreamsException) as failure:
+            driver_run(topology(), {"application.id": "third"}, inputs, 1, fast)
+        errors.append(str(failure.value).split("stacktrace=")[0])
+    assert errors[0] == errors[1]
+    assert "processor=third, topic=left, partition=0, offset=2" in errors[0]

@@ -143,9 +143,14 @@ PRODUCER_CONFIG_NAMES = frozenset({
     "partitioner.class", "partitioner.ignore.keys", "retries", "transaction.timeout.ms", "transactional.id",
     "transaction.two.phase.commit.enable",
 })
-# Kafka Streams' NON_CONFIGURABLE_PRODUCER_EOS_CONFIGS (exactly_once_v2's producers set them; transactional.id has no
-# use anywhere else here) and acks, which an idempotent producer needs to be all
-_EXACTLY_ONCE_NEEDS = {"enable.idempotence": ("true",), "acks": ("all", "-1")}
+# what an idempotent producer needs (setting, what it may be, the Java producer's message when it is not)
+_IDEMPOTENCE_NEEDS = (
+    ("acks", lambda v: v.lower() in ("all", "-1"),
+     "Must set acks to all in order to use the idempotent producer. Otherwise we cannot guarantee idempotence."),
+    ("retries", lambda v: v != "0", "Must set retries to non-zero when using the idempotent producer."),
+    ("max.in.flight.requests.per.connection", lambda v: not v.isdigit() or int(v) <= 5,
+     "Must set max.in.flight.requests.per.connection to at most 5 when using the idempotent producer."),
+)
 # producer settings that do not reach librdkafka and yet are not lost: the transactions' timeout under
 # exactly_once_v2 (KafkaConnector.writer; a producer without transactions has no use for it, in Java too), and the
 # serializers, which Kafka Streams' own producers ignore as well (it gives them ByteArraySerializer instances)
@@ -251,8 +256,8 @@ def librdkafka_config(bootstrap_servers: str, client_config: Optional[Mapping[st
     out, dropped = _translate(config, extra)
     for key, (level, why) in dropped.items():
         log.log(level, "client setting %s is ignored by the librdkafka producer: %s", key, why)
-    if "acks" in out and out["acks"].strip().lower() not in ("all", "-1") and "enable.idempotence" not in out:
-        out["enable.idempotence"] = "false"  # as the Java producer does when acks conflicts with its default
+    if "enable.idempotence" not in out and _idempotence_conflict(out) is not None:
+        out["enable.idempotence"] = "false"  # as the Java producer does when a setting conflicts with its default
     out.update(extra)
     out["bootstrap.servers"] = bootstrap_servers.strip()
     return out
@@ -320,6 +325,14 @@ def _translate(config: Mapping[str, Any], extra: Mapping[str, str]) -> tuple[dic
     return out, dropped
 
 
+def _idempotence_conflict(settings: Mapping[str, str]) -> Optional[tuple[str, str]]:
+    """The librdkafka setting that rules out an idempotent producer, with the Java producer's message; or None."""
+    for name, allowed, message in _IDEMPOTENCE_NEEDS:
+        if name in settings and not allowed(settings[name].strip()):
+            return name, message
+    return None
+
+
 def producer_settings(client_config: Optional[Mapping[str, Any]], *, exactly_once: bool = False) -> dict[str, Any]:
     """The tasks' producers' own settings in an application's client config (Java names), as Kafka Streams'
     ``StreamsConfig.getProducerConfigs`` resolves them: the plain :data:`PRODUCER_CONFIG_NAMES`, each overridden by
@@ -328,9 +341,11 @@ def producer_settings(client_config: Optional[Mapping[str, Any]], *, exactly_onc
     Every one must reach librdkafka (:func:`librdkafka_config`): one with no equivalent there (a Java class such as
     ``partitioner.class``, ``max.block.ms``, a consumer's setting under ``producer.``, ...) is a
     :class:`ConfigException` naming the key as given; so is ``main.producer.`` (Kafka Streams has no such prefix),
-    and under ``exactly_once_v2`` a value the transactional producers cannot take (Kafka's
-    ``NON_CONFIGURABLE_PRODUCER_EOS_CONFIGS``: ``enable.idempotence``, ``transactional.id``, at most 5 requests in
-    flight) or ``acks`` other than ``all``.
+    and, as the Java producer refuses them, a setting an idempotent producer cannot take (``acks`` other than
+    ``all``, ``retries=0``, more than 5 requests in flight) with ``enable.idempotence=true`` or under
+    ``exactly_once_v2``, whose transactional producers are idempotent (``enable.idempotence=false`` is refused there,
+    as Kafka's ``NON_CONFIGURABLE_PRODUCER_EOS_CONFIGS`` say). Without ``enable.idempotence``, such a setting turns
+    idempotence off, as in Java.
     """
     config = _normalized(client_config)
     for key in config:
@@ -342,20 +357,21 @@ def producer_settings(client_config: Optional[Mapping[str, Any]], *, exactly_onc
     given.update({k[len(PRODUCER_PREFIX):]: k for k in config if k.startswith(PRODUCER_PREFIX)})
     own = {name: config[key] for name, key in given.items()}
     shared = {k: v for k, v in config.items() if not k.startswith(PRODUCER_PREFIX)}
-    _, dropped = _translate({**shared, **own}, {})
+    out, dropped = _translate({**shared, **own}, {})
     for name, key in given.items():
-        value = _text(own[name]).strip()
-        if name in _APPLIED_ELSEWHERE:
-            continue
-        if name in dropped:
-            raise ConfigException.invalid(key, _shown(key, value), "the tasks' producers (librdkafka) cannot apply "
-                                          f"it: {dropped[name][1]}")
-        if exactly_once and name in _EXACTLY_ONCE_NEEDS and value.lower() not in _EXACTLY_ONCE_NEEDS[name]:
-            raise ConfigException.invalid(key, value, "processing.guarantee=exactly_once_v2 writes through "
-                                          "idempotent transactional producers, which need enable.idempotence=true "
-                                          "and acks=all")
-        if exactly_once and name == "max.in.flight.requests.per.connection" and value.isdigit() and int(value) > 5:
-            raise ConfigException.invalid(key, value, "Can't exceed 5 when exactly-once processing is enabled")
+        if name in dropped and name not in _APPLIED_ELSEWHERE:
+            raise ConfigException.invalid(key, _shown(key, _text(own[name])), "the tasks' producers (librdkafka) "
+                                          f"cannot apply it: {dropped[name][1]}")
+    idempotence = out.get("enable.idempotence", "").strip().lower()
+    eos = " (processing.guarantee=exactly_once_v2 writes through idempotent transactional producers)"
+    if exactly_once and idempotence not in ("", "true"):
+        key = given["enable.idempotence"]
+        raise ConfigException.invalid(key, idempotence, "Can't be disabled when exactly-once "
+                                      "processing is enabled" + eos)
+    conflict = _idempotence_conflict(out) if exactly_once or idempotence == "true" else None
+    if conflict is not None:
+        name, message = conflict
+        raise ConfigException.invalid(given.get(name, name), out[name], message + (eos if exactly_once else ""))
     return own
 
 

@@ -88,12 +88,20 @@ def test_the_refusal_masks_a_secret_value():
     assert PASSWORD not in str(refused.value) and MASK in str(refused.value)
 
 
-@pytest.mark.parametrize("key,value", [("enable.idempotence", False), ("producer.acks", "1"),
+@pytest.mark.parametrize("key,value", [("enable.idempotence", False), ("producer.acks", "1"), ("retries", 0),
                                        ("max.in.flight.requests.per.connection", 6)])
 def test_exactly_once_refuses_what_its_transactional_producers_cannot_take(key, value):
     with pytest.raises(ConfigException, match=rf"for configuration {key}: "):
         application({"processing.guarantee": "exactly_once_v2", key: value})
     application({key: value})   # at least once takes them
+
+
+@pytest.mark.parametrize("key,value", [("acks", "1"), ("producer.retries", 0),
+                                       ("max.in.flight.requests.per.connection", 6)])
+def test_a_setting_an_idempotent_producer_cannot_take_turns_idempotence_off_unless_it_is_asked_for(key, value):
+    assert producer_of({key: value})["enable.idempotence"] == "false"   # as the Java producer decides
+    with pytest.raises(ConfigException, match=rf"for configuration {key}: Must set .* idempotent producer"):
+        application({key: value, "enable.idempotence": True})
 
 
 def test_exactly_once_gets_the_producer_prefixed_transaction_timeout():

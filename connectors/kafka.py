@@ -39,6 +39,12 @@ from streams_on_spark.connectors.kafka_config import (  # noqa: F401 - MASK, is_
     mask_config,
     quiet_kafka_python_logs,
 )
+from streams_on_spark.connectors.kafka_producer import (
+    PRODUCER_CONFIG_NAMES,
+    PRODUCER_PREFIX,
+    KafkaWriterSpec,
+    producer_settings,
+)
 from streams_on_spark.connectors.record_batch import RecordBatch, encode_by_partition
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
 from streams_on_spark.errors import StreamsException
@@ -200,7 +206,11 @@ class KafkaConnector:
     ``bootstrap_servers``: ``host:port[,host:port...]``. ``client_config``: Kafka client settings with their Java
     names (security, SASL, SSL, timeouts...), passed to Spark's source as ``kafka.<name>`` and to the admin client
     and producers as their kafka-python and librdkafka equivalents (reading needs the Kafka connector jars on
-    ``spark.jars``, see :func:`kafka_jars`).
+    ``spark.jars``, see :func:`kafka_jars`). As in Kafka Streams, ``consumer.``/``main.consumer.`` settings go to the
+    source only (:attr:`consumer_config`), and ``producer.`` settings and ProducerConfig's own names (``linger.ms``,
+    ``acks``, ...) to the producers only (:attr:`producer_config`, see
+    :func:`~streams_on_spark.connectors.kafka_producer.producer_settings`: one librdkafka cannot apply is a
+    ``ConfigException``).
 
     ``timeout_ms`` bounds every admin and producer call (an unreachable cluster fails with a
     :class:`StreamsException` after about that long). ``fail_on_data_loss`` is Spark's ``failOnDataLoss``; the
@@ -233,7 +243,12 @@ class KafkaConnector:
         # over consumer. over the plain key, as StreamsConfig.getMainConsumerConfigs resolves them
         self.consumer_config = {k[len(prefix):]: config[k] for prefix in _CONSUMER_PREFIXES for k in config
                                 if k.startswith(prefix)}
-        self.client_config = {k: v for k, v in config.items() if not k.startswith(_CONSUMER_PREFIXES)}
+        # and the producers' (Kafka Streams' producer. prefix and ProducerConfig's own names): the tasks' producers
+        # only, producer. over the plain key, as StreamsConfig.getProducerConfigs resolves them; a ConfigException
+        # for one librdkafka cannot apply
+        self.producer_config = producer_settings(config, exactly_once=exactly_once_group is not None)
+        self.client_config = {k: v for k, v in config.items()
+                              if not k.startswith((*_CONSUMER_PREFIXES, PRODUCER_PREFIX)) and k not in PRODUCER_CONFIG_NAMES}
         self.timeout_ms = timeout_ms
         self.fail_on_data_loss = fail_on_data_loss
         self.replication_factor = replication_factor
@@ -251,10 +266,12 @@ class KafkaConnector:
     # -- secrets -------------------------------------------------------------------------------------------------
 
     def _secret_values(self) -> list[str]:
-        values = [str(v) for k, v in self.client_config.items() if is_secret(k) and v not in (None, "")]
-        jaas = self.client_config.get("sasl.jaas.config")
-        if jaas:
-            values += [v for k, v in _jaas_options(str(jaas)).items() if is_secret(k) and v]
+        values: list[str] = []
+        for config in (self.client_config, self.consumer_config, self.producer_config):
+            values += [str(v) for k, v in config.items() if is_secret(k) and v not in (None, "")]
+            jaas = config.get("sasl.jaas.config")
+            if jaas:
+                values += [v for k, v in _jaas_options(str(jaas)).items() if is_secret(k) and v]
         return sorted(set(values), key=len, reverse=True)
 
     def redact(self, text: str) -> str:
@@ -476,21 +493,24 @@ class KafkaConnector:
     def writer(self) -> Any:
         """The picklable writer Spark tasks write their output with, from their executors (a task's write may wait
         up to ``delivery.timeout.ms``, at least 30 s, for the cluster's acknowledgements)."""
-        delivery = int(self.client_config.get("delivery.timeout.ms", 30_000))
+        delivery = int(self._producer_client_config().get("delivery.timeout.ms", 30_000))
         spec = self._writer_spec(max(self.timeout_ms, delivery))
         if self.exactly_once_group is None:
             return KafkaTopicWriter(spec)
         from streams_on_spark.connectors.kafka_transactions import (DEFAULT_TRANSACTION_TIMEOUT_MS,
                                                                      KafkaTransactionalWriter)
-        timeout = int(self.client_config.get("transaction.timeout.ms", DEFAULT_TRANSACTION_TIMEOUT_MS))
+        timeout = int(self._producer_client_config().get("transaction.timeout.ms", DEFAULT_TRANSACTION_TIMEOUT_MS))
         return KafkaTransactionalWriter(spec, self.exactly_once_group, timeout)
 
     def _writer_spec(self, timeout_ms: int) -> Any:
         """The tasks' producer: delivery reports for failed records only (a delivered record calls no Python
         callback), so its writes return no base offsets (-1 in the commit rows)."""
-        from streams_on_spark.connectors.kafka_producer import KafkaWriterSpec  # it imports this module's helpers
-        return KafkaWriterSpec.of(self.bootstrap_servers, self.client_config, timeout_ms,
+        return KafkaWriterSpec.of(self.bootstrap_servers, self._producer_client_config(), timeout_ms,
                                   {"delivery.report.only.error": "true"})
+
+    def _producer_client_config(self) -> dict[str, Any]:
+        """What the tasks' producers are configured with (Java names): the shared settings, their own over them."""
+        return {**self.client_config, **self.producer_config}
 
     def append(self, records: Iterable[ProducerRecord]) -> None:
         """Write ``records`` to their topic partitions with their timestamps and headers, in order per partition;

@@ -12,7 +12,9 @@ and writing through the driver JVM's ``KafkaProducer``):
   headers, null keys/values/header values kept), returns once every record is acknowledged (``acks=all``,
   idempotent), with each batch's base offset, and raises :class:`StreamsException` naming the topic, partition,
   error and cluster (secrets masked) otherwise.
-* :func:`librdkafka_config` turns Kafka (Java client) settings into librdkafka's.
+* :func:`librdkafka_config` turns Kafka (Java client) settings into librdkafka's; :func:`producer_settings` picks
+  an application's producer settings (``linger.ms``, ``producer.acks``, ...) as Kafka Streams does and refuses the
+  ones librdkafka has no equivalent of.
 
 librdkafka cannot write a record whose timestamp is 0 (it stamps such a record with the current time), and Kafka
 rejects negative ones: :meth:`KafkaBatchProducer.send` refuses both with a :class:`StreamsException` rather than
@@ -40,10 +42,10 @@ from typing import Any, Iterable, Mapping, Optional
 
 from streams_on_spark.connectors.kafka_config import _REDACTING_FILTER, MASK, _jaas_options, is_secret, mask_config
 from streams_on_spark.connectors.record_batch import RecordBatch
-from streams_on_spark.errors import StreamsException
+from streams_on_spark.errors import ConfigException, StreamsException
 
-__all__ = ["librdkafka_config", "KafkaBatchProducer", "KafkaWriterSpec", "producer_for", "close_producers",
-           "PRODUCER_DEFAULTS"]
+__all__ = ["librdkafka_config", "producer_settings", "KafkaBatchProducer", "KafkaWriterSpec", "producer_for",
+           "close_producers", "PRODUCER_DEFAULTS", "PRODUCER_CONFIG_NAMES", "PRODUCER_PREFIX"]
 
 log = logging.getLogger(__name__)
 #: librdkafka's own log lines (forwarded from ``poll``/``flush``), with secret values masked.
@@ -112,8 +114,8 @@ _CONSUMER_ONLY = frozenset({
 _JVM_ONLY = frozenset({
     "key.serializer", "value.serializer", "partitioner.class", "partitioner.ignore.keys",
     "partitioner.adaptive.partitioning.enable", "partitioner.availability.timeout.ms", "interceptor.classes",
-    "metric.reporters", "auto.include.jmx.reporter", "security.providers", "max.block.ms", "buffer.memory",
-    "transaction.timeout.ms", "metadata.max.idle.ms", "metadata.recovery.strategy",
+    "metric.reporters", "auto.include.jmx.reporter", "security.providers", "max.block.ms",
+    "metadata.max.idle.ms", "metadata.recovery.strategy",
     "metadata.recovery.rebootstrap.trigger.ms", "ssl.protocol", "ssl.enabled.protocols", "ssl.provider",
     "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm", "ssl.secure.random.implementation",
     "ssl.engine.factory.class", "ssl.truststore.type", "ssl.keystore.type", "ssl.truststore.password",
@@ -121,6 +123,38 @@ _JVM_ONLY = frozenset({
     "sasl.kerberos.ticket.renew.window.factor", "sasl.oauthbearer.token.endpoint.url",
 })
 _JVM_ONLY_PREFIXES = ("metrics.", "sasl.login.", "sasl.oauthbearer.", "ssl.keystore.", "ssl.truststore.")
+
+# Java's per-codec compression levels: librdkafka's one compression.level, for the codec compression.type names
+_COMPRESSION_LEVELS = {"compression.gzip.level": "gzip", "compression.lz4.level": "lz4",
+                       "compression.zstd.level": "zstd"}
+# JVM-only settings another setting's translation reads (a store's type and password, the OIDC endpoint)
+_READ_WITH = {"ssl.truststore.type": "ssl.truststore.location", "ssl.keystore.type": "ssl.keystore.location",
+              "ssl.keystore.password": "ssl.keystore.location", "sasl.oauthbearer.token.endpoint.url": "sasl.jaas.config"}
+
+#: Kafka Streams' prefix of settings for its producers only (``StreamsConfig.producerPrefix``).
+PRODUCER_PREFIX = "producer."
+#: Kafka 4.3.1's ProducerConfig names that no setting shared by every client covers: an application's plain ones
+#: reach the tasks' producers (not Spark's Kafka source), as ``StreamsConfig.getProducerConfigs`` hands them over.
+PRODUCER_CONFIG_NAMES = frozenset({
+    "acks", "batch.size", "buffer.memory", "compression.type", "compression.gzip.level", "compression.lz4.level",
+    "compression.zstd.level", "delivery.timeout.ms", "enable.idempotence", "interceptor.classes", "key.serializer",
+    "value.serializer", "linger.ms", "max.block.ms", "max.in.flight.requests.per.connection", "max.request.size",
+    "metadata.max.idle.ms", "partitioner.adaptive.partitioning.enable", "partitioner.availability.timeout.ms",
+    "partitioner.class", "partitioner.ignore.keys", "retries", "transaction.timeout.ms", "transactional.id",
+    "transaction.two.phase.commit.enable",
+})
+# what an idempotent producer needs (setting, what it may be, the Java producer's message when it is not)
+_IDEMPOTENCE_NEEDS = (
+    ("acks", lambda v: v.lower() in ("all", "-1"),
+     "Must set acks to all in order to use the idempotent producer. Otherwise we cannot guarantee idempotence."),
+    ("retries", lambda v: v != "0", "Must set retries to non-zero when using the idempotent producer."),
+    ("max.in.flight.requests.per.connection", lambda v: not v.isdigit() or int(v) <= 5,
+     "Must set max.in.flight.requests.per.connection to at most 5 when using the idempotent producer."),
+)
+# producer settings that do not reach librdkafka and yet are not lost: the transactions' timeout under
+# exactly_once_v2 (KafkaConnector.writer; a producer without transactions has no use for it, in Java too), and the
+# serializers, which Kafka Streams' own producers ignore as well (it gives them ByteArraySerializer instances)
+_APPLIED_ELSEWHERE = frozenset({"transaction.timeout.ms", "key.serializer", "value.serializer"})
 
 # Java ``sasl.jaas.config`` login modules with a librdkafka counterpart.
 _PLAIN_MODULES = ("PlainLoginModule", "ScramLoginModule")
@@ -194,7 +228,9 @@ def librdkafka_config(bootstrap_servers: str, client_config: Optional[Mapping[st
       ``max.request.size`` -> ``message.max.bytes``, ``send/receive.buffer.bytes`` -> ``socket.*`` (-1 -> 0,
       the OS default), ``ssl.endpoint.identification.algorithm`` -> the same name with ``""`` -> ``none``, PEM
       strings ``ssl.truststore.certificates`` / ``ssl.keystore.certificate.chain`` / ``ssl.keystore.key`` ->
-      ``ssl.ca.pem`` / ``ssl.certificate.pem`` / ``ssl.key.pem``.
+      ``ssl.ca.pem`` / ``ssl.certificate.pem`` / ``ssl.key.pem``, ``buffer.memory`` (bytes) ->
+      ``queue.buffering.max.kbytes``, the level of the ``compression.type`` codec (``compression.gzip.level``, ...)
+      -> ``compression.level``.
     * Stores: ``ssl.truststore.location`` with ``ssl.truststore.type=PEM`` -> ``ssl.ca.location``;
       ``ssl.keystore.location`` with ``PEM`` -> ``ssl.certificate.location`` and ``ssl.key.location`` (one file
       with both), with ``PKCS12`` -> librdkafka's ``ssl.keystore.location``/``ssl.keystore.password``. A JKS store
@@ -207,7 +243,8 @@ def librdkafka_config(bootstrap_servers: str, client_config: Optional[Mapping[st
     * librdkafka's own names (``ssl.ca.location``, ``sasl.username``, ``queue.buffering.max.ms``, ...): copied.
     * Consumer-only and JVM-only settings: dropped (debug log); ``ssl.cipher.suites`` (Java names, not
       OpenSSL's), ``transactional.id`` (this producer is not transactional) and unknown names: dropped with a
-      warning. Logs name settings, never their values.
+      warning. Logs name settings, never their values. (An application's own producer settings are checked before:
+      :func:`producer_settings` refuses those that would be dropped.)
 
     ``overrides`` (librdkafka names) are applied last. Returns str values, ``bootstrap.servers`` included.
     """
@@ -216,7 +253,20 @@ def librdkafka_config(bootstrap_servers: str, client_config: Optional[Mapping[st
                          f"got {bootstrap_servers!r}")
     config = _normalized(client_config)
     extra = {str(k): _text(v) for k, v in dict(overrides or {}).items() if v is not None}
+    out, dropped = _translate(config, extra)
+    for key, (level, why) in dropped.items():
+        log.log(level, "client setting %s is ignored by the librdkafka producer: %s", key, why)
+    if "enable.idempotence" not in out and _idempotence_conflict(out) is not None:
+        out["enable.idempotence"] = "false"  # as the Java producer does when a setting conflicts with its default
+    out.update(extra)
+    out["bootstrap.servers"] = bootstrap_servers.strip()
+    return out
+
+
+def _translate(config: Mapping[str, Any], extra: Mapping[str, str]) -> tuple[dict[str, str], dict[str, tuple]]:
+    """``config`` (Java names) as librdkafka settings, and what has none: setting -> (log level, why)."""
     out: dict[str, str] = {}
+    dropped: dict[str, tuple] = {}
     for key, value in config.items():
         text = _text(value)
         if key in _SAME or key in _NATIVE:
@@ -225,6 +275,11 @@ def librdkafka_config(bootstrap_servers: str, client_config: Optional[Mapping[st
             out[_RENAMED[key]] = text
         elif key in ("send.buffer.bytes", "receive.buffer.bytes"):
             out[f"socket.{key}"] = "0" if text.strip() == "-1" else text
+        elif key == "buffer.memory" and text.strip().isdigit():   # bytes of records to send; librdkafka's in KiB
+            out["queue.buffering.max.kbytes"] = str(max(1, int(text) // 1024))
+        elif key in _COMPRESSION_LEVELS:   # Java reads a codec's level only when compression.type is that codec
+            if str(config.get("compression.type", "none")).strip().lower() == _COMPRESSION_LEVELS[key]:
+                out["compression.level"] = text
         elif key == "ssl.endpoint.identification.algorithm":
             out[key] = text.strip().lower() or "none"
         elif key == "sasl.jaas.config":
@@ -252,22 +307,77 @@ def librdkafka_config(bootstrap_servers: str, client_config: Optional[Mapping[st
                                  "PKCS12, or give librdkafka's ssl.certificate.location and ssl.key.location "
                                  "(PEM files) as well")
         elif key == "ssl.cipher.suites":
-            log.warning("client setting ssl.cipher.suites is ignored by the librdkafka producer (Java cipher names "
-                        "differ from OpenSSL's); set librdkafka's ssl.cipher.suites in the producer's overrides")
+            dropped[key] = (logging.WARNING, "Java cipher names differ from OpenSSL's; set librdkafka's "
+                                             "ssl.cipher.suites in the producer's overrides")
         elif key == "transactional.id":
-            log.warning("client setting transactional.id is ignored: the librdkafka batch producer is idempotent, "
-                        "not transactional")
+            dropped[key] = (logging.WARNING, "the batch producer is idempotent, not transactional; under "
+                                             "processing.guarantee=exactly_once_v2 the library gives each task's "
+                                             "producer its own transactional.id")
         elif key in _CONSUMER_ONLY:
-            log.debug("client setting %s is for consumers only; the producer ignores it", key)
+            dropped[key] = (logging.DEBUG, "it is for consumers only")
+        elif key in _READ_WITH and _READ_WITH[key] in config:
+            pass   # read with the setting it qualifies, above
         elif key in _JVM_ONLY or key.startswith(_JVM_ONLY_PREFIXES):
-            log.debug("client setting %s has no librdkafka equivalent; it applies to the JVM clients only", key)
+            dropped[key] = (logging.DEBUG, "it has no librdkafka equivalent (a Java class or a setting of the "
+                                           "JVM clients only)")
         else:
-            log.warning("client setting %s is unknown to the librdkafka producer; ignored", key)
-    if "acks" in out and out["acks"].strip().lower() not in ("all", "-1") and "enable.idempotence" not in out:
-        out["enable.idempotence"] = "false"  # as the Java producer does when acks conflicts with its default
-    out.update(extra)
-    out["bootstrap.servers"] = bootstrap_servers.strip()
-    return out
+            dropped[key] = (logging.WARNING, "it is unknown to librdkafka")
+    return out, dropped
+
+
+def _idempotence_conflict(settings: Mapping[str, str]) -> Optional[tuple[str, str]]:
+    """The librdkafka setting that rules out an idempotent producer, with the Java producer's message; or None."""
+    for name, allowed, message in _IDEMPOTENCE_NEEDS:
+        if name in settings and not allowed(settings[name].strip()):
+            return name, message
+    return None
+
+
+def producer_settings(client_config: Optional[Mapping[str, Any]], *, exactly_once: bool = False) -> dict[str, Any]:
+    """The tasks' producers' own settings in an application's client config (Java names), as Kafka Streams'
+    ``StreamsConfig.getProducerConfigs`` resolves them: the plain :data:`PRODUCER_CONFIG_NAMES`, each overridden by
+    its ``producer.``-prefixed form (which may carry any other client setting, for the producers only).
+
+    Every one must reach librdkafka (:func:`librdkafka_config`): one with no equivalent there (a Java class such as
+    ``partitioner.class``, ``max.block.ms``, a consumer's setting under ``producer.``, ...) is a
+    :class:`ConfigException` naming the key as given; so is ``main.producer.`` (Kafka Streams has no such prefix),
+    and, as the Java producer refuses them, a setting an idempotent producer cannot take (``acks`` other than
+    ``all``, ``retries=0``, more than 5 requests in flight) with ``enable.idempotence=true`` or under
+    ``exactly_once_v2``, whose transactional producers are idempotent (``enable.idempotence=false`` is refused there,
+    as Kafka's ``NON_CONFIGURABLE_PRODUCER_EOS_CONFIGS`` say). Without ``enable.idempotence``, such a setting turns
+    idempotence off, as in Java.
+    """
+    config = _normalized(client_config)
+    for key in config:
+        if key.startswith("main.producer."):
+            raise ConfigException.invalid(key, config[key], "Kafka Streams has no 'main.producer.' prefix "
+                                          f"(its producers read 'producer.'): set {PRODUCER_PREFIX}"
+                                          f"{key[len('main.producer.'):]}")
+    given = {k: k for k in config if k in PRODUCER_CONFIG_NAMES}
+    given.update({k[len(PRODUCER_PREFIX):]: k for k in config if k.startswith(PRODUCER_PREFIX)})
+    own = {name: config[key] for name, key in given.items()}
+    shared = {k: v for k, v in config.items() if not k.startswith(PRODUCER_PREFIX)}
+    out, dropped = _translate({**shared, **own}, {})
+    for name, key in given.items():
+        if name in dropped and name not in _APPLIED_ELSEWHERE:
+            raise ConfigException.invalid(key, _shown(key, _text(own[name])), "the tasks' producers (librdkafka) "
+                                          f"cannot apply it: {dropped[name][1]}")
+    idempotence = out.get("enable.idempotence", "").strip().lower()
+    eos = " (processing.guarantee=exactly_once_v2 writes through idempotent transactional producers)"
+    if exactly_once and idempotence not in ("", "true"):
+        key = given["enable.idempotence"]
+        raise ConfigException.invalid(key, idempotence, "Can't be disabled when exactly-once "
+                                      "processing is enabled" + eos)
+    conflict = _idempotence_conflict(out) if exactly_once or idempotence == "true" else None
+    if conflict is not None:
+        name, message = conflict
+        raise ConfigException.invalid(given.get(name, name), out[name], message + (eos if exactly_once else ""))
+    return own
+
+
+def _shown(key: str, value: Any) -> Any:
+    """A value as an error message may show it: masked for a secret setting."""
+    return MASK if is_secret(key) else value
 
 
 def _secret_values(*configs: Mapping[str, Any]) -> list[str]:

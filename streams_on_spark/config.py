@@ -17,6 +17,7 @@ from streams_on_spark.error_handlers import (
     PRODUCTION_EXCEPTION_HANDLER,
     configured_handler,
 )
+from streams_on_spark.errors import ConfigException  # noqa: F401 - Kafka's ConfigException, where config keys live
 
 APPLICATION_ID = "application.id"
 BOOTSTRAP_SERVERS = "bootstrap.servers"
@@ -49,16 +50,6 @@ BATCH_FAST_PATH = "batch.fast.path"
 PIPELINE_MODE = "pipeline.mode"
 
 log = logging.getLogger(__name__)
-
-
-class ConfigException(ValueError):
-    """Kafka's ``ConfigException``: a configuration value that is missing, of the wrong type or out of range."""
-
-    @staticmethod
-    def invalid(name: str, value: Any, message: Optional[str] = None) -> "ConfigException":
-        """Kafka's ``ConfigException(name, value, message)``: "Invalid value <v> for configuration <name>: <m>"."""
-        return ConfigException(f"Invalid value {value} for configuration {name}" + ("" if message is None
-                                                                                     else f": {message}"))
 
 
 # ---------------------------------------------------------------------------------------------------------- types
@@ -277,8 +268,9 @@ _SPARK_SCHEDULES = ("Spark schedules the tasks (one per subtopology and partitio
                     "consumer group rebalances or task assignments to tune")
 _CHECKPOINT_STATE = ("state is kept in Spark's checkpoint and a task restores from it wherever Spark runs it; there "
                      "are no standby or warm-up replicas")
-_CLIENTS = ("only security.*, sasl.*, ssl.*, client.id, client.dns.lookup, request.timeout.ms, default.api.timeout.ms "
-            "and transaction.timeout.ms reach the Kafka clients (see Kafka: client settings)")
+_CLIENTS = ("the Kafka clients get security.*, sasl.*, ssl.*, client.id, client.dns.lookup, request.timeout.ms, "
+            "default.api.timeout.ms, the consumer's read sizes, the producer's own settings and what is set under "
+            "consumer., main.consumer. or producer. (see Kafka: client settings): prefix this key to reach one")
 _METRICS = "read the application's metrics with KafkaStreams.metrics() (see Metrics)"
 _SERDE_INSTANCE = "give default.key.serde / default.value.serde a serde instance that carries its own settings"
 _STORES = ("the engine picks the stores: in memory in the test driver, a local store per task on Spark's executors "

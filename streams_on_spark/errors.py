@@ -6,7 +6,7 @@ raises them for a ``None`` or wrong-typed argument.
 """
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Optional, TypeVar
 
 _T = TypeVar("_T")
 
@@ -33,6 +33,16 @@ class UnsupportedOperationError(Exception):
 
 class SerializationException(StreamsException):
     """A serde could not turn a value into bytes or back; names the topic and the value's type."""
+
+
+class ConfigException(ValueError):
+    """Kafka's ``ConfigException``: a configuration value that is missing, of the wrong type or out of range."""
+
+    @staticmethod
+    def invalid(name: str, value: Any, message: Optional[str] = None) -> "ConfigException":
+        """Kafka's ``ConfigException(name, value, message)``: "Invalid value <v> for configuration <name>: <m>"."""
+        return ConfigException(f"Invalid value {value} for configuration {name}" + ("" if message is None
+                                                                                     else f": {message}"))
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from streams_on_spark.config import (
     TRIGGER_INTERVAL,
     TaskConfig,
 )
+from streams_on_spark.connectors.kafka_producer import PRODUCER_CONFIG_NAMES, PRODUCER_PREFIX, producer_settings
 from streams_on_spark.errors import IllegalStateError, StreamsException, TopologyException
 from streams_on_spark.metrics import Metrics
 from streams_on_spark.runtime.task import StreamTask
@@ -46,12 +47,13 @@ from streams_on_spark.topology.topology import Topology
 log = logging.getLogger(__name__)
 
 # what of an application's config reaches its Kafka clients: security settings, Kafka Streams' consumer prefixes (the
-# source's consumer only), and these plain keys (the consumer's read sizes apply to Spark's Kafka source; the producer
-# and the admin client ignore what they do not have)
-CLIENT_PREFIXES = ("security.", "sasl.", "ssl.", "consumer.", "main.consumer.")
+# source's consumer only) and producer prefix (the tasks' producers only; main.producer., which Kafka Streams does not
+# have, only to be refused), and these plain keys (the consumer's read sizes apply to Spark's Kafka source, the
+# producer's own names to the tasks' producers; the admin client ignores what it does not have)
+CLIENT_PREFIXES = ("security.", "sasl.", "ssl.", "consumer.", "main.consumer.", PRODUCER_PREFIX, "main.producer.")
 CLIENT_KEYS = {"client.id", "client.dns.lookup", "request.timeout.ms", "default.api.timeout.ms",
-               "transaction.timeout.ms", "max.poll.records", "max.partition.fetch.bytes", "fetch.max.bytes",
-               "fetch.min.bytes", "fetch.max.wait.ms"}
+               "max.poll.records", "max.partition.fetch.bytes", "fetch.max.bytes", "fetch.min.bytes",
+               "fetch.max.wait.ms", *PRODUCER_CONFIG_NAMES}
 
 
 class State(enum.Enum):
@@ -93,6 +95,8 @@ class KafkaStreams:
         self._state_listener: Optional[Callable[[State, State], None]] = None
         self._signal_handlers: dict[int, Any] = {}
         self.checkpoint_location = checkpoint_location(self._config)
+        if self._config.get(BOOTSTRAP_SERVERS):   # the producers' settings fail here, not at start()
+            producer_settings(client_config(self._config), exactly_once=self._task_config.exactly_once)
 
     @property
     def application_id(self) -> str:

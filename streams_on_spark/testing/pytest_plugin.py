@@ -12,25 +12,24 @@ Installed with the package, active in every pytest run:
   ``pytest_generate_tests``, a directory) where the options are not given; a test that parametrizes
   ``streams_engine`` or ``streams_partitions`` itself pins them.
 - On Spark, the classes and functions of test modules and conftests are pickled by value: Spark's Python workers
-  cannot import a module pytest imported from a test path.
+  cannot import a module pytest imported from a test path (the driver's Spark mode ships the modules of its
+  topology's code itself, see :func:`~streams_on_spark.runtime.spark.user_code.ship_user_code`; this covers what
+  else a test hands to Spark).
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
-import logging
 import re
-import sys
 from types import ModuleType
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import pytest
 
 from streams_on_spark.errors import bad_argument, require_instance, require_int
+from streams_on_spark.runtime.spark.user_code import pickle_by_value
 from streams_on_spark.testing.driver import TopologyTestDriver, TopologyTestDriverBuilder
 from streams_on_spark.topology.topology import Topology
-
-log = logging.getLogger(__name__)
 
 ENGINES = ("local", "spark")
 ENGINE_CHOICES = (*ENGINES, "all")
@@ -41,7 +40,6 @@ STREAMS_MARKER = ("streams(engine='local'|'spark'|'all', partitions=[1, 4]): the
                   "test using topology_driver, where --streams-engine / --streams-partitions are not given")
 # Kafka's legal characters in an application id (and so in its internal topics' names)
 _APP_ID_ILLEGAL = re.compile(r"[^a-zA-Z0-9._-]+")
-_PICKLED_BY_VALUE: set[str] = set()
 
 
 # ---------------------------------------------------------------------------------------------------- options
@@ -236,23 +234,6 @@ def spark_session() -> Iterator[Any]:
 
 
 # ---------------------------------------------------------------------------------------------------- pickling
-
-def pickle_by_value(*modules: ModuleType) -> None:
-    """Have Spark ship ``modules``' classes and functions by value (pyspark's cloudpickle), so a Python worker that
-    cannot import them (a test module, a conftest) still runs them; each module once."""
-    from pyspark import cloudpickle
-    for module in modules:
-        name = module.__name__
-        if name in _PICKLED_BY_VALUE or name not in sys.modules:
-            continue
-        try:
-            cloudpickle.register_pickle_by_value(module)
-        except ValueError:
-            log.debug("cannot pickle module %s by value", name, exc_info=True)
-            continue
-        _PICKLED_BY_VALUE.add(name)
-        log.debug("pickling module %s by value for Spark's workers", name)
-
 
 def _uses_spark(item: pytest.Item) -> bool:
     """Whether the test runs Spark: it asks for ``spark_session`` (also through a fixture), or runs on ``spark``."""

@@ -16,6 +16,7 @@ from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.spark.clock import MockClock
 from streams_on_spark.runtime.spark.runtime import SparkRuntime
 from streams_on_spark.runtime.spark.session import local_session
+from streams_on_spark.runtime.spark.user_code import ship_user_code
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.topology.builder import InternalTopologyBuilder
 from streams_on_spark.topology.partitions import TopicLayout, driver_partition_counts
@@ -33,7 +34,8 @@ class SparkEngine:
     processed one by one with the internal topics fed back inside the task, so the results are exactly those of the
     in-process engine (and of Kafka's driver) while Spark runs the task, keeps its state and checkpoints it. A list
     piped at once is one batch per run of records to one topic-partition (Kafka's driver pipes a list in order).
-    Multi-partition mode runs one query per subtopology, as an application does.
+    Multi-partition mode runs one query per subtopology, as an application does. The modules of the topology's code
+    that Spark's workers cannot import (a test module, a helper beside it) travel by value (:func:`ship_user_code`).
     """
 
     def __init__(self, topology: InternalTopologyBuilder, config: TaskConfig, declared: Mapping[str, int],
@@ -60,6 +62,8 @@ class SparkEngine:
         self._tasks_cache: dict[Any, Any] = {}
         self.thread_id = threading.current_thread().name   # as the in-process engine (Kafka's driver)
         self._sensors = TaskSensors()
+        # a test's processors, functions and serdes (its module, a helper beside it) reach the workers by value
+        ship_user_code(*self.runtime.functions.values())
         self.runtime.start()
 
     def _capture(self, records: list[ProducerRecord]) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from streams_on_spark.testing.pytest_plugin import pickle_by_value
+from streams_on_spark.runtime.spark.user_code import pickle_by_value
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 ROOT = Path(__file__).resolve().parents[3]

@@ -134,7 +134,7 @@ def run(spark, case: dict, mode: bool, root: Path) -> dict:
 @pytest.fixture(scope="module")
 def runs(spark, tmp_path_factory):
     """Every case in both shapes, once, in the suite's Spark session."""
-    from streams_on_spark.testing.pytest_plugin import pickle_by_value
+    from streams_on_spark.runtime.spark.user_code import pickle_by_value
     pickle_by_value(goldens)   # its topologies' functions run on Spark's workers
     results = {}
     for name, make in CASES.items():

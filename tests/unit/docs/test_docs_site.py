@@ -101,7 +101,7 @@ def _check_reference(site: Path) -> None:
                          ("state", "streams_on_spark.state.factory.Stores.key_value_store_builder"),
                          ("state", "streams_on_spark.state.stores.KeyValueStore.put_if_absent"),
                          ("testing", "streams_on_spark.testing.topics.TestInputTopic.pipe_input"),
-                         ("testing", "streams_on_spark.testing.pytest_plugin.pickle_by_value"),
+                         ("testing", "streams_on_spark.runtime.spark.user_code.pickle_by_value"),
                          ("runtime", "streams_on_spark.kafka_streams.KafkaStreams.start"),
                          ("runtime", "streams_on_spark.connectors.embedded.EmbeddedTopics.create_topic"),
                          ("runtime", "streams_on_spark.config.StreamsConfig"),

@@ -24,10 +24,12 @@ Operators fused: ``filter``/``filter_not``, ``map``, ``map_values``, ``flat_map`
 from __future__ import annotations
 
 import contextlib
+import itertools
+from collections import OrderedDict
 from typing import Any, Callable, Iterator, Optional
 
-from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore
-from streams_on_spark.state.stores import TimestampedKeyValueStore, ValueAndTimestamp
+from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore, _Entry
+from streams_on_spark.state.stores import _TS, TimestampedKeyValueStore, ValueAndTimestamp
 
 from streams_on_spark.connectors.partitioner import memoised_hash, partition_for_key
 from streams_on_spark.connectors.records import ProducerRecord
@@ -127,15 +129,17 @@ class BatchAggregation:
     computes it (so a serializer's error comes at the record it comes at), and at the first record whose write would
     take the task's cache past ``statestore.cache.max.bytes`` (or write a null), what was folded before it is written,
     that record's aggregate is written through the store as the processor writes it, and the rest of the batch goes
-    through the per-record path. Null keys and values are dropped and counted as the processor drops them; a raising
+    through the per-record path — or, past an eviction where nothing downstream can tell when the cache flushes,
+    through :meth:`_run_evicting`. Null keys and values are dropped and counted as the processor drops them; a raising
     aggregator fails the task with the processor's error. The aggregator of one key may run before an earlier record
     of another key: DSL aggregators are functions of their arguments.
     """
 
-    def __init__(self, node: Any) -> None:
+    def __init__(self, node: Any, evicting: bool = False) -> None:
         self.node = node
         self.processor = node.processor
         self.reduce = type(self.processor) is dsl.KStreamReduce
+        self.evicting = evicting   # the batch continues past the first eviction (see _run_evicting)
 
     @staticmethod
     def plan(task: Any) -> Optional["BatchAggregation"]:
@@ -143,7 +147,9 @@ class BatchAggregation:
                 or not _default_handler(task)):
             return None
         node = _cached_aggregation(task)
-        return None if node is None else BatchAggregation(node)
+        if node is None:
+            return None
+        return BatchAggregation(node, evicting=len(task.stores) == 1 and _stateless_below(node))
 
     def run(self, task: Any) -> None:
         """Fold every queued record (see the class doc); records past an overflow stay queued for the per-record
@@ -163,8 +169,9 @@ class BatchAggregation:
         stop: Optional[tuple] = None   # (queue, record, key bytes, aggregate, timestamp) written by the processor's way
         index = 0
         consumed: dict[Any, int] = {}
-        stream_time = task.stream_time
-        for queue, records in _runs(task):
+        runs = _runs(task)
+        rest: list[tuple[Any, list]] = []   # the records after an overflow, for _run_evicting
+        for at, (queue, records) in enumerate(runs):
             taken = index
             for record in records:
                 ts, off, key, value, headers, raw_key, _ = record
@@ -205,6 +212,8 @@ class BatchAggregation:
                     self._fail(task, queue, record, e)
                 if size is None or projected + size - state[3] > limit:
                     stop = (queue, record, kb, agg, ts)
+                    if size is not None and self.evicting:
+                        rest = [(queue, list(itertools.islice(records, index - taken, None))), *runs[at + 1:]]
                     break
                 projected += size - state[3]
                 state[0], state[1], state[2], state[3], state[4], state[5] = (key, agg, ts, size,
@@ -214,19 +223,7 @@ class BatchAggregation:
                 continue
             consumed[queue] = consumed.get(queue, 0) + index - taken
             break
-        # the queues and times as the per-record path leaves them after the records taken here
-        for queue, count in consumed.items():
-            records = queue.records
-            newest = queue.partition_time
-            for _ in range(count):
-                ts = records.popleft()[0]
-                if ts > newest:
-                    newest = ts
-            queue.partition_time = newest
-            if newest > stream_time:
-                stream_time = newest
-        task.stream_time = stream_time
-        task.metrics.processed += index
+        _consume(task, consumed, index)
         ctx = task.context
         ctx.current = self.node
         try:
@@ -242,6 +239,127 @@ class BatchAggregation:
                 self._put(store, record[2], agg, ts)
         finally:
             ctx.current = ctx.record = ctx.queue = None
+        if rest:
+            self._run_evicting(task, rest)
+
+    def _run_evicting(self, task: Any, runs: list[tuple[Any, list]]) -> None:
+        """The rest of a batch after the cache's first eviction, folded with the cache's own eviction rule.
+
+        Every record's read is followed by its write, so the cache is, in least recently used order, the entries no
+        record touched since they were last flushed (clean) and then the entries written since (dirty, in the order
+        of their last write). While the cache is over budget the eldest clean entry leaves (unobservable: the store
+        holds its value); when none is left the eldest is dirty, and its eviction flushes every dirty entry, in order,
+        as :meth:`CachingBytesStore.flush` does (written through, forwarded downstream), before it leaves. Nothing
+        below the aggregation can tell when that happens (``evicting``: stateless operators and sinks only, the
+        task's only store). The cache is left as the per-record path leaves it; from a record whose aggregate
+        serializes to null the per-record path takes over."""
+        processor, store = self.processor, self.processor.store
+        cache_store = store.inner
+        entries, task_cache = cache_store._entries, cache_store._cache
+        dirty_before = cache_store._dirty
+        clean: OrderedDict[bytes, int] = OrderedDict()
+        kept: dict[bytes, Any] = {}   # the clean entries' _Entry objects
+        dirty: dict[bytes, list] = {}   # key bytes -> [key, aggregate, its timestamp, entry size, writer ts, headers]
+        for kb, entry in entries.items():
+            if kb in dirty_before:
+                if entry.typed is None:
+                    return   # a delete: the per-record path decides
+                key, agg, ts = entry.typed
+                dirty[kb] = [key, agg, ts, entry.size, entry.timestamp, entry.headers]
+            elif dirty:
+                return   # a clean entry after a dirty one (cannot happen, see above): the per-record path decides
+            else:
+                clean[kb] = entry.size
+                kept[kb] = entry
+        if list(dirty) != list(dirty_before):
+            return
+        kser, vser, topic = store._kser, store.plain_value_serde.serialize, store._topic
+        vde, stored = store.plain_value_serde.deserialize, cache_store._stored
+        initializer, aggregator = (None, processor.reducer) if self.reduce else (processor.initializer,
+                                                                                   processor.aggregator)
+        reduce, long_values = self.reduce, type(store.plain_value_serde) is LongSerde
+        size, limit = task_cache.size, task_cache.max_bytes
+        key_bytes: dict[Any, bytes] = {}
+        consumed: dict[Any, int] = {}
+        processed = 0
+        ctx = task.context
+        stop = False
+        for queue, records in runs:
+            done = 0
+            for record in records:
+                ts, off, key, value, headers, raw_key, _ = record
+                if key is None or value is None:
+                    self._drop(task, queue, record)
+                    done += 1
+                    continue
+                try:
+                    kb = key_bytes.get(raw_key)
+                    if kb is None:
+                        kb = key_bytes[raw_key] = kser(key)
+                    state = dirty.get(kb)
+                    if state is not None:
+                        old_size = state[3]
+                        agg = aggregator(state[1], value) if reduce else aggregator(key, value, state[1])
+                        new_ts = state[2] if state[2] > ts else ts
+                    else:
+                        old_size = clean.get(kb, 0)
+                        data = stored(kb)
+                        if data is None:
+                            agg, new_ts = (value if reduce else aggregator(key, value, initializer())), ts
+                        else:
+                            previous, old_ts = vde(topic, data[8:]), _TS.unpack_from(data)[0]
+                            agg = aggregator(previous, value) if reduce else aggregator(key, value, previous)
+                            new_ts = old_ts if old_ts > ts else ts
+                    if long_values and agg.__class__ is int and _MIN_LONG <= agg <= _MAX_LONG:
+                        new_size = len(kb) + 16 + ENTRY_OVERHEAD_BYTES
+                    else:
+                        raw = vser(topic, agg)
+                        new_size = len(kb) + 8 + len(raw) + ENTRY_OVERHEAD_BYTES if raw is not None else None
+                except Exception as e:
+                    self._fail(task, queue, record, e)
+                if new_size is None:   # a null: the processor's write (a delete) and what follows, record by record
+                    stop = True
+                    break
+                if state is not None:
+                    del dirty[kb]   # re-dirtied: to the end
+                elif old_size:
+                    del clean[kb], kept[kb]
+                dirty[kb] = [key, agg, new_ts, new_size, ts, headers]
+                size += new_size - old_size
+                while size > limit:
+                    if clean:
+                        evicted, evicted_size = clean.popitem(last=False)
+                        kept.pop(evicted, None)
+                        size -= evicted_size
+                        continue
+                    if not dirty:
+                        break
+                    ctx.queue, ctx.offset, ctx.current = queue, off, self.node
+                    for flushed, (fkey, fagg, fts, fsize, wts, wheaders) in dirty.items():
+                        data = _TS.pack(fts) + vser(topic, fagg)
+                        cache_store._flush_entry(flushed, data, (fkey, fagg, fts), wts, wheaders)
+                        clean[flushed] = fsize
+                        kept[flushed] = _Entry(data, wts, wheaders, fsize, None)
+                    dirty = {}
+                    ctx.current = ctx.queue = None
+                    evicted, evicted_size = clean.popitem(last=False)
+                    kept.pop(evicted, None)
+                    size -= evicted_size
+                done += 1
+            processed += done
+            if done:
+                consumed[queue] = consumed.get(queue, 0) + done
+            if stop:
+                break
+        # the cache as the per-record path leaves it
+        entries.clear()
+        for kb in clean:
+            entries[kb] = kept[kb]
+        for kb, (key, agg, ts, entry_size, wts, wheaders) in dirty.items():
+            entries[kb] = _Entry(_TS.pack(ts) + vser(topic, agg), wts, wheaders, entry_size, (key, agg, ts))
+        cache_store._dirty = dict.fromkeys(dirty)
+        task_cache.size = size
+        _consume(task, consumed, processed)
 
     def _put(self, store: Any, key: Any, agg: Any, ts: int) -> None:
         """The write the processor makes for ``agg`` (its put, so a null from the serializer deletes as it does)."""
@@ -348,6 +466,24 @@ def written_through(task: Any) -> list[Any]:
         return []
     node = _cached_aggregation(task)
     return [node.processor.store.inner] if node is not None and _stateless_below(node) else []
+
+
+def _consume(task: Any, consumed: dict[Any, int], processed: int) -> None:
+    """Take the records a batch path processed (``consumed``: queue -> how many from its head) out of their queues,
+    leaving the queues, times and processed count as the per-record path leaves them after those records."""
+    stream_time = task.stream_time
+    for queue, count in consumed.items():
+        records = queue.records
+        newest = queue.partition_time
+        for _ in range(count):
+            ts = records.popleft()[0]
+            if ts > newest:
+                newest = ts
+        queue.partition_time = newest
+        if newest > stream_time:
+            stream_time = newest
+    task.stream_time = stream_time
+    task.metrics.processed += processed
 
 
 def _merged_runs(queues: list) -> list[tuple[Any, list]]:

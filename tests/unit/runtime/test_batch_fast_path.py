@@ -76,8 +76,15 @@ def batch_run(topology, config: dict, inputs: list[ProducerRecord], partitions: 
     fused = sum(isinstance(task._fused, (FusedChains, BatchAggregation)) for task in engine.tasks.values())
     state = {str(tid): (task.metrics.processed, task.metrics.dropped, task.stream_time,
                         sorted((k, q.partition_time, q.next_offset) for k, q in task._queues.items()),
-                        task.snapshot()) for tid, task in sorted(engine.tasks.items())}
+                        task.snapshot(), cache_contents(task)) for tid, task in sorted(engine.tasks.items())}
     return out, state, fused
+
+
+def cache_contents(task) -> list:
+    """What the task's record caches hold, in least recently used order (what decides their next evictions)."""
+    return [(name, [(k, e.value, e.timestamp, e.headers, e.size) for k, e in store.inner._entries.items()],
+             store.inner._cache.size) for name, store in sorted(task.stores.items())
+            if hasattr(getattr(store, "inner", None), "_entries") and store.inner._cache is not None]
 
 
 def golden_inputs(golden: dict) -> list[ProducerRecord]:
@@ -586,3 +593,45 @@ def test_a_function_failing_below_an_aggregation_fails_the_task_at_its_operator_
         errors.append(str(failure.value).split("stacktrace=")[0])
     assert errors[0] == errors[1]
     assert "processor=third, topic=left, partition=0, offset=2" in errors[0]
+
+
+def many_keys(n: int, distinct: int, seed: int) -> list[ProducerRecord]:
+    """``n`` records over ``distinct`` keys, some far more often than others, so that a batch both re-reads keys the
+    cache holds (clean and dirty) and brings new ones that push others out."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        k = int(rng.paretovariate(1.2)) % distinct if rng.random() < 0.5 else rng.randrange(distinct)
+        value = None if rng.random() < 0.01 else ("x" * rng.randrange(1, 60) + ("!" if rng.random() < 0.02 else ""))
+        out.append(ProducerRecord("left", rng.randrange(4), rng.randrange(10_000), f"key-{k}-{'k' * (k % 37)}".encode(),
+                                  None if value is None else value.encode(), (("i", str(i).encode()),) if i % 5 else ()))
+    return out
+
+
+def evicting_aggregations(kind: str):
+    def topology():
+        builder = StreamsBuilder()
+        grouped = builder.stream(["left"], Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+        if kind == "count":
+            table = grouped.count()
+            builder_out = table.to_stream().map_values(lambda c: c * 10)
+            builder_out.to("out", Produced.with_(S, L))
+        elif kind == "reduce":
+            grouped.reduce(lambda a, b: (a + b)[-len(b) * 3:]).to_stream().to("out", Produced.with_(S, S))
+        else:   # an aggregate that writes null when a value ends with "!" (a delete: the per-record path takes over)
+            grouped.aggregate(lambda: "", lambda k, v, agg: None if v.endswith("!") else (agg + v)[-len(v) * 2:],
+                              Materialized.with_(S, S)).to_stream().to("out", Produced.with_(S, S))
+        return builder.build()
+    return topology
+
+
+@pytest.mark.parametrize("cache_bytes", [500, 5_000, 50_000])
+@pytest.mark.parametrize("batch", [50, 3000])
+@pytest.mark.parametrize("kind", ["count", "reduce", "aggregate"])
+def test_a_batch_with_more_keys_than_the_cache_holds_folds_on_through_its_evictions(kind, batch, cache_bytes):
+    """Past the first eviction the fold keeps the cache's own rule (the eldest clean entry leaves; a dirty eldest
+    flushes every dirty entry first): the same records, order, stores and snapshots as record by record."""
+    config = {"application.id": "evicting", "statestore.cache.max.bytes": cache_bytes}
+    inputs = many_keys(6000, 1500, seed=batch + cache_bytes)
+    for partitions in (1, 3):
+        assert assert_same(evicting_aggregations(kind), config, inputs, partitions, batch) > 0

@@ -73,20 +73,19 @@ class LocalEngine:
         return set(self.routes) | set(self.global_task.topics())
 
     def _append(self, record: ProducerRecord) -> None:
-        topic, partition = record.topic, record.partition
+        topic, partition, timestamp, key, value, headers = record
         offsets = self.offsets.get(topic)
         if offsets is None:
             offsets = self.offsets[topic] = [0] * self.partitions(topic)
         offset = offsets[partition]
         offsets[partition] = offset + 1
         if topic in self._global_topics:
-            self.global_task.apply(ConsumerRecord(topic, partition, offset, record.timestamp, record.key,
-                                                  record.value, record.headers))
+            self.global_task.apply(ConsumerRecord(topic, partition, offset, timestamp, key, value, headers))
         routes = self.routes.get(topic)
         if routes is not None:
             ready = self._ready
             for tid, task in routes[partition]:
-                task.add_record(topic, partition, offset, record.timestamp, record.key, record.value, record.headers)
+                task.add_record(topic, partition, offset, timestamp, key, value, headers)
                 ready[tid] = task
 
     # ------------------------------------------------------------------ driving
@@ -135,14 +134,15 @@ class LocalEngine:
                 bound = min((t.stream_time, i) for i, t in ready.items() if i != tid)
             size = len(ready)
             collector = task.collector
+            process_one, has_records = task.process_one, task.has_records
             while True:
-                task.process_one()
+                process_one()
                 buffer = collector.buffer
                 if buffer:
                     collector.buffer = []
                     for out in buffer:
                         produce(out)
-                if not task.has_records():
+                if not has_records():
                     del ready[tid]
                     break
                 if len(ready) != size or (bound is not None and (task.stream_time, tid) > bound):

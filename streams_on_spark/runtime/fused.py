@@ -156,16 +156,15 @@ class BatchAggregation:
         path."""
         processor, store = self.processor, self.processor.store
         cache, entries = store.inner._cache, store.inner._entries
-        kser, vser, topic = store._kser, store.plain_value_serde.serialize, store._topic
+        kser = store._kser
         initializer, aggregator = (None, processor.reducer) if self.reduce else (processor.initializer,
                                                                                    processor.aggregator)
         reduce = self.reduce
         projected, limit = cache.size, cache.max_bytes
+        entry_size = _entry_sizer(store)
         # key bytes -> [key, aggregate, its timestamp, entry size, last record's (timestamp, headers), last index]
         folded: dict[bytes, list] = {}
         by_raw_key: dict[Any, tuple[bytes, list]] = {}   # a record's raw key -> its key bytes and their fold
-        # Kafka's LongSerializer writes 8 bytes for any int64: the entry size without a call per record
-        long_values = type(store.plain_value_serde) is LongSerde
         stop: Optional[tuple] = None   # (queue, record, key bytes, aggregate, timestamp) written by the processor's way
         index = 0
         consumed: dict[Any, int] = {}
@@ -203,11 +202,7 @@ class BatchAggregation:
                             ts = state[2]
                     if known is None:
                         by_raw_key[raw_key] = (kb, state)
-                    if long_values and agg.__class__ is int and _MIN_LONG <= agg <= _MAX_LONG:
-                        size = len(kb) + 16 + ENTRY_OVERHEAD_BYTES
-                    else:
-                        raw = vser(topic, agg)
-                        size = len(kb) + 8 + len(raw) + ENTRY_OVERHEAD_BYTES if raw is not None else None
+                    size = entry_size(kb, agg)
                 except Exception as e:
                     self._fail(task, queue, record, e)
                 if size is None or projected + size - state[3] > limit:
@@ -277,7 +272,7 @@ class BatchAggregation:
         vde, stored = store.plain_value_serde.deserialize, cache_store._stored
         initializer, aggregator = (None, processor.reducer) if self.reduce else (processor.initializer,
                                                                                    processor.aggregator)
-        reduce, long_values = self.reduce, type(store.plain_value_serde) is LongSerde
+        reduce, entry_size = self.reduce, _entry_sizer(store)
         size, limit = task_cache.size, task_cache.max_bytes
         key_bytes: dict[Any, bytes] = {}
         consumed: dict[Any, int] = {}
@@ -310,11 +305,7 @@ class BatchAggregation:
                             previous, old_ts = vde(topic, data[8:]), _TS.unpack_from(data)[0]
                             agg = aggregator(previous, value) if reduce else aggregator(key, value, previous)
                             new_ts = old_ts if old_ts > ts else ts
-                    if long_values and agg.__class__ is int and _MIN_LONG <= agg <= _MAX_LONG:
-                        new_size = len(kb) + 16 + ENTRY_OVERHEAD_BYTES
-                    else:
-                        raw = vser(topic, agg)
-                        new_size = len(kb) + 8 + len(raw) + ENTRY_OVERHEAD_BYTES if raw is not None else None
+                    new_size = entry_size(kb, agg)
                 except Exception as e:
                     self._fail(task, queue, record, e)
                 if new_size is None:   # a null: the processor's write (a delete) and what follows, record by record
@@ -355,8 +346,8 @@ class BatchAggregation:
         entries.clear()
         for kb in clean:
             entries[kb] = kept[kb]
-        for kb, (key, agg, ts, entry_size, wts, wheaders) in dirty.items():
-            entries[kb] = _Entry(_TS.pack(ts) + vser(topic, agg), wts, wheaders, entry_size, (key, agg, ts))
+        for kb, (key, agg, ts, held, wts, wheaders) in dirty.items():
+            entries[kb] = _Entry(_TS.pack(ts) + vser(topic, agg), wts, wheaders, held, (key, agg, ts))
         cache_store._dirty = dict.fromkeys(dirty)
         task_cache.size = size
         _consume(task, consumed, processed)
@@ -466,6 +457,21 @@ def written_through(task: Any) -> list[Any]:
         return []
     node = _cached_aggregation(task)
     return [node.processor.store.inner] if node is not None and _stateless_below(node) else []
+
+
+def _entry_sizer(store: Any) -> Callable[[bytes, Any], Optional[int]]:
+    """``size(key bytes, aggregate)``: what the record cache counts for the entry the typed ``store`` writes for that
+    aggregate (None where it serializes to null), serializing it as the store would (so a serializer's error comes
+    where it would); Kafka's LongSerializer writes 8 bytes for any int64, so a Long's size needs no call."""
+    vser, topic = store.plain_value_serde.serialize, store._topic
+    fixed = 16 + ENTRY_OVERHEAD_BYTES if type(store.plain_value_serde) is LongSerde else None
+
+    def size(kb: bytes, agg: Any) -> Optional[int]:
+        if fixed is not None and agg.__class__ is int and _MIN_LONG <= agg <= _MAX_LONG:
+            return len(kb) + fixed
+        raw = vser(topic, agg)
+        return None if raw is None else len(kb) + 8 + len(raw) + ENTRY_OVERHEAD_BYTES
+    return size
 
 
 def _consume(task: Any, consumed: dict[Any, int], processed: int) -> None:

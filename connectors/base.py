@@ -7,7 +7,7 @@ source's options, quiescence checks); what it hands the executors — a :class:`
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional, Protocol, runtime_checkable
+from typing import Any, Iterable, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
 from streams_on_spark.connectors.record_batch import RecordBatch
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
@@ -43,8 +43,17 @@ class GlobalReader(Protocol):
 class Connector(Protocol):
     """Topics as the Spark runtime reads, writes and administers them (driver side)."""
 
-    def reader_options(self, topics: list[str]) -> tuple[str, dict[str, str]]:
-        """The streaming source's format and options reading ``topics``."""
+    #: whether the source can read topics in their writing query's whole micro-batches (:meth:`publish_batch`)
+    whole_batches: bool
+
+    def reader_options(self, topics: list[str], whole_batches: Sequence[str] = ()) -> tuple[str, dict[str, str]]:
+        """The streaming source's format and options reading ``topics``; ``whole_batches`` of them read in their
+        writing query's whole micro-batches (see :meth:`publish_batch`) where the source can."""
+        ...
+
+    def publish_batch(self, topics: Sequence[str]) -> None:
+        """The query writing ``topics`` committed a micro-batch (every task of it has written): a source reading
+        them in whole batches may now read up to here."""
         ...
 
     def prepare(self, frame: Any) -> Any:

@@ -70,6 +70,7 @@ _MAX_TOPIC_NAME_LENGTH = 249
 _META = "meta.json"
 _LOCK = ".lock"
 _END_OFFSETS = "end-offsets"
+_BATCH_ENDS = "batch-end-offsets"   # the end offsets as of the writing query's last committed micro-batch
 _MAX_PRODUCERS = 4096  # producer table entries kept per topic (a query's tasks are one producer each)
 
 
@@ -415,6 +416,29 @@ class EmbeddedTopics:
         """
         return self._published(name)[0]
 
+    def publish_batch(self, name: str) -> None:
+        """Record ``name``'s current end offsets as its *batch end offsets*: where readers that take a writer's
+        micro-batches whole stop (the Spark runtime calls this when the query writing the topic commits a batch,
+        after every task of the batch has appended)."""
+        with self._mutex:
+            lock_fd = self._lock_fd(name)
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            try:
+                _write_end_offsets(self._topic_dir(name), self._published(name)[0], name=_BATCH_ENDS)
+            finally:
+                fcntl.flock(lock_fd, fcntl.LOCK_UN)
+
+    def batch_end_offsets(self, name: str) -> Optional[list[int]]:
+        """The end offsets :meth:`publish_batch` last recorded for ``name`` (None if it never did), each at most
+        the partition's end offset (a topic deleted and created again starts over)."""
+        try:
+            with open(os.path.join(self._topic_dir(name), _BATCH_ENDS), "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return None
+        ends = self.end_offsets(name)
+        return [min(b, e) for b, e in zip(_decode_end_offsets(data, len(ends), name, self._root), ends)]
+
     def end_offset(self, name: str, partition: int) -> int:
         """The end offset of one partition of ``name``."""
         self._check_partition(name, partition)
@@ -512,17 +536,19 @@ def _decode_end_offsets(data: bytes, count: int, topic: str, root: str) -> list[
     return ends.tolist()
 
 
-def _write_end_offsets(topic_dir: str, ends: list[int], producers: Optional[Mapping[str, Any]] = None) -> None:
-    """Replace a topic's published end offsets (little-endian int64 per partition) and producer table, by rename."""
+def _write_end_offsets(topic_dir: str, ends: list[int], producers: Optional[Mapping[str, Any]] = None,
+                       name: str = _END_OFFSETS) -> None:
+    """Replace a topic's published end offsets (little-endian int64 per partition) and producer table (or the file
+    ``name`` of other end offsets), by rename."""
     data = array("q", ends)
     if BIG_ENDIAN:  # pragma: no cover
         data.byteswap()
-    tmp = os.path.join(topic_dir, f".{_END_OFFSETS}.tmp")
+    tmp = os.path.join(topic_dir, f".{name}.tmp")
     with open(tmp, "wb") as f:
         f.write(data.tobytes())
         if producers:
             f.write(json.dumps(producers, separators=(",", ":")).encode())
-    os.replace(tmp, os.path.join(topic_dir, _END_OFFSETS))
+    os.replace(tmp, os.path.join(topic_dir, name))
 
 
 def _pwrite_all(fd: int, data: Union[bytes, bytearray], position: int) -> None:

@@ -7,7 +7,7 @@ micro-batch id, so a retried task or a replayed batch is not appended twice (see
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.connectors.embedded_source import register
@@ -46,13 +46,22 @@ class EmbeddedTopicsConnector:
     """The embedded topics as the Spark runtime's connector (the default when no Kafka is configured)."""
 
     FORMAT = "embedded-topics"
+    whole_batches = True   # the source reads a topic up to its writer's last committed batch where asked
 
     def __init__(self, topics: EmbeddedTopics, spark: Any) -> None:
         self.embedded = topics
         register(spark)
 
-    def reader_options(self, topics: list[str]) -> tuple[str, dict[str, str]]:
-        return self.FORMAT, {"path": self.embedded.root, "topics": ",".join(topics), "layout": "batches"}
+    def reader_options(self, topics: list[str], whole_batches: Sequence[str] = ()) -> tuple[str, dict[str, str]]:
+        options = {"path": self.embedded.root, "topics": ",".join(topics), "layout": "batches"}
+        if whole_batches:
+            options["wholeBatches"] = ",".join(whole_batches)
+        return self.FORMAT, options
+
+    def publish_batch(self, topics: Sequence[str]) -> None:
+        """The query writing ``topics`` committed a micro-batch: readers of their whole batches may read it."""
+        for topic in topics:
+            self.embedded.publish_batch(topic)
 
     def prepare(self, frame: Any) -> Any:
         return frame

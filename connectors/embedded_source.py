@@ -222,6 +222,8 @@ class EmbeddedTopicsStreamReader(DataSourceStreamReader, _AvailableNowMixin):
         if self.max_offsets_per_trigger is not None and self.max_offsets_per_trigger < 1:
             raise ValueError(f"maxOffsetsPerTrigger must be >= 1, got {max_offsets!r}")
         self._target: Optional[Offsets] = None  # AvailableNow: the end offsets when the query started
+        # topics read in their writer's whole micro-batches: up to their batch end offsets (EmbeddedTopics.publish_batch)
+        self.whole_batches = frozenset(t.strip() for t in options.get("wholebatches", "").split(",") if t.strip())
         with self._store() as store:
             for t in self.topics:
                 store.partitions(t)  # fail fast, naming the topic, if it does not exist
@@ -231,9 +233,14 @@ class EmbeddedTopicsStreamReader(DataSourceStreamReader, _AvailableNowMixin):
         return EmbeddedTopics(self.root)
 
     def _current(self) -> Offsets:
-        """The topics' current end offsets in the source's offset format."""
+        """The topics' current end offsets in the source's offset format (a ``wholeBatches`` topic's batch end
+        offsets, where its writer recorded some)."""
         with self._store() as store:
-            return {t: {str(p): o for p, o in enumerate(store.end_offsets(t))} for t in self.topics}
+            current = {}
+            for t in self.topics:
+                ends = store.batch_end_offsets(t) if t in self.whole_batches else None
+                current[t] = {str(p): o for p, o in enumerate(ends if ends is not None else store.end_offsets(t))}
+            return current
 
     def initialOffset(self) -> dict:
         """Where a new query starts: ``startingOffsets`` (default earliest, i.e. all 0)."""

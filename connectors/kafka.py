@@ -28,7 +28,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from streams_on_spark.connectors.kafka_config import (  # noqa: F401 - MASK, is_secret, mask_config re-exported
     MASK,
@@ -224,6 +224,8 @@ class KafkaConnector:
     per task and micro-batch, its positions committed for that group), and every read is ``read_committed``.
     """
 
+    whole_batches = False   # Spark's Kafka source reads to the latest offsets
+
     def __init__(self, bootstrap_servers: str, client_config: Optional[Mapping[str, Any]] = None,
                  *, timeout_ms: int = 10000, fail_on_data_loss: bool = True,
                  replication_factor: int = -1, exactly_once_group: Optional[str] = None) -> None:
@@ -326,8 +328,10 @@ class KafkaConnector:
             config["isolation_level"] = "read_committed"
         return KafkaGlobalReader(self.bootstrap_servers, config, self.timeout_ms)
 
-    def reader_options(self, topics: list[str]) -> tuple[str, dict[str, str]]:
-        """Format and options of Spark's Kafka source for ``topics`` (read from the earliest offsets, headers too)."""
+    def reader_options(self, topics: list[str], whole_batches: Sequence[str] = ()) -> tuple[str, dict[str, str]]:
+        """Format and options of Spark's Kafka source for ``topics`` (read from the earliest offsets, headers too).
+        Spark's Kafka source reads up to the latest offsets: ``whole_batches`` cannot apply (:attr:`whole_batches`
+        is False)."""
         if not topics:
             raise ValueError("reader_options needs at least one topic")
         settings = {**SOURCE_CONSUMER_DEFAULTS, **self.client_config, **self.consumer_config}
@@ -475,6 +479,9 @@ class KafkaConnector:
                                        f"{name}")
             log.debug("deleting consumer group %s: %s, retrying", group, name)
             time.sleep(0.2)
+
+    def publish_batch(self, topics: Sequence[str]) -> None:
+        """Nothing to record: Spark's Kafka source cannot read in whole batches (:attr:`whole_batches`)."""
 
     def end_offsets(self, topic: str) -> list[int]:
         """The log-end offset of each partition of ``topic``, by partition."""

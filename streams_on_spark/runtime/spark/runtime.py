@@ -96,6 +96,8 @@ class SparkRuntime:
         # what the queries read: quiescence means none of these grows (output-only topics may, e.g. by punctuation)
         self.input_topics = sorted({t for fn in self.functions.values() for t in fn.input_topics()}
                                    | set(topology.global_topics))
+        self.whole_batches = self._whole_batch_topics() if (on_output is None and connector.whole_batches
+                                                            and not is_spark_connect(spark)) else {}
         self.queries: dict[int, Any] = {}
         self._logged: dict[int, int] = {}
         client_id = (config.app_configs or {}).get("client.id") or f"{layout.application_id}-{uuid.UUID(run_id)}"
@@ -108,9 +110,27 @@ class SparkRuntime:
         name = self.checkpoint_names.get(subtopology_id, f"subtopology-{subtopology_id}")
         return os.path.join(self.checkpoint_dir, name)
 
+    def _whole_batch_topics(self) -> dict[int, list[str]]:
+        """Query -> the repartition topics it alone writes and another query reads: read downstream in its whole
+        micro-batches, so a downstream batch never starts on the output of the first upstream tasks alone (one
+        downstream batch per upstream batch, instead of a second with the rest, each with its fixed cost)."""
+        internal = {self.topology.decorate_topic(t) for t in self.topology.internal_topics}
+        writers: dict[str, set[int]] = {}
+        for sid, fn in self.functions.items():
+            for topic in fn.spec().sink_topics:
+                writers.setdefault(topic, set()).add(sid)
+        topics: dict[int, list[str]] = {}
+        for topic, sids in sorted(writers.items()):
+            read_elsewhere = any(topic in fn.input_topics() for sid, fn in self.functions.items() if sid not in sids)
+            if topic in internal and len(sids) == 1 and read_elsewhere:
+                topics.setdefault(next(iter(sids)), []).append(topic)
+        return topics
+
     def start(self) -> None:
         """Start every subtopology's query (upstream first)."""
         quiet_spark_logs(self.spark)
+        for topics in self.whole_batches.values():   # what the last run wrote is whole: readable now
+            self.connector.publish_batch(topics)
         for sid, fn in self.functions.items():
             if fn.tick_topic:
                 self.connector.create_topic(fn.tick_topic, fn.task_count())
@@ -122,7 +142,9 @@ class SparkRuntime:
     def _start_query(self, sid: int, fn: SubtopologyTaskFunction) -> Any:
         from pyspark.sql import functions as F
         tasks = fn.task_count()
-        fmt, options = self.connector.reader_options(fn.input_topics())
+        whole = sorted(t for topics in self.whole_batches.values() for t in topics if t in fn.input_topics())
+        fmt, options = (self.connector.reader_options(fn.input_topics(), whole) if whole
+                        else self.connector.reader_options(fn.input_topics()))
         reader = self.spark.readStream.format(fmt)
         for key, value in options.items():
             reader = reader.option(key, value)
@@ -166,7 +188,10 @@ class SparkRuntime:
         return query
 
     def _on_commit(self, sid: int, batch_id: int, rows: list) -> None:
-        """A batch of query ``sid`` committed: its tasks' metrics (and in pipeline mode its upstream tasks')."""
+        """A batch of query ``sid`` committed: what it wrote to topics read in whole batches is readable now; its
+        tasks' metrics (and in pipeline mode its upstream tasks')."""
+        if sid in self.whole_batches:
+            self.connector.publish_batch(self.whole_batches[sid])
         if sid in self.functions and getattr(self.functions[sid], "prefix", None) is not None:
             from streams_on_spark.runtime.spark.pipeline import upstream_rows
             rows, upstream = upstream_rows(rows)

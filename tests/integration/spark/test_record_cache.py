@@ -76,3 +76,31 @@ def test_each_batch_emits_the_last_count_per_word(spark, tmp_path):
 def test_a_store_with_caching_disabled_emits_every_update_on_spark(spark, tmp_path):
     """The cache is on for the task (10 MiB) but off for the store: every update, as with a cache of 0 bytes."""
     assert run(tmp_path, "store-uncached", 10 * 1024 * 1024, caching=False) == run(tmp_path, "uncached", 0)
+
+
+def test_a_downstream_batch_takes_a_whole_upstream_batch_from_every_upstream_task(spark, tmp_path):
+    """Four input partitions: four upstream tasks write the repartition topic at different moments of their batch.
+    The counting query reads it in the upstream query's whole batches (the batch end offsets the runtime records when
+    a batch commits), so each wave leaves one count per word, never one from the first tasks' records and another."""
+    waves = [[f"w{(i * 7 + j) % 23} w{(i * 3 + j) % 17} shared" for i in range(40)] for j in range(3)]
+    with EmbeddedTopics(str(tmp_path / "whole")) as topics:
+        topics.create_topic("sentences", 4)
+        topics.create_topic("counts", 4)
+        config = {"application.id": "whole", "embedded.topics.dir": topics.root,
+                  "checkpoint.location": str(tmp_path / "whole-ck")}
+        seen = [0] * 4
+        totals: Counter = Counter()
+        with KafkaStreams(word_count(), config) as streams:
+            streams.start()
+            for n, lines in enumerate(waves):
+                topics.append([ProducerRecord("sentences", i % 4, 1000 * n + i, None, line.encode(), ())
+                               for i, line in enumerate(lines)])
+                streams.process_all_available()
+                out = []
+                for p in range(4):
+                    end = topics.end_offset("counts", p)
+                    out += [(S.deserialize("c", r.key), L.deserialize("c", r.value))
+                            for r in topics.read("counts", p, seen[p], end)]
+                    seen[p] = end
+                totals.update(w for line in lines for w in line.split())
+                assert sorted(out) == sorted((w, totals[w]) for w in {w for line in lines for w in line.split()})

@@ -505,3 +505,28 @@ def test_the_topics_need_no_spark():
     code = ("import sys, streams_on_spark.connectors.embedded; "
             "print(sorted(m for m in ('pyspark', 'pyarrow') if m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
+
+
+def test_a_topic_read_in_whole_batches_is_read_up_to_its_last_published_batch(tmp_path):
+    """``publish_batch`` records a topic's end offsets (its writer committed a batch); the source reads a
+    ``wholeBatches`` topic up to them, other topics (and a topic never published) up to their end."""
+    from streams_on_spark.connectors.embedded_source import EmbeddedTopicsStreamReader
+
+    with EmbeddedTopics(str(tmp_path / "t")) as topics:
+        topics.create_topic("rep", 2)
+        topics.create_topic("plain", 1)
+        whole = EmbeddedTopicsStreamReader({"path": topics.root, "topics": "rep,plain", "wholeBatches": "rep"})
+        assert topics.batch_end_offsets("rep") is None
+        topics.append([ProducerRecord("rep", 0, 1, b"k", b"v", ()), ProducerRecord("plain", 0, 1, b"k", b"v", ())])
+        assert whole.latestOffset() == {"rep": {"0": 1, "1": 0}, "plain": {"0": 1}}   # never published: its end
+        topics.publish_batch("rep")
+        topics.append([ProducerRecord("rep", 1, 2, b"k", b"v", ()), ProducerRecord("plain", 0, 2, b"k", b"v", ())])
+        assert topics.batch_end_offsets("rep") == [1, 0]
+        assert whole.latestOffset() == {"rep": {"0": 1, "1": 0}, "plain": {"0": 2}}
+        everything = EmbeddedTopicsStreamReader({"path": topics.root, "topics": "rep"})
+        assert everything.latestOffset() == {"rep": {"0": 1, "1": 1}}
+        topics.publish_batch("rep")
+        assert whole.latestOffset()["rep"] == {"0": 1, "1": 1}
+        topics.delete_topic("rep")
+        topics.create_topic("rep", 2)
+        assert topics.batch_end_offsets("rep") is None

@@ -308,7 +308,7 @@ class KeyValueStore(SerdeStore, Generic[K, V]):
         Kafka's ``serialize(topic, data)``), in serialized-key order (Kafka's ``prefixScan``)."""
         if prefix is None or prefix_key_serializer is None:
             raise ValueError(f"prefix and prefix_key_serializer cannot be null (store {self.name})")
-        raw = prefix_key_serializer.serialize(self._topic, prefix)
+        raw = prefix_key_serializer.serialize(None, prefix)   # as Kafka's stores: no topic
         rows = self.inner.range(raw, prefix_upper_bound(raw))
         return iter([KeyValue(self._kde(k), self._vde(v)) for k, v in rows if k.startswith(raw)])
 
@@ -447,19 +447,30 @@ class KeyValueStoreFacade:
         return ValueAndTimestamp.get_value_or_null(self.store.delete(key))
 
     def range(self, key_from: Any, key_to: Any) -> Iterator[KeyValue]:
-        return iter([KeyValue(k, v.value) for k, v in self.store.range(key_from, key_to)])
+        return plain_values(self.store.range(key_from, key_to))
+
+    def reverse_range(self, key_from: Any, key_to: Any) -> Iterator[KeyValue]:
+        return plain_values(self.store.reverse_range(key_from, key_to))
 
     def all(self) -> Iterator[KeyValue]:
         return self.range(None, None)
 
+    def reverse_all(self) -> Iterator[KeyValue]:
+        return self.reverse_range(None, None)
+
     def prefix_scan(self, prefix: Any, prefix_key_serializer: Any) -> Iterator[KeyValue]:
-        return iter([KeyValue(k, v.value) for k, v in self.store.prefix_scan(prefix, prefix_key_serializer)])
+        return plain_values(self.store.prefix_scan(prefix, prefix_key_serializer))
 
     def approximate_num_entries(self) -> int:
         return self.store.approximate_num_entries()
 
     def __repr__(self) -> str:
         return f"KeyValueStoreFacade({self.name!r})"
+
+
+def plain_values(rows: Iterator[KeyValue]) -> Iterator[KeyValue]:
+    """A timestamped store's entries with plain values (Kafka's facades drop the timestamps)."""
+    return iter([KeyValue(k, ValueAndTimestamp.get_value_or_null(v)) for k, v in rows])
 
 
 class ReadOnlyStore:

@@ -31,6 +31,7 @@ from streams_on_spark.state.stores import (
     StoreBuilder,
     TimestampedValues,
     ValueAndTimestamp,
+    plain_values,
 )
 from streams_on_spark.window import (
     LONG_MAX,
@@ -401,29 +402,34 @@ class WindowStoreFacade:
         result = self.store.fetch(*args)
         if len(args) == 2:
             return ValueAndTimestamp.get_value_or_null(result)
-        return _strip(result)
+        return plain_values(result)
 
     def backward_fetch(self, *args: Any) -> Iterator[KeyValue]:
-        return _strip(self.store.backward_fetch(*args))
+        return plain_values(self.store.backward_fetch(*args))
 
     def fetch_range(self, key_from: Any, key_to: Any, time_from: int, time_to: int) -> Iterator[KeyValue]:
-        return _strip(self.store.fetch_range(key_from, key_to, time_from, time_to))
+        return plain_values(self.store.fetch_range(key_from, key_to, time_from, time_to))
+
+    def backward_fetch_range(self, key_from: Any, key_to: Any, time_from: int, time_to: int) -> Iterator[KeyValue]:
+        return plain_values(self.store.backward_fetch_range(key_from, key_to, time_from, time_to))
 
     def fetch_all(self, time_from: int, time_to: int) -> Iterator[KeyValue]:
-        return _strip(self.store.fetch_all(time_from, time_to))
+        return plain_values(self.store.fetch_all(time_from, time_to))
+
+    def backward_fetch_all(self, time_from: int, time_to: int) -> Iterator[KeyValue]:
+        return plain_values(self.store.backward_fetch_all(time_from, time_to))
 
     def all(self) -> Iterator[KeyValue]:
-        return _strip(self.store.all())
+        return plain_values(self.store.all())
+
+    def backward_all(self) -> Iterator[KeyValue]:
+        return plain_values(self.store.backward_all())
 
     def approximate_num_entries(self) -> int:
         return self.store.approximate_num_entries()
 
     def __repr__(self) -> str:
         return f"WindowStoreFacade({self.name!r})"
-
-
-def _strip(rows: Iterator[KeyValue]) -> Iterator[KeyValue]:
-    return iter([KeyValue(k, ValueAndTimestamp.get_value_or_null(v)) for k, v in rows])
 
 
 class WindowBytesStoreSupplier:

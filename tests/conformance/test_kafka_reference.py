@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
@@ -55,9 +56,17 @@ from streams_on_spark import (
     TestRecord,
     TimeWindows,
     Topology,
+    ValueAndTimestamp,
     ValueTransformerWithKey,
+    VersionedRecord,
+    Windowed,
     WindowedSerdes,
 )
+from streams_on_spark.errors import UnsupportedOperationError
+from streams_on_spark.state.session_stores import SessionStore
+from streams_on_spark.state.stores import TimestampedKeyValueStore
+from streams_on_spark.state.window_stores import TimestampedWindowStore
+from streams_on_spark.window import SessionWindow
 from streams_on_spark.dsl.params import StreamJoined, TableJoined
 from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
 
@@ -700,6 +709,140 @@ def materialized_flags(variant: str, config: dict) -> Topology:
     return builder.build(config)
 
 
+# ---------------------------------------------------------------- the store read API (StoreReadScenarios.java)
+
+def store_args(words: list[str]) -> list:
+    """StoreReadScenarios.args: an integer is an int, ``~`` None, anything else a str."""
+    return [None if w == "~" else int(w) if re.fullmatch(r"-?[0-9]+", w) else w for w in words]
+
+
+def encode(result: Any) -> Any:
+    """StoreReadScenarios.encode: a read's result as JSON-ready lists."""
+    if result is None or isinstance(result, (str, int)):
+        return result
+    if isinstance(result, ValueAndTimestamp):
+        return [encode(result.value), result.timestamp]
+    if isinstance(result, VersionedRecord):
+        return [encode(result.value), result.timestamp, result.valid_to]
+    if isinstance(result, Windowed):
+        return [encode(result.key), result.window.start, result.window.end]
+    if isinstance(result, KeyValue):
+        return [encode(result.key), encode(result.value)]
+    return [encode(kv) for kv in result]
+
+
+def store_call(store: Any, call: str) -> Any:
+    """StoreReadScenarios.call: runs ``"<method> <arg> ..."`` on ``store`` by the method's Python name."""
+    method, *words = call.split(" ")
+    args = store_args(words)
+    if method == "prefix_scan":
+        args.append(L if isinstance(args[0], int) else S)
+    try:
+        return encode(getattr(store, method)(*args))
+    except ValueError:
+        return {"error": "invalid argument"}
+    except UnsupportedOperationError as e:
+        return {"error": f"unsupported: {e}"}
+
+
+class Interpreter(Processor):
+    """StoreReadScenarios.Interpreter: runs each record's value, ``"<store> <method> <arg> ..."``, forwarding
+    ``"<value> -> <result as compact JSON>"``."""
+
+    def process(self, record: Record) -> None:
+        name, call = record.value.split(" ", 1)
+        result = self.write(self.context.get_state_store(name), call, record.timestamp)
+        self.context.forward(record.with_value(f"{record.value} -> {json.dumps(result, separators=(',', ':'))}"))
+
+    @staticmethod
+    def write(store: Any, call: str, timestamp: int) -> Any:
+        method, *words = call.split(" ")
+        a = store_args(words)
+        timestamped = isinstance(store, (TimestampedKeyValueStore, TimestampedWindowStore))
+        if method == "put":
+            if isinstance(store, SessionStore):
+                store.put(Windowed(a[0], SessionWindow(a[1], a[2])), a[3])
+            else:
+                value = ValueAndTimestamp.make(a[1], timestamp) if timestamped else a[1]
+                store.put(a[0], value, *a[2:])
+            return "ok"
+        if method == "delete":
+            return encode(store.delete(a[0]))
+        if method == "remove":
+            store.remove(Windowed(a[0], SessionWindow(a[1], a[2])))
+            return "ok"
+        return store_call(store, call)
+
+
+def store_reads(variant: str, config: dict) -> Topology:
+    if variant == "dsl":
+        builder = StreamsBuilder()
+        grouped = builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+        (grouped.count(Materialized.as_("counts").with_key_serde(S).with_value_serde(L))
+         .to_stream().to("counts-out", Produced.with_(S, L)))
+        grouped.count(Materialized.as_(Stores.in_memory_key_value_store("counts-mem")).with_key_serde(S)
+                      .with_value_serde(L))
+        (grouped.windowed_by(TimeWindows.of_size_and_grace(10, 100))
+         .count(Materialized.as_("window-counts").with_key_serde(S).with_value_serde(L)))
+        (grouped.windowed_by(SessionWindows.of_inactivity_gap_and_grace(5, 100))
+         .count(Materialized.as_("session-counts").with_key_serde(S).with_value_serde(L)))
+        builder.table("prices", Consumed.with_(S, S),
+                      Materialized.as_(Stores.persistent_versioned_key_value_store("prices", 100))
+                      .with_key_serde(S).with_value_serde(S))
+        return builder.build(config)
+    topology = Topology()
+    topology.add_source("ops-source", "ops", key_serde=S, value_serde=S)
+    topology.add_processor("interpreter", Interpreter, "ops-source")
+    for builder in (
+            Stores.key_value_store_builder(Stores.in_memory_key_value_store("kv"), S, L),
+            Stores.key_value_store_builder(Stores.persistent_key_value_store("kv-rocks"), S, L),
+            Stores.key_value_store_builder(Stores.in_memory_key_value_store("kv-long"), L, S),
+            Stores.timestamped_key_value_store_builder(Stores.persistent_timestamped_key_value_store("ts-kv"), S, L),
+            Stores.window_store_builder(Stores.in_memory_window_store("win", 50, 10, False), S, L),
+            Stores.window_store_builder(Stores.persistent_window_store("win-rocks", 50, 10, False), S, L),
+            Stores.timestamped_window_store_builder(
+                Stores.persistent_timestamped_window_store("ts-win", 50, 10, False), S, L),
+            Stores.session_store_builder(Stores.in_memory_session_store("ses", 50), S, L),
+            Stores.session_store_builder(Stores.persistent_session_store("ses-rocks", 50), S, L)):
+        topology.add_state_store(builder, "interpreter")
+    topology.add_sink("results-sink", "results", "interpreter", key_serde=S, value_serde=S)
+    return topology
+
+
+#: the driver's store accessors by the golden's names (Scenario.read)
+ACCESSORS = {"kv": "get_key_value_store", "timestamped-kv": "get_timestamped_key_value_store",
+             "window": "get_window_store", "timestamped-window": "get_timestamped_window_store",
+             "session": "get_session_store", "versioned": "get_versioned_key_value_store"}
+
+
+def driver_reads(golden: dict, driver) -> list[dict]:
+    """The golden's driver reads, each run on every partition's store: {"call": ..., "result": per partition}."""
+    out = []
+    for read in golden.get("reads", []):
+        accessor = getattr(driver, ACCESSORS[read["accessor"]])
+        partitions = driver.store_partitions(read["store"]) or [None]
+        out.append({**read, "result": [store_call(accessor(read["store"], p), read["call"]) for p in partitions]})
+    return out
+
+
+def is_entries(result: Any) -> bool:
+    """Whether a read's result is an iterator's entries (a value and timestamp is a list of scalars)."""
+    return isinstance(result, list) and all(isinstance(e, list) for e in result)
+
+
+def merged_read(read: dict) -> Any:
+    """A read's results on every partition as one store would answer, in no particular order: iterators' entries
+    together (sorted), counts summed, a single value from the partition that has it."""
+    results = read["result"]
+    if all(is_entries(r) for r in results):
+        return sorted_entries([e for r in results for e in r])
+    if read["call"] == "approximate_num_entries":
+        return sum(results)
+    found = {json.dumps(r): r for r in results if r is not None}
+    assert len(found) <= 1, read
+    return next(iter(found.values()), None)
+
+
 BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "wordcount": wordcount,
     "reduce": reduce,
@@ -745,6 +888,7 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "table-transform-values-versioned": table_transform_values_versioned,
     "materialized-retention": materialized_retention,
     "materialized-flags": materialized_flags,
+    "store-reads": store_reads,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
@@ -752,7 +896,7 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
              "stream-table-join", "global-table-join", "table-table-join", "repartition", "selectkey-optimization",
              "split-merge", "table-reduce", "merge-rekey", "global-table-join-null-key", "repartitioned-partitions",
              "stream-table-join-joined", "dead-letter-queue", "fk-join", "table-transform-values",
-             "table-transform-values-join", "materialized-flags"}
+             "table-transform-values-join", "materialized-flags", "store-reads"}
 # Not versioned-*: a versioned store's history retention and a join's grace count back from the stream time its task
 # observed over all its keys, so which updates expire depends on how keys share partitions.
 # Not process-values: its key changes before process_values, which does not repartition, so at 4 partitions one
@@ -835,7 +979,7 @@ def run(golden: dict, driver, batched: bool) -> dict:
             driver.advance_wall_clock_time(step["advance_wall_clock_ms"])
         for topic, out in outputs.items():
             got[topic].extend(record_json(last, r) for r in out.read_records_to_list())
-    return {"outputs": got, "stores": dump_stores(golden, driver), "metrics": {
+    return {"outputs": got, "stores": dump_stores(golden, driver), "reads": driver_reads(golden, driver), "metrics": {
         "dropped-records-total": driver.metrics()["dropped-records-total"]}}
 
 
@@ -1024,4 +1168,7 @@ def test_outputs_match_kafka(name, engine, partitions, make_driver):
             t: compare(r) for t, r in expected_outputs.items()}
         assert {s: sorted_entries(v["entries"]) for s, v in got["stores"].items()} == {
             s: sorted_entries(v["entries"]) for s, v in golden["stores"].items()}
+    expected_reads = [{**r, "result": sorted_entries(r["result"]) if not exact and is_entries(r["result"])
+                       else r["result"]} for r in golden.get("reads", [])]
+    assert [{**r, "result": r["result"][0] if exact else merged_read(r)} for r in got["reads"]] == expected_reads
     assert got["metrics"] == golden["metrics"]

@@ -746,13 +746,14 @@ def store_call(store: Any, call: str) -> Any:
 
 
 class Interpreter(Processor):
-    """StoreReadScenarios.Interpreter: runs each record's value, ``"<store> <method> <arg> ..."``, forwarding
-    ``"<value> -> <result as compact JSON>"``."""
+    """StoreReadScenarios.Interpreter: runs each operation of a record's value, ``"<store> <method> <arg> ..."``
+    (several separated by ``" ; "``), forwarding ``"<operation> -> <result as compact JSON>"`` for each."""
 
     def process(self, record: Record) -> None:
-        name, call = record.value.split(" ", 1)
-        result = self.write(self.context.get_state_store(name), call, record.timestamp)
-        self.context.forward(record.with_value(f"{record.value} -> {json.dumps(result, separators=(',', ':'))}"))
+        for op in record.value.split(" ; "):
+            name, call = op.split(" ", 1)
+            result = self.write(self.context.get_state_store(name), call, record.timestamp)
+            self.context.forward(record.with_value(f"{op} -> {json.dumps(result, separators=(',', ':'))}"))
 
     @staticmethod
     def write(store: Any, call: str, timestamp: int) -> Any:
@@ -786,6 +787,7 @@ def store_reads(variant: str, config: dict) -> Topology:
          .count(Materialized.as_("window-counts").with_key_serde(S).with_value_serde(L)))
         (grouped.windowed_by(SessionWindows.of_inactivity_gap_and_grace(5, 100))
          .count(Materialized.as_("session-counts").with_key_serde(S).with_value_serde(L)))
+        builder.global_table("globals", Consumed.with_(S, S), Materialized.as_("global-store"))
         builder.table("prices", Consumed.with_(S, S),
                       Materialized.as_(Stores.persistent_versioned_key_value_store("prices", 100))
                       .with_key_serde(S).with_value_serde(S))
@@ -803,7 +805,12 @@ def store_reads(variant: str, config: dict) -> Topology:
             Stores.timestamped_window_store_builder(
                 Stores.persistent_timestamped_window_store("ts-win", 50, 10, False), S, L),
             Stores.session_store_builder(Stores.in_memory_session_store("ses", 50), S, L),
-            Stores.session_store_builder(Stores.persistent_session_store("ses-rocks", 50), S, L)):
+            Stores.session_store_builder(Stores.persistent_session_store("ses-rocks", 50), S, L),
+            Stores.key_value_store_builder(Stores.in_memory_key_value_store("kv-cached"), S, L).with_caching_enabled(),
+            Stores.window_store_builder(Stores.persistent_window_store("win-cached", 50, 10, False), S, L)
+            .with_caching_enabled(),
+            Stores.session_store_builder(Stores.persistent_session_store("ses-cached", 50), S, L)
+            .with_caching_enabled()):
         topology.add_state_store(builder, "interpreter")
     topology.add_sink("results-sink", "results", "interpreter", key_serde=S, value_serde=S)
     return topology

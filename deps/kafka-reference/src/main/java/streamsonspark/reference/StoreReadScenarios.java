@@ -52,8 +52,8 @@ import org.apache.kafka.streams.state.WindowStore;
  * <p>"processor": an interpreter processor runs the value of each record of "ops" ({@code "<store> <call>"}) against
  * its stores (in-memory and RocksDB key-value, window and session stores, timestamped ones, Long keys ordered by their
  * bytes) and forwards {@code "<call> -> <result>"}; every record has the key "g", so at any partition count one task
- * holds every store entry. "dsl": the same reads through the driver on the stores of DSL aggregations and of a
- * versioned table. Mirrored in tests/conformance/test_kafka_reference.py (store_reads).
+ * holds every store entry. "dsl": the same reads through the driver on the stores of DSL aggregations, of a global
+ * table and of a versioned table. Mirrored in tests/conformance/test_kafka_reference.py (store_reads).
  */
 final class StoreReadScenarios {
     private StoreReadScenarios() {}
@@ -186,9 +186,10 @@ final class StoreReadScenarios {
         return out;
     }
 
-    /** Runs each record's value, {@code "<store> <method> <arg> ..."}: writes ("put", "delete", "remove") change the
-     *  store (a timestamped store's value gets the record's timestamp), anything else is a read; forwards
-     *  {@code "<value> -> <result as compact JSON>"}. */
+    /** Runs each operation of a record's value, {@code "<store> <method> <arg> ..."}, several separated by
+     *  {@code " ; "} (in one record, before the driver's commit flushes a store's cache): writes ("put", "delete",
+     *  "remove") change the store (a timestamped store's value gets the record's timestamp), anything else is a read;
+     *  forwards {@code "<operation> -> <result as compact JSON>"} for each. */
     static final class Interpreter implements Processor<String, String, String, String> {
         private ProcessorContext<String, String> context;
 
@@ -199,10 +200,12 @@ final class StoreReadScenarios {
 
         @Override
         public void process(final Record<String, String> record) {
-            final String[] words = record.value().split(" ", 2);
-            final StateStore store = context.getStateStore(words[0]);
-            final Object result = write(store, words[1], record.timestamp());
-            context.forward(record.withValue(record.value() + " -> " + Json.compact(result)));
+            for (final String op : record.value().split(" ; ")) {
+                final String[] words = op.split(" ", 2);
+                final StateStore store = context.getStateStore(words[0]);
+                final Object result = write(store, words[1], record.timestamp());
+                context.forward(record.withValue(op + " -> " + Json.compact(result)));
+            }
         }
 
         @SuppressWarnings({"unchecked", "rawtypes"})
@@ -285,6 +288,14 @@ final class StoreReadScenarios {
                             L), "interpreter");
                     topology.addStateStore(Stores.sessionStoreBuilder(
                             Stores.persistentSessionStore("ses-rocks", retention), S, L), "interpreter");
+                    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("kv-cached"), S,
+                            L).withCachingEnabled(), "interpreter");
+                    topology.addStateStore(Stores.windowStoreBuilder(
+                            Stores.persistentWindowStore("win-cached", retention, size, false), S, L)
+                            .withCachingEnabled(), "interpreter");
+                    topology.addStateStore(Stores.sessionStoreBuilder(
+                            Stores.persistentSessionStore("ses-cached", retention), S, L).withCachingEnabled(),
+                            "interpreter");
                     topology.addSink("results-sink", "results", S.serializer(), S.serializer(), "interpreter");
                     return topology;
                 })
@@ -337,6 +348,28 @@ final class StoreReadScenarios {
                 s.read(ses, "session", read);
             }
         }
+        // cached stores read within one record, before the commit flushes the cache: reads merge the cache and the
+        // store beneath
+        s.pipe("ops", "g", "kv-cached put c 3 ; kv-cached put a 1 ; kv-cached put b 2", ts++);
+        s.pipe("ops", "g", "kv-cached put ab 4 ; kv-cached delete b ; kv-cached put d 5 ; kv-cached get a ; "
+                + "kv-cached get b ; kv-cached range a c ; kv-cached reverse_range ~ c ; kv-cached all ; "
+                + "kv-cached reverse_all ; kv-cached prefix_scan a ; kv-cached range c a", ts++);
+        s.pipe("ops", "g", "win-cached put a 1 0 ; win-cached put b 2 10 ; win-cached put c 3 20", windowTime);
+        s.pipe("ops", "g", "win-cached put a 4 10 ; win-cached put b ~ 10 ; win-cached put ab 5 0 ; "
+                + "win-cached fetch a 10 ; win-cached fetch a 0 20 ; win-cached backward_fetch a 0 20 ; "
+                + "win-cached fetch a b 0 20 ; win-cached backward_fetch ~ ~ 0 20 ; win-cached fetch_all 0 10 ; "
+                + "win-cached all ; win-cached backward_all", windowTime);
+        s.pipe("ops", "g", "ses-cached put a 0 5 1 ; ses-cached put b 10 20 2 ; ses-cached put c 5 6 3", windowTime);
+        s.pipe("ops", "g", "ses-cached put a 8 9 4 ; ses-cached remove b 10 20 ; ses-cached put ab 1 2 5 ; "
+                + "ses-cached fetch_session a 8 9 ; ses-cached fetch a ; ses-cached backward_fetch a c ; "
+                + "ses-cached find_sessions a 0 100 ; ses-cached find_sessions ~ ~ 3 100 ; "
+                + "ses-cached backward_find_sessions a b 0 100 ; ses-cached fetch c a ; ses-cached find_sessions 0 100",
+                windowTime);
+        for (final String read : new String[] {"all", "fetch a 0 100"}) {
+            s.read("win-cached", "window", read);
+        }
+        s.read("kv-cached", "kv", "all");
+        s.read("ses-cached", "session", "fetch ~ ~");
         // window and session stores expire what is older than stream time - retention (50): windows starting at 0
         // and sessions ending at 5 (in-memory), or whole segments (RocksDB, 60 s segments: nothing here)
         for (final String w : new String[] {"win", "win-rocks", "ts-win"}) {
@@ -373,6 +406,8 @@ final class StoreReadScenarios {
                                     Duration.ofMillis(100)))
                             .count(Materialized.<String, Long, SessionStore<Bytes, byte[]>>as("session-counts")
                                     .withKeySerde(S).withValueSerde(L));
+                    builder.globalTable("globals", Consumed.with(S, S),
+                            Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("global-store"));
                     builder.table("prices", Consumed.with(S, S),
                             Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore("prices",
                                     Duration.ofMillis(100))).withKeySerde(S).withValueSerde(S));
@@ -380,17 +415,26 @@ final class StoreReadScenarios {
                 })
                 .input("events", "string", "string")
                 .input("prices", "string", "string")
+                .input("globals", "string", "string")
                 .output("counts-out", "string", "long");
         final Object[][] events = {{"a", 0L}, {"b", 2L}, {"a", 4L}, {"c", 11L}, {"a", 12L}, {"ab", 15L}, {"b", 21L},
             {"a", 30L}, {"d", 31L}};
         for (final Object[] e : events) {
             s.pipe("events", e[0], "x", (Long) e[1]);
         }
+        for (final String key : new String[] {"c", "a", "b", "ab"}) {
+            s.pipe("globals", key, "g-" + key, 5L);
+        }
         s.pipe("prices", "a", "p10", 10L).pipe("prices", "a", "p20", 20L).pipe("prices", "b", "q15", 15L)
                 .pipe("prices", "a", null, 30L).pipe("prices", "a", "p40", 40L).pipe("prices", "a", "p25", 25L);
         for (final String read : KV_READS) {
             s.read("counts", "kv", read);
             s.read("counts", "timestamped-kv", read);
+        }
+        for (final String read : new String[] {"get a", "range a b", "reverse_range ~ b", "all", "reverse_all",
+            "prefix_scan a", "approximate_num_entries"}) {
+            s.read("global-store", "kv", read);
+            s.read("global-store", "timestamped-kv", read);
         }
         s.read("counts-mem", "kv", "approximate_num_entries");
         s.read("counts-mem", "kv", "all");

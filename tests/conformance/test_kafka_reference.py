@@ -806,6 +806,8 @@ def store_reads(variant: str, config: dict) -> Topology:
                 Stores.persistent_timestamped_window_store("ts-win", 50, 10, False), S, L),
             Stores.session_store_builder(Stores.in_memory_session_store("ses", 50), S, L),
             Stores.session_store_builder(Stores.persistent_session_store("ses-rocks", 50), S, L),
+            Stores.window_store_builder(Stores.in_memory_window_store("win-dups", 50, 10, True), S, L),
+            Stores.window_store_builder(Stores.persistent_window_store("win-dups-rocks", 50, 10, True), S, L),
             Stores.key_value_store_builder(Stores.in_memory_key_value_store("kv-cached"), S, L).with_caching_enabled(),
             Stores.window_store_builder(Stores.persistent_window_store("win-cached", 50, 10, False), S, L)
             .with_caching_enabled(),

@@ -288,6 +288,11 @@ final class StoreReadScenarios {
                             L), "interpreter");
                     topology.addStateStore(Stores.sessionStoreBuilder(
                             Stores.persistentSessionStore("ses-rocks", retention), S, L), "interpreter");
+                    topology.addStateStore(Stores.windowStoreBuilder(
+                            Stores.inMemoryWindowStore("win-dups", retention, size, true), S, L), "interpreter");
+                    topology.addStateStore(Stores.windowStoreBuilder(
+                            Stores.persistentWindowStore("win-dups-rocks", retention, size, true), S, L),
+                            "interpreter");
                     topology.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("kv-cached"), S,
                             L).withCachingEnabled(), "interpreter");
                     topology.addStateStore(Stores.windowStoreBuilder(
@@ -346,6 +351,15 @@ final class StoreReadScenarios {
             for (final String read : SESSION_READS) {
                 s.pipe("ops", "g", ses + " " + read, windowTime);
                 s.read(ses, "session", read);
+            }
+        }
+        // window stores retaining duplicates (what stream-stream joins use): every put kept, a null put ignored
+        for (final String w : new String[] {"win-dups", "win-dups-rocks"}) {
+            s.pipe("ops", "g", w + " put a 1 0 ; " + w + " put a 2 0 ; " + w + " put b 3 0 ; " + w + " put a 4 10 ; "
+                    + w + " put a ~ 0 ; " + w + " put ab 5 10", windowTime);
+            for (final String read : new String[] {"fetch a 0", "fetch a 0 20", "backward_fetch a 0 20",
+                "fetch a b 0 20", "backward_fetch a b 0 20", "fetch_all 0 10", "all", "backward_all"}) {
+                s.pipe("ops", "g", w + " " + read, windowTime);
             }
         }
         // cached stores read within one record, before the commit flushes the cache: reads merge the cache and the

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import logging
 from operator import itemgetter
-from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
+from typing import Any, Callable, Generic, Optional, TypeVar
 
 from streams_on_spark.errors import UnsupportedOperationError
 from streams_on_spark.keyvalue import KeyValue
@@ -18,6 +18,7 @@ from streams_on_spark.state.caching import CachingSessionBytesStore, FlushListen
 from streams_on_spark.state.expiry import Expiring, Segmented, check_store_name, sub_keys
 from streams_on_spark.state.stores import (
     INVALID_RANGE_WARNING,
+    KeyValueIterator,
     SerdeStore,
     StateStore,
     StoreBuilder,
@@ -245,11 +246,11 @@ class SessionStore(SerdeStore, Generic[K, V]):
         """The aggregate of exactly the session ``[start, end]`` of ``key``, or None."""
         return self._vde(self.inner.fetch_session(self._kser(key), session_start_time, session_end_time))
 
-    def _rows(self, rows: list[tuple[bytes, int, int, bytes]]) -> Iterator[KeyValue]:
+    def _rows(self, rows: list[tuple[bytes, int, int, bytes]]) -> KeyValueIterator:
         kde, vde = self._kde, self._vde
-        return iter([KeyValue(Windowed(kde(k), SessionWindow(s, e)), vde(v)) for k, s, e, v in rows])
+        return KeyValueIterator([KeyValue(Windowed(kde(k), SessionWindow(s, e)), vde(v)) for k, s, e, v in rows])
 
-    def find_sessions(self, *args: Any) -> Iterator[KeyValue]:
+    def find_sessions(self, *args: Any) -> KeyValueIterator:
         """Kafka's overloads, dispatched on the number of arguments: ``find_sessions(key, earliest_session_end_time,
         latest_session_start_time)`` — the sessions of ``key`` with ``end >= earliest_end`` and ``start <=
         latest_start`` (those a record within the inactivity gap would merge with); ``find_sessions(key_from, key_to,
@@ -262,11 +263,11 @@ class SessionStore(SerdeStore, Generic[K, V]):
             return self.find_sessions_by_end_time(*args)
         return self._find(args, "find_sessions", True)
 
-    def backward_find_sessions(self, *args: Any) -> Iterator[KeyValue]:
+    def backward_find_sessions(self, *args: Any) -> KeyValueIterator:
         """``find_sessions``' 3- and 4-argument forms in the reverse order."""
         return self._find(args, "backward_find_sessions", False)
 
-    def _find(self, args: tuple, method: str, forward: bool) -> Iterator[KeyValue]:
+    def _find(self, args: tuple, method: str, forward: bool) -> KeyValueIterator:
         if len(args) == 3:
             key, earliest_end, latest_start = args
             kb = self._kser(key)
@@ -278,20 +279,20 @@ class SessionStore(SerdeStore, Generic[K, V]):
         raise TypeError(f"{method}() takes {'2, ' if forward else ''}3 or 4 arguments ({len(args)} given)")
 
     def find_sessions_by_end_time(self, earliest_session_end_time: int,
-                                  latest_session_end_time: int) -> Iterator[KeyValue]:
+                                  latest_session_end_time: int) -> KeyValueIterator:
         """Sessions of all keys ending in ``[earliest_end, latest_end]`` (what emit-final scans, on any store)."""
         return self._rows(self.inner.find_sessions_by_end_time(earliest_session_end_time, latest_session_end_time))
 
-    def fetch(self, *args: Any) -> Iterator[KeyValue]:
+    def fetch(self, *args: Any) -> KeyValueIterator:
         """``fetch(key)``: every session of ``key``; ``fetch(key_from, key_to)``: of the keys in ``[key_from,
         key_to]`` (None = open)."""
         return self._fetch(args, "fetch", True)
 
-    def backward_fetch(self, *args: Any) -> Iterator[KeyValue]:
+    def backward_fetch(self, *args: Any) -> KeyValueIterator:
         """``fetch``'s forms in the reverse order."""
         return self._fetch(args, "backward_fetch", False)
 
-    def _fetch(self, args: tuple, method: str, forward: bool) -> Iterator[KeyValue]:
+    def _fetch(self, args: tuple, method: str, forward: bool) -> KeyValueIterator:
         if len(args) == 1:
             kb = self._kser(args[0])
             return self._rows(self.inner.fetch_keys(kb, kb, forward))
@@ -299,11 +300,11 @@ class SessionStore(SerdeStore, Generic[K, V]):
             return self._rows(self.inner.fetch_keys(self._kser_opt(args[0]), self._kser_opt(args[1]), forward))
         raise TypeError(f"{method}() takes 1 or 2 arguments ({len(args)} given)")
 
-    def all(self) -> Iterator[KeyValue]:
+    def all(self) -> KeyValueIterator:
         """Every session, in Kafka's forward order; a snapshot."""
         return self._rows(self.inner.fetch_keys(None, None))
 
-    def backward_all(self) -> Iterator[KeyValue]:
+    def backward_all(self) -> KeyValueIterator:
         return self._rows(self.inner.fetch_keys(None, None, False))
 
 

@@ -788,6 +788,7 @@ def store_reads(variant: str, config: dict) -> Topology:
         (grouped.windowed_by(SessionWindows.of_inactivity_gap_and_grace(5, 100))
          .count(Materialized.as_("session-counts").with_key_serde(S).with_value_serde(L)))
         builder.global_table("globals", Consumed.with_(S, S), Materialized.as_("global-store"))
+        builder.stream("lookups", Consumed.with_(S, S)).process(Interpreter).to("lookups-out", Produced.with_(S, S))
         builder.table("prices", Consumed.with_(S, S),
                       Materialized.as_(Stores.persistent_versioned_key_value_store("prices", 100))
                       .with_key_serde(S).with_value_serde(S))

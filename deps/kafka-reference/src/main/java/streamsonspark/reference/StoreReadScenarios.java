@@ -53,7 +53,7 @@ import org.apache.kafka.streams.state.WindowStore;
  * its stores (in-memory and RocksDB key-value, window and session stores, timestamped ones, Long keys ordered by their
  * bytes) and forwards {@code "<call> -> <result>"}; every record has the key "g", so at any partition count one task
  * holds every store entry. "dsl": the same reads through the driver on the stores of DSL aggregations, of a global
- * table and of a versioned table. Mirrored in tests/conformance/test_kafka_reference.py (store_reads).
+ * table (which a processor reads too) and of a versioned table. Mirrored in tests/conformance/test_kafka_reference.py (store_reads).
  */
 final class StoreReadScenarios {
     private StoreReadScenarios() {}
@@ -422,6 +422,8 @@ final class StoreReadScenarios {
                                     .withKeySerde(S).withValueSerde(L));
                     builder.globalTable("globals", Consumed.with(S, S),
                             Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("global-store"));
+                    builder.stream("lookups", Consumed.with(S, S)).process(Interpreter::new)
+                            .to("lookups-out", Produced.with(S, S));
                     builder.table("prices", Consumed.with(S, S),
                             Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore("prices",
                                     Duration.ofMillis(100))).withKeySerde(S).withValueSerde(S));
@@ -430,7 +432,9 @@ final class StoreReadScenarios {
                 .input("events", "string", "string")
                 .input("prices", "string", "string")
                 .input("globals", "string", "string")
-                .output("counts-out", "string", "long");
+                .input("lookups", "string", "string")
+                .output("counts-out", "string", "long")
+                .output("lookups-out", "string", "string");
         final Object[][] events = {{"a", 0L}, {"b", 2L}, {"a", 4L}, {"c", 11L}, {"a", 12L}, {"ab", 15L}, {"b", 21L},
             {"a", 30L}, {"d", 31L}};
         for (final Object[] e : events) {
@@ -438,6 +442,10 @@ final class StoreReadScenarios {
         }
         for (final String key : new String[] {"c", "a", "b", "ab"}) {
             s.pipe("globals", key, "g-" + key, 5L);
+        }
+        // a processor reads the global store (not connected to it: global stores are every processor's)
+        for (final String read : new String[] {"get a", "range a b", "reverse_all", "prefix_scan a", "range b a"}) {
+            s.pipe("lookups", "l", "global-store " + read, 6L);
         }
         s.pipe("prices", "a", "p10", 10L).pipe("prices", "a", "p20", 20L).pipe("prices", "b", "q15", 15L)
                 .pipe("prices", "a", null, 30L).pipe("prices", "a", "p40", 40L).pipe("prices", "a", "p25", 25L);

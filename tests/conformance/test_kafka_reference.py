@@ -813,6 +813,8 @@ def store_reads(variant: str, config: dict) -> Topology:
             Stores.window_store_builder(Stores.persistent_window_store("win-cached", 50, 10, False), S, L)
             .with_caching_enabled(),
             Stores.session_store_builder(Stores.persistent_session_store("ses-cached", 50), S, L)
+            .with_caching_enabled(),
+            Stores.session_store_builder(Stores.in_memory_session_store("ses-mem-cached", 50), S, L)
             .with_caching_enabled()):
         topology.add_state_store(builder, "interpreter")
     topology.add_sink("results-sink", "results", "interpreter", key_serde=S, value_serde=S)

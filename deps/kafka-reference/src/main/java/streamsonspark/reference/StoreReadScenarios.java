@@ -301,6 +301,8 @@ final class StoreReadScenarios {
                     topology.addStateStore(Stores.sessionStoreBuilder(
                             Stores.persistentSessionStore("ses-cached", retention), S, L).withCachingEnabled(),
                             "interpreter");
+                    topology.addStateStore(Stores.sessionStoreBuilder(Stores.inMemorySessionStore("ses-mem-cached",
+                            retention), S, L).withCachingEnabled(), "interpreter");
                     topology.addSink("results-sink", "results", S.serializer(), S.serializer(), "interpreter");
                     return topology;
                 })
@@ -379,6 +381,9 @@ final class StoreReadScenarios {
                 + "ses-cached find_sessions a 0 100 ; ses-cached find_sessions ~ ~ 3 100 ; "
                 + "ses-cached backward_find_sessions a b 0 100 ; ses-cached fetch c a ; ses-cached find_sessions 0 100",
                 windowTime);
+        s.pipe("ops", "g", "ses-mem-cached put a 0 5 1 ; ses-mem-cached put b 3 4 2", windowTime);
+        s.pipe("ops", "g", "ses-mem-cached put c 1 2 3 ; ses-mem-cached find_sessions 0 100 ; "
+                + "ses-mem-cached fetch c a ; ses-mem-cached find_sessions ~ ~ 0 100", windowTime);
         for (final String read : new String[] {"all", "fetch a 0 100"}) {
             s.read("win-cached", "window", read);
         }

@@ -169,8 +169,9 @@ class CachingBytesStore(ABC):
         return sorted(stored.items(), key=None if order is None else lambda item: order(item[0]), reverse=reverse)
 
     def approximate_num_entries(self) -> int:
-        stored = self._stored
-        return self.wrapped.approximate_num_entries() + sum(1 for k in self._dirty if stored(k) is None)
+        """The store beneath's count, as Kafka's caching store answers: writes still in the cache (flushed at the
+        next commit: after every record in the driver, every micro-batch on Spark) are not counted."""
+        return self.wrapped.approximate_num_entries()
 
     # ------------------------------------------------------------------ commit
     def flush(self, first: Optional[Hashable] = None) -> None:

@@ -381,6 +381,10 @@ final class StoreReadScenarios {
                 + "ses-cached find_sessions a 0 100 ; ses-cached find_sessions ~ ~ 3 100 ; "
                 + "ses-cached backward_find_sessions a b 0 100 ; ses-cached fetch c a ; ses-cached find_sessions 0 100",
                 windowTime);
+        // the count of a cached store is its store's: writes still in the cache are not counted until the commit
+        s.pipe("ops", "g", "kv-cached approximate_num_entries ; kv-cached put x 9 ; kv-cached put y 9 ; "
+                + "kv-cached delete a ; kv-cached approximate_num_entries", ts++);
+        s.pipe("ops", "g", "kv-cached approximate_num_entries", ts++);
         s.pipe("ops", "g", "ses-mem-cached put a 0 5 1 ; ses-mem-cached put b 3 4 2", windowTime);
         s.pipe("ops", "g", "ses-mem-cached put c 1 2 3 ; ses-mem-cached find_sessions 0 100 ; "
                 + "ses-mem-cached fetch c a ; ses-mem-cached find_sessions ~ ~ 0 100", windowTime);

@@ -341,11 +341,16 @@ class KeyValueStore(SerdeStore, Generic[K, V]):
 
     def prefix_scan(self, prefix: Any, prefix_key_serializer: Any) -> KeyValueIterator:
         """Entries whose serialized key starts with ``prefix`` serialized by ``prefix_key_serializer`` (anything with
-        Kafka's ``serialize(topic, data)``), in serialized-key order (Kafka's ``prefixScan``)."""
+        Kafka's ``serialize(topic, data)``), in serialized-key order (Kafka's ``prefixScan``); an empty or all-0xff
+        prefix raises ``IndexError`` as Kafka's raises ``IndexOutOfBoundsException``."""
         if prefix is None or prefix_key_serializer is None:
             raise ValueError(f"prefix and prefix_key_serializer cannot be null (store {self.name})")
         raw = prefix_key_serializer.serialize(None, prefix)   # as Kafka's stores: no topic
-        rows = self.inner.range(raw, prefix_upper_bound(raw))
+        upper = prefix_upper_bound(raw)
+        if upper is None:   # Kafka's Bytes.increment(prefix) throws IndexOutOfBoundsException
+            raise IndexError(f"prefix_scan on store {self.name}: no key is above every key starting with {raw!r} (an "
+                             "empty prefix, or bytes 0xff only), as in Kafka's stores")
+        rows = self.inner.range(raw, upper)
         return KeyValueIterator([KeyValue(self._kde(k), self._vde(v)) for k, v in rows if k.startswith(raw)])
 
     def reverse_all(self) -> KeyValueIterator:

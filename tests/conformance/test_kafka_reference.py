@@ -743,6 +743,8 @@ def store_call(store: Any, call: str) -> Any:
         return {"error": "invalid argument"}
     except UnsupportedOperationError as e:
         return {"error": f"unsupported: {e}"}
+    except IndexError:
+        return {"error": "index out of bounds"}
 
 
 class Interpreter(Processor):

@@ -47,7 +47,8 @@ import org.apache.kafka.streams.state.WindowStore;
  * ({@link #call}). Results are JSON: an iterator a list of {@code [key, value]}, a windowed key {@code [key, start,
  * end]}, a {@code ValueAndTimestamp} {@code [value, timestamp]}, a {@code VersionedRecord} {@code [value, timestamp,
  * validTo]}; a bad argument {@code {"error": "invalid argument"}}, a call the store does not support
- * {@code {"error": "unsupported: <message>"}}.
+ * {@code {"error": "unsupported: <message>"}}, a prefix scan with no key above its prefix {@code {"error": "index out of
+ * bounds"}}.
  *
  * <p>"processor": an interpreter processor runs the value of each record of "ops" ({@code "<store> <call>"}) against
  * its stores (in-memory and RocksDB key-value, window and session stores, timestamped ones, Long keys ordered by their
@@ -85,6 +86,10 @@ final class StoreReadScenarios {
         } catch (final NullPointerException | IllegalArgumentException e) {
             final Map<String, Object> error = new LinkedHashMap<>();
             error.put("error", "invalid argument");
+            return error;
+        } catch (final IndexOutOfBoundsException e) {
+            final Map<String, Object> error = new LinkedHashMap<>();
+            error.put("error", "index out of bounds");
             return error;
         } catch (final UnsupportedOperationException e) {
             final Map<String, Object> error = new LinkedHashMap<>();
@@ -327,7 +332,8 @@ final class StoreReadScenarios {
             s.pipe("ops", "g", "kv-long put " + key + " v" + key, ts++);
         }
         for (final String read : new String[] {"all", "reverse_all", "range 0 256", "range -256 -1", "range 1 -1",
-            "range -1 1", "range ~ 1", "range 1 ~", "reverse_range 0 65536", "prefix_scan 256", "get -1"}) {
+            "range -1 1", "range ~ 1", "range 1 ~", "reverse_range 0 65536", "prefix_scan 256", "prefix_scan -1",
+            "get -1"}) {
             s.pipe("ops", "g", "kv-long " + read, ts++);
             s.read("kv-long", "kv", read);
         }

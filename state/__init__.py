@@ -16,5 +16,5 @@ from streams_on_spark.state.stores import (
 )
 
 __all__ = ["InMemoryKeyValueBytesStore", "KeyValueBytesStoreSupplier", "KeyValueIterator", "KeyValueStore",
-           "KeyValueStoreBuilder", "KeyValueStoreFacade", "StateStore", "StoreBuilder", "Stores", "TimestampedKeyValueStore",
-           "TimestampedKeyValueStoreBuilder", "ValueAndTimestamp", "ValueAndTimestampSerde"]
+           "KeyValueStoreBuilder", "KeyValueStoreFacade", "StateStore", "StoreBuilder", "Stores",
+           "TimestampedKeyValueStore", "TimestampedKeyValueStoreBuilder", "ValueAndTimestamp", "ValueAndTimestampSerde"]

@@ -331,11 +331,11 @@ class PersistentSessionBytesStore(Segmented, InMemorySessionBytesStore):
     (``getActualFrom``), multi-key reads go segment by segment in ``SessionKeySchema`` order (key bytes, end,
     start)."""
 
+    finds_sessions_by_end_time = False
+
     def __init__(self, name: str, retention_period_ms: int) -> None:
         super().__init__(name, retention_period_ms)
         self._init_segments()
-
-    finds_sessions_by_end_time = False
 
     def session_order(self, row: tuple) -> tuple:
         """Multi-key read order as a sort key of a ``(key bytes, start, end, ...)`` row."""

@@ -333,7 +333,8 @@ class KeyValueStore(SerdeStore, Generic[K, V]):
     def reverse_range(self, key_from: Optional[K], key_to: Optional[K]) -> KeyValueIterator:
         lo = None if key_from is None else self._kser(key_from)
         hi = None if key_to is None else self._kser(key_to)
-        return KeyValueIterator([KeyValue(self._kde(k), self._vde(v)) for k, v in self.inner.range(lo, hi, reverse=True)])
+        rows = self.inner.range(lo, hi, reverse=True)
+        return KeyValueIterator([KeyValue(self._kde(k), self._vde(v)) for k, v in rows])
 
     def all(self) -> KeyValueIterator:
         """Every entry in serialized-key order; a snapshot, safe to modify the store while iterating."""

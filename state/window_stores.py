@@ -334,12 +334,13 @@ class WindowStore(SerdeStore, Generic[K, V]):
 
     def _fetch_key(self, key: K, time_from: int, time_to: int, forward: bool) -> KeyValueIterator:
         vde = self._vde
-        return KeyValueIterator([KeyValue(t, vde(v)) for t, v in self.inner.fetch_key(self._kser(key), time_from, time_to,
-                                                                           forward)])
+        rows = self.inner.fetch_key(self._kser(key), time_from, time_to, forward)
+        return KeyValueIterator([KeyValue(t, vde(v)) for t, v in rows])
 
     def _windowed(self, rows: list[tuple[bytes, int, bytes]]) -> KeyValueIterator:
         size, kde, vde = self.inner.window_size_ms, self._kde, self._vde
-        return KeyValueIterator([KeyValue(Windowed(kde(k), TimeWindow(t, _window_end(t, size))), vde(v)) for k, t, v in rows])
+        return KeyValueIterator([KeyValue(Windowed(kde(k), TimeWindow(t, _window_end(t, size))), vde(v))
+                                 for k, t, v in rows])
 
     def fetch_range(self, key_from: Optional[K], key_to: Optional[K], time_from: int, time_to: int) -> KeyValueIterator:
         """``KeyValue(Windowed, value)`` for keys in ``[key_from, key_to]`` (None = open), by start then key bytes."""

@@ -12,7 +12,6 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Bytes;
-import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
@@ -47,22 +46,22 @@ import org.apache.kafka.streams.state.WindowStore;
  * ({@link #call}). Results are JSON: an iterator a list of {@code [key, value]}, a windowed key {@code [key, start,
  * end]}, a {@code ValueAndTimestamp} {@code [value, timestamp]}, a {@code VersionedRecord} {@code [value, timestamp,
  * validTo]}; a bad argument {@code {"error": "invalid argument"}}, a call the store does not support
- * {@code {"error": "unsupported: <message>"}}, a prefix scan with no key above its prefix {@code {"error": "index out of
- * bounds"}}.
+ * {@code {"error": "unsupported: <message>"}}, a prefix scan with no key above its prefix
+ * {@code {"error": "index out of bounds"}}.
  *
- * <p>"processor": an interpreter processor runs the value of each record of "ops" ({@code "<store> <call>"}) against
- * its stores (in-memory and RocksDB key-value, window and session stores, timestamped ones, Long keys ordered by their
- * bytes) and forwards {@code "<call> -> <result>"}; every record has the key "g", so at any partition count one task
- * holds every store entry. "dsl": the same reads through the driver on the stores of DSL aggregations, of a global
- * table (which a processor reads too) and of a versioned table. Mirrored in tests/conformance/test_kafka_reference.py (store_reads).
+ * <p>"processor": an interpreter processor runs the operations of each record of "ops" ({@code "<store> <call>"},
+ * several separated by {@code " ; "}) against its stores (in-memory and RocksDB key-value, window and session stores,
+ * timestamped ones, cached ones read before the commit, window stores retaining duplicates, Long keys ordered by their
+ * bytes) and forwards {@code "<operation> -> <result>"}; every record has the key "g", so at any partition count one
+ * task holds every store entry; the driver reads the same stores at the end. "dsl": the same reads through the driver
+ * on the stores of DSL aggregations, of a global table (which a processor reads too) and of a versioned table.
+ * Mirrored in tests/conformance/test_kafka_reference.py (store_reads).
  */
 final class StoreReadScenarios {
     private StoreReadScenarios() {}
 
     static final Serde<String> S = Serdes.String();
     static final Serde<Long> L = Serdes.Long();
-    static final String[] PROCESSOR_STORES = {"kv", "kv-rocks", "kv-long", "ts-kv", "win", "win-rocks", "ts-win", "ses",
-        "ses-rocks"};
 
     static List<Scenario> all() {
         return List.of(processor(), dsl());

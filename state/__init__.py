@@ -3,6 +3,7 @@ from streams_on_spark.state.factory import Stores
 from streams_on_spark.state.stores import (
     InMemoryKeyValueBytesStore,
     KeyValueBytesStoreSupplier,
+    KeyValueIterator,
     KeyValueStore,
     KeyValueStoreBuilder,
     KeyValueStoreFacade,
@@ -14,6 +15,6 @@ from streams_on_spark.state.stores import (
     ValueAndTimestampSerde,
 )
 
-__all__ = ["InMemoryKeyValueBytesStore", "KeyValueBytesStoreSupplier", "KeyValueStore", "KeyValueStoreBuilder",
-           "KeyValueStoreFacade", "StateStore", "StoreBuilder", "Stores", "TimestampedKeyValueStore",
-           "TimestampedKeyValueStoreBuilder", "ValueAndTimestamp", "ValueAndTimestampSerde"]
+__all__ = ["InMemoryKeyValueBytesStore", "KeyValueBytesStoreSupplier", "KeyValueIterator", "KeyValueStore",
+           "KeyValueStoreBuilder", "KeyValueStoreFacade", "StateStore", "StoreBuilder", "Stores",
+           "TimestampedKeyValueStore", "TimestampedKeyValueStoreBuilder", "ValueAndTimestamp", "ValueAndTimestampSerde"]

@@ -28,6 +28,7 @@ from operator import itemgetter
 from typing import Any, Callable, Hashable, Iterable, Iterator, Optional
 
 from streams_on_spark.errors import IllegalStateError
+from streams_on_spark.window import LONG_MAX
 
 #: what one cached entry costs besides its key and value bytes (Kafka's LRUCacheEntry overhead is of this order)
 ENTRY_OVERHEAD_BYTES = 64
@@ -175,8 +176,9 @@ class CachingBytesStore(ABC):
         return sorted(stored.items(), key=None if order is None else lambda item: order(item[0]), reverse=reverse)
 
     def approximate_num_entries(self) -> int:
-        stored = self._stored
-        return self.wrapped.approximate_num_entries() + sum(1 for k in self._dirty if stored(k) is None)
+        """The store beneath's count, as Kafka's caching store answers: writes still in the cache (flushed at the
+        next commit: after every record in the driver, every micro-batch on Spark) are not counted."""
+        return self.wrapped.approximate_num_entries()
 
     # ------------------------------------------------------------------ commit
     def flush(self, first: Optional[Hashable] = None) -> None:
@@ -438,7 +440,7 @@ class CachingSessionBytesStore(_CompositeKeyCache):
 
     def fetch_keys(self, key_from: Optional[bytes], key_to: Optional[bytes],
                    forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
-        rows = self.wrapped.fetch_keys(key_from, key_to, forward)
-        return self._merged_rows(rows, self._cached_keys(key_from, key_to, lambda k: True) if self._entries else [],
-                                 self.wrapped.session_order, forward)
+        """Kafka's ``CachingSessionStore.fetch``: ``find_sessions(key_from, key_to, 0, Long.MAX_VALUE)`` (so a range
+        ``from > to`` reads nothing, with the warning, on any store under the cache)."""
+        return self.find_sessions(key_from, key_to, 0, LONG_MAX, forward)
 

@@ -155,9 +155,14 @@ class LocalKeyValueBytesStore(StateStore):
         self._writes += 1
 
     def approximate_num_entries(self) -> int:
-        """RocksDB's estimate, as Kafka's RocksDB store answers (exact only for an in-memory store)."""
+        """RocksDB's estimate of the committed keys, as Kafka's RocksDB store answers, plus the keys the batch added
+        less those it removed (one multi-get of the batch's written keys)."""
         estimate = self._db.property_int_value("rocksdb.estimate-num-keys") or 0
-        return max(0, estimate + sum(1 if v is not None else -1 for v in self.pending.values()))
+        pending = self.pending
+        if pending:
+            committed = self._db.get(list(pending))
+            estimate += sum((new is not None) - (old is not None) for new, old in zip(pending.values(), committed))
+        return max(0, estimate)
 
     def entries(self) -> None:
         """Nothing for the task's snapshot: the content is the engine's (its changelog)."""

@@ -31,6 +31,7 @@ from streams_on_spark.state.session_stores import (
     SessionBytesStoreSupplier,
     TimeOrderedSessionBytesStore,
     TimeOrderedSessionBytesStoreSupplier,
+    check_fetch_range,
 )
 from streams_on_spark.state.window_stores import (
     InMemoryWindowBytesStore,
@@ -270,8 +271,7 @@ class LocalSessionBytesStore(_Table, InMemorySessionBytesStore):
     def fetch_keys(self, key_from: Optional[bytes], key_to: Optional[bytes],
                    forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
         self._remove_expired_segments()
-        if key_from is not None and key_to is not None and key_from > key_to:
-            return []
+        check_fetch_range(key_from, key_to)
         return _ordered(self._rows(key_from, key_to, self._min_live_time(), LONG_MAX, LONG_MAX), self.session_order,
                         forward)
 

@@ -10,16 +10,19 @@ from __future__ import annotations
 import bisect
 import logging
 from operator import itemgetter
-from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
+from typing import Any, Callable, Generic, Optional, TypeVar
 
+from streams_on_spark.errors import UnsupportedOperationError
 from streams_on_spark.keyvalue import KeyValue
 from streams_on_spark.state.caching import CachingSessionBytesStore, FlushListener
 from streams_on_spark.state.expiry import Expiring, Segmented, check_store_name, sub_keys
 from streams_on_spark.state.stores import (
     INVALID_RANGE_WARNING,
+    KeyValueIterator,
     SerdeStore,
     StateStore,
     StoreBuilder,
+    invalid_range,
 )
 from streams_on_spark.window import (
     LONG_MAX,
@@ -39,8 +42,18 @@ def _session_order(row: tuple) -> tuple[int, bytes, int]:
     return row[2], row[0], -row[1]
 
 
+def check_fetch_range(key_from: Optional[bytes], key_to: Optional[bytes]) -> None:
+    """Kafka's in-memory session store fetches a key range through a ``subMap``, which refuses ``from > to``."""
+    if key_from is not None and key_to is not None and key_from > key_to:
+        raise ValueError("fromKey > toKey")
+
+
 class InMemorySessionBytesStore(Expiring, StateStore):
     """Sessions ``end -> key bytes -> start -> aggregate bytes`` (Kafka's ``InMemorySessionStore``)."""
+
+    #: whether Kafka's store answers ``findSessions(earliestSessionEndTime, latestSessionEndTime)`` (its RocksDB
+    #: session store does not)
+    finds_sessions_by_end_time = True
 
     #: the orders of ``find_sessions``/``fetch_keys`` and of ``find_sessions_by_end_time`` (as sort keys of a row)
     session_order = staticmethod(_session_order)
@@ -137,8 +150,10 @@ class InMemorySessionBytesStore(Expiring, StateStore):
 
     def fetch_keys(self, key_from: Optional[bytes], key_to: Optional[bytes],
                    forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
-        """Every session of the keys in ``[key_from, key_to]`` (None = open)."""
+        """Every session of the keys in ``[key_from, key_to]`` (None = open); ``key_from > key_to`` fails, as in
+        Kafka's in-memory store (its ``subMap``)."""
         self._remove_expired_segments()
+        check_fetch_range(key_from, key_to)
         times = self._times
         return self._scan(key_from, key_to, LONG_MAX, times if forward else times[::-1], forward)
 
@@ -231,55 +246,65 @@ class SessionStore(SerdeStore, Generic[K, V]):
         """The aggregate of exactly the session ``[start, end]`` of ``key``, or None."""
         return self._vde(self.inner.fetch_session(self._kser(key), session_start_time, session_end_time))
 
-    def _rows(self, rows: list[tuple[bytes, int, int, bytes]]) -> Iterator[KeyValue]:
+    def _rows(self, rows: list[tuple[bytes, int, int, bytes]]) -> KeyValueIterator:
         kde, vde = self._kde, self._vde
-        return iter([KeyValue(Windowed(kde(k), SessionWindow(s, e)), vde(v)) for k, s, e, v in rows])
+        return KeyValueIterator([KeyValue(Windowed(kde(k), SessionWindow(s, e)), vde(v)) for k, s, e, v in rows])
 
-    def find_sessions(self, key: K, earliest_session_end_time: int, latest_session_start_time: int) -> Iterator[KeyValue]:
-        """Sessions of ``key`` with ``end >= earliest_end`` and ``start <= latest_start`` — those a record
-        arriving within the inactivity gap would merge with."""
-        kb = self._kser(key)
-        return self._rows(self.inner.find_sessions(kb, kb, earliest_session_end_time, latest_session_start_time))
+    def find_sessions(self, *args: Any) -> KeyValueIterator:
+        """Kafka's overloads, dispatched on the number of arguments: ``find_sessions(key, earliest_session_end_time,
+        latest_session_start_time)`` — the sessions of ``key`` with ``end >= earliest_end`` and ``start <=
+        latest_start`` (those a record within the inactivity gap would merge with); ``find_sessions(key_from, key_to,
+        earliest_session_end_time, latest_session_start_time)`` for keys in ``[key_from, key_to]`` (None = open);
+        ``find_sessions(earliest_session_end_time, latest_session_end_time)`` — every session ending in that range,
+        on the stores that support it as Kafka's (in-memory and time-ordered, uncached)."""
+        if len(args) == 2:
+            if not getattr(self.inner, "finds_sessions_by_end_time", False):
+                raise UnsupportedOperationError("This API is not supported by this implementation of SessionStore.")
+            return self.find_sessions_by_end_time(*args)
+        return self._find(args, "find_sessions", True)
 
-    def backward_find_sessions(self, key: K, earliest_session_end_time: int,
-                               latest_session_start_time: int) -> Iterator[KeyValue]:
-        kb = self._kser(key)
-        return self._rows(self.inner.find_sessions(kb, kb, earliest_session_end_time, latest_session_start_time,
-                                                   False))
+    def backward_find_sessions(self, *args: Any) -> KeyValueIterator:
+        """``find_sessions``' 3- and 4-argument forms in the reverse order."""
+        return self._find(args, "backward_find_sessions", False)
 
-    def find_sessions_range(self, key_from: Optional[K], key_to: Optional[K], earliest_session_end_time: int,
-                            latest_session_start_time: int) -> Iterator[KeyValue]:
-        return self._rows(self.inner.find_sessions(self._kser_opt(key_from), self._kser_opt(key_to),
-                                                   earliest_session_end_time, latest_session_start_time))
-
-    def backward_find_sessions_range(self, key_from: Optional[K], key_to: Optional[K],
-                                     earliest_session_end_time: int,
-                                     latest_session_start_time: int) -> Iterator[KeyValue]:
-        return self._rows(self.inner.find_sessions(self._kser_opt(key_from), self._kser_opt(key_to),
-                                                   earliest_session_end_time, latest_session_start_time, False))
+    def _find(self, args: tuple, method: str, forward: bool) -> KeyValueIterator:
+        if len(args) == 3:
+            key, earliest_end, latest_start = args
+            kb = self._kser(key)
+            return self._rows(self.inner.find_sessions(kb, kb, earliest_end, latest_start, forward))
+        if len(args) == 4:
+            key_from, key_to, earliest_end, latest_start = args
+            return self._rows(self.inner.find_sessions(self._kser_opt(key_from), self._kser_opt(key_to),
+                                                       earliest_end, latest_start, forward))
+        raise TypeError(f"{method}() takes {'2, ' if forward else ''}3 or 4 arguments ({len(args)} given)")
 
     def find_sessions_by_end_time(self, earliest_session_end_time: int,
-                                  latest_session_end_time: int) -> Iterator[KeyValue]:
-        """Sessions of all keys ending in ``[earliest_end, latest_end]`` (what emit-final scans)."""
+                                  latest_session_end_time: int) -> KeyValueIterator:
+        """Sessions of all keys ending in ``[earliest_end, latest_end]`` (what emit-final scans, on any store)."""
         return self._rows(self.inner.find_sessions_by_end_time(earliest_session_end_time, latest_session_end_time))
 
-    def fetch(self, key: K) -> Iterator[KeyValue]:
-        """Every session of ``key``."""
-        kb = self._kser(key)
-        return self._rows(self.inner.fetch_keys(kb, kb))
+    def fetch(self, *args: Any) -> KeyValueIterator:
+        """``fetch(key)``: every session of ``key``; ``fetch(key_from, key_to)``: of the keys in ``[key_from,
+        key_to]`` (None = open)."""
+        return self._fetch(args, "fetch", True)
 
-    def backward_fetch(self, key: K) -> Iterator[KeyValue]:
-        kb = self._kser(key)
-        return self._rows(self.inner.fetch_keys(kb, kb, False))
+    def backward_fetch(self, *args: Any) -> KeyValueIterator:
+        """``fetch``'s forms in the reverse order."""
+        return self._fetch(args, "backward_fetch", False)
 
-    def fetch_range(self, key_from: Optional[K], key_to: Optional[K]) -> Iterator[KeyValue]:
-        return self._rows(self.inner.fetch_keys(self._kser_opt(key_from), self._kser_opt(key_to)))
+    def _fetch(self, args: tuple, method: str, forward: bool) -> KeyValueIterator:
+        if len(args) == 1:
+            kb = self._kser(args[0])
+            return self._rows(self.inner.fetch_keys(kb, kb, forward))
+        if len(args) == 2:
+            return self._rows(self.inner.fetch_keys(self._kser_opt(args[0]), self._kser_opt(args[1]), forward))
+        raise TypeError(f"{method}() takes 1 or 2 arguments ({len(args)} given)")
 
-    def all(self) -> Iterator[KeyValue]:
+    def all(self) -> KeyValueIterator:
         """Every session, in Kafka's forward order; a snapshot."""
         return self._rows(self.inner.fetch_keys(None, None))
 
-    def backward_all(self) -> Iterator[KeyValue]:
+    def backward_all(self) -> KeyValueIterator:
         return self._rows(self.inner.fetch_keys(None, None, False))
 
 
@@ -306,6 +331,8 @@ class PersistentSessionBytesStore(Segmented, InMemorySessionBytesStore):
     (``getActualFrom``), multi-key reads go segment by segment in ``SessionKeySchema`` order (key bytes, end,
     start)."""
 
+    finds_sessions_by_end_time = False
+
     def __init__(self, name: str, retention_period_ms: int) -> None:
         super().__init__(name, retention_period_ms)
         self._init_segments()
@@ -326,6 +353,9 @@ class PersistentSessionBytesStore(Segmented, InMemorySessionBytesStore):
 
     def fetch_keys(self, key_from: Optional[bytes], key_to: Optional[bytes],
                    forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
+        """As the in-memory store's, but ``key_from > key_to`` reads nothing (with Kafka's warning)."""
+        if invalid_range(key_from, key_to):
+            return []
         return self._unexpired(super().fetch_keys(key_from, key_to, forward), self.session_order, forward)
 
     def end_time_order(self, row: tuple) -> tuple:
@@ -348,6 +378,7 @@ class TimeOrderedSessionBytesStore(PersistentSessionBytesStore):
     check lookups make."""
 
     end_time_order = staticmethod(itemgetter(2, 1, 0))   # type: ignore[assignment]
+    finds_sessions_by_end_time = True
 
 
 class PersistentSessionBytesStoreSupplier(SessionBytesStoreSupplier):

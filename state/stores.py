@@ -61,6 +61,42 @@ def prefix_upper_bound(prefix: bytes) -> Optional[bytes]:
     return stripped[:-1] + bytes([stripped[-1] + 1])
 
 
+class KeyValueIterator(Iterator[KeyValue]):
+    """What a store read returns (Kafka's ``KeyValueIterator``, and ``WindowStoreIterator`` whose keys are window
+    starts): a Python iterator over a snapshot of the entries, so the store may be written while it is read; with
+    Kafka's ``peek_next_key`` and ``close``, and a context manager as Java's try-with-resources."""
+
+    def __init__(self, entries: list[KeyValue]) -> None:
+        self._entries = entries
+        self._position = 0
+
+    def __iter__(self) -> "KeyValueIterator":
+        return self
+
+    def __next__(self) -> KeyValue:
+        if self._position >= len(self._entries):
+            raise StopIteration
+        self._position += 1
+        return self._entries[self._position - 1]
+
+    def peek_next_key(self) -> Any:
+        """The key of the next entry without moving past it; ``StopIteration`` when there is none (Kafka's
+        ``NoSuchElementException``)."""
+        if self._position >= len(self._entries):
+            raise StopIteration("no more entries")
+        return self._entries[self._position].key
+
+    def close(self) -> None:
+        """End the iteration (a snapshot holds nothing of the store's to release)."""
+        self._position = len(self._entries)
+
+    def __enter__(self) -> "KeyValueIterator":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
 class StateStore(ABC):
     """A named store owned by one task (or by the global task)."""
 
@@ -288,31 +324,37 @@ class KeyValueStore(SerdeStore, Generic[K, V]):
     def delete(self, key: K) -> Optional[V]:
         return self._vde(self.inner.delete(self._kser(key)))
 
-    def range(self, key_from: Optional[K], key_to: Optional[K]) -> Iterator[KeyValue]:
+    def range(self, key_from: Optional[K], key_to: Optional[K]) -> KeyValueIterator:
         """Entries with ``key_from <= key <= key_to`` by serialized-key order (None = unbounded)."""
         lo = None if key_from is None else self._kser(key_from)
         hi = None if key_to is None else self._kser(key_to)
-        return iter([KeyValue(self._kde(k), self._vde(v)) for k, v in self.inner.range(lo, hi)])
+        return KeyValueIterator([KeyValue(self._kde(k), self._vde(v)) for k, v in self.inner.range(lo, hi)])
 
-    def reverse_range(self, key_from: Optional[K], key_to: Optional[K]) -> Iterator[KeyValue]:
+    def reverse_range(self, key_from: Optional[K], key_to: Optional[K]) -> KeyValueIterator:
         lo = None if key_from is None else self._kser(key_from)
         hi = None if key_to is None else self._kser(key_to)
-        return iter([KeyValue(self._kde(k), self._vde(v)) for k, v in self.inner.range(lo, hi, reverse=True)])
+        rows = self.inner.range(lo, hi, reverse=True)
+        return KeyValueIterator([KeyValue(self._kde(k), self._vde(v)) for k, v in rows])
 
-    def all(self) -> Iterator[KeyValue]:
+    def all(self) -> KeyValueIterator:
         """Every entry in serialized-key order; a snapshot, safe to modify the store while iterating."""
         return self.range(None, None)
 
-    def prefix_scan(self, prefix: Any, prefix_key_serializer: Any) -> Iterator[KeyValue]:
+    def prefix_scan(self, prefix: Any, prefix_key_serializer: Any) -> KeyValueIterator:
         """Entries whose serialized key starts with ``prefix`` serialized by ``prefix_key_serializer`` (anything with
-        Kafka's ``serialize(topic, data)``), in serialized-key order (Kafka's ``prefixScan``)."""
+        Kafka's ``serialize(topic, data)``), in serialized-key order (Kafka's ``prefixScan``); an empty or all-0xff
+        prefix raises ``IndexError`` as Kafka's raises ``IndexOutOfBoundsException``."""
         if prefix is None or prefix_key_serializer is None:
             raise ValueError(f"prefix and prefix_key_serializer cannot be null (store {self.name})")
-        raw = prefix_key_serializer.serialize(self._topic, prefix)
-        rows = self.inner.range(raw, prefix_upper_bound(raw))
-        return iter([KeyValue(self._kde(k), self._vde(v)) for k, v in rows if k.startswith(raw)])
+        raw = prefix_key_serializer.serialize(None, prefix)   # as Kafka's stores: no topic
+        upper = prefix_upper_bound(raw)
+        if upper is None:   # Kafka's Bytes.increment(prefix) throws IndexOutOfBoundsException
+            raise IndexError(f"prefix_scan on store {self.name}: no key is above every key starting with {raw!r} (an "
+                             "empty prefix, or bytes 0xff only), as in Kafka's stores")
+        rows = self.inner.range(raw, upper)
+        return KeyValueIterator([KeyValue(self._kde(k), self._vde(v)) for k, v in rows if k.startswith(raw)])
 
-    def reverse_all(self) -> Iterator[KeyValue]:
+    def reverse_all(self) -> KeyValueIterator:
         return self.reverse_range(None, None)
 
 
@@ -446,20 +488,31 @@ class KeyValueStoreFacade:
     def delete(self, key: Any) -> Any:
         return ValueAndTimestamp.get_value_or_null(self.store.delete(key))
 
-    def range(self, key_from: Any, key_to: Any) -> Iterator[KeyValue]:
-        return iter([KeyValue(k, v.value) for k, v in self.store.range(key_from, key_to)])
+    def range(self, key_from: Any, key_to: Any) -> KeyValueIterator:
+        return plain_values(self.store.range(key_from, key_to))
 
-    def all(self) -> Iterator[KeyValue]:
+    def reverse_range(self, key_from: Any, key_to: Any) -> KeyValueIterator:
+        return plain_values(self.store.reverse_range(key_from, key_to))
+
+    def all(self) -> KeyValueIterator:
         return self.range(None, None)
 
-    def prefix_scan(self, prefix: Any, prefix_key_serializer: Any) -> Iterator[KeyValue]:
-        return iter([KeyValue(k, v.value) for k, v in self.store.prefix_scan(prefix, prefix_key_serializer)])
+    def reverse_all(self) -> KeyValueIterator:
+        return self.reverse_range(None, None)
+
+    def prefix_scan(self, prefix: Any, prefix_key_serializer: Any) -> KeyValueIterator:
+        return plain_values(self.store.prefix_scan(prefix, prefix_key_serializer))
 
     def approximate_num_entries(self) -> int:
         return self.store.approximate_num_entries()
 
     def __repr__(self) -> str:
         return f"KeyValueStoreFacade({self.name!r})"
+
+
+def plain_values(rows: Iterator[KeyValue]) -> KeyValueIterator:
+    """A timestamped store's entries with plain values (Kafka's facades drop the timestamps)."""
+    return KeyValueIterator([KeyValue(k, ValueAndTimestamp.get_value_or_null(v)) for k, v in rows])
 
 
 class ReadOnlyStore:
@@ -584,7 +637,7 @@ class TimestampedKeyValueStoreBuilder(KeyValueStoreBuilder):
     store_type = TimestampedKeyValueStore
 
 
-__all__ = ["StateStore", "InMemoryKeyValueBytesStore", "KeyValueStore", "TimestampedKeyValueStore",
+__all__ = ["StateStore", "InMemoryKeyValueBytesStore", "KeyValueIterator", "KeyValueStore", "TimestampedKeyValueStore",
            "ValueAndTimestamp", "ValueAndTimestampSerde", "KeyValueStoreFacade", "KeyValueBytesStoreSupplier",
            "StoreBuilder", "KeyValueStoreBuilder", "TimestampedKeyValueStoreBuilder", "KeyValue", "IllegalStateError",
            "check_changelog_config"]

@@ -149,8 +149,8 @@ class VersionedKeyValueStore(SerdeStore, Generic[V]):
         log.warning("Skipping record for expired %s.", operation)
 
     def delete(self, key: Any, timestamp: int) -> Optional[VersionedRecord[V]]:
-        """A tombstone at ``timestamp``; the version valid at that time before the delete (None: none, or the time is
-        older than the history retention, when nothing is deleted)."""
+        """A tombstone at ``timestamp``; the version valid at that time before the delete, without ``valid_to`` as
+        Kafka's (None: none, or the time is older than the history retention, when nothing is deleted)."""
         kb = self._kser(key)
         if self._expired(timestamp, self.observed_stream_time()):
             self._record_expired("delete")
@@ -161,8 +161,9 @@ class VersionedKeyValueStore(SerdeStore, Generic[V]):
 
     # ------------------------------------------------------------------ reads
     def get(self, key: Any, as_of_timestamp: Optional[int] = None) -> Optional[VersionedRecord[V]]:
-        """The latest version of ``key`` (no ``valid_to``), or with ``as_of_timestamp`` the version valid then (the
-        latest version has no ``valid_to``); None if there is none, or it is a tombstone."""
+        """The latest version of ``key``, or with ``as_of_timestamp`` the version valid then; None if there is none, or
+        it is a tombstone. Without ``valid_to``, as Kafka's store answers (its metered layer keeps value and
+        timestamp only)."""
         kb = self._kser(key)
         if as_of_timestamp is None:
             versions = unpack_versions(self.inner.get(_DATA + kb))
@@ -186,7 +187,7 @@ class VersionedKeyValueStore(SerdeStore, Generic[V]):
         if i < 0 or versions[i][1] is None:
             return None
         ts, raw = versions[i]
-        return VersionedRecord(self._vde(raw), ts, versions[i + 1][0])
+        return VersionedRecord(self._vde(raw), ts)
 
     def approximate_num_entries(self) -> int:
         """Keys with a version (the stream-time entry left out)."""

@@ -19,18 +19,20 @@ import bisect
 import logging
 import struct
 from operator import itemgetter
-from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
+from typing import Any, Callable, Generic, Optional, TypeVar
 
 from streams_on_spark.keyvalue import KeyValue
 from streams_on_spark.state.caching import CachingWindowBytesStore
 from streams_on_spark.state.expiry import NO_TIMESTAMP, Expiring, Segmented, check_store_name, sub_keys
 from streams_on_spark.state.stores import (
     INVALID_RANGE_WARNING,
+    KeyValueIterator,
     SerdeStore,
     StateStore,
     StoreBuilder,
     TimestampedValues,
     ValueAndTimestamp,
+    plain_values,
 )
 from streams_on_spark.window import (
     LONG_MAX,
@@ -322,7 +324,7 @@ class WindowStore(SerdeStore, Generic[K, V]):
             return self.fetch_range(*args)
         raise TypeError(f"fetch() takes 2, 3 or 4 arguments ({len(args)} given)")
 
-    def backward_fetch(self, *args: Any) -> Iterator[KeyValue]:
+    def backward_fetch(self, *args: Any) -> KeyValueIterator:
         """``backward_fetch(key, time_from, time_to)`` (descending start) or the 4-argument key-range form."""
         if len(args) == 3:
             return self._fetch_key(*args, forward=False)
@@ -330,37 +332,38 @@ class WindowStore(SerdeStore, Generic[K, V]):
             return self.backward_fetch_range(*args)
         raise TypeError(f"backward_fetch() takes 3 or 4 arguments ({len(args)} given)")
 
-    def _fetch_key(self, key: K, time_from: int, time_to: int, forward: bool) -> Iterator[KeyValue]:
+    def _fetch_key(self, key: K, time_from: int, time_to: int, forward: bool) -> KeyValueIterator:
         vde = self._vde
-        return iter([KeyValue(t, vde(v)) for t, v in self.inner.fetch_key(self._kser(key), time_from, time_to,
-                                                                           forward)])
+        rows = self.inner.fetch_key(self._kser(key), time_from, time_to, forward)
+        return KeyValueIterator([KeyValue(t, vde(v)) for t, v in rows])
 
-    def _windowed(self, rows: list[tuple[bytes, int, bytes]]) -> Iterator[KeyValue]:
+    def _windowed(self, rows: list[tuple[bytes, int, bytes]]) -> KeyValueIterator:
         size, kde, vde = self.inner.window_size_ms, self._kde, self._vde
-        return iter([KeyValue(Windowed(kde(k), TimeWindow(t, _window_end(t, size))), vde(v)) for k, t, v in rows])
+        return KeyValueIterator([KeyValue(Windowed(kde(k), TimeWindow(t, _window_end(t, size))), vde(v))
+                                 for k, t, v in rows])
 
-    def fetch_range(self, key_from: Optional[K], key_to: Optional[K], time_from: int, time_to: int) -> Iterator[KeyValue]:
+    def fetch_range(self, key_from: Optional[K], key_to: Optional[K], time_from: int, time_to: int) -> KeyValueIterator:
         """``KeyValue(Windowed, value)`` for keys in ``[key_from, key_to]`` (None = open), by start then key bytes."""
         return self._windowed(self.inner.fetch_keys(self._kser_opt(key_from), self._kser_opt(key_to),
                                                     time_from, time_to, True))
 
     def backward_fetch_range(self, key_from: Optional[K], key_to: Optional[K], time_from: int,
-                             time_to: int) -> Iterator[KeyValue]:
+                             time_to: int) -> KeyValueIterator:
         return self._windowed(self.inner.fetch_keys(self._kser_opt(key_from), self._kser_opt(key_to),
                                                     time_from, time_to, False))
 
-    def fetch_all(self, time_from: int, time_to: int) -> Iterator[KeyValue]:
+    def fetch_all(self, time_from: int, time_to: int) -> KeyValueIterator:
         """``KeyValue(Windowed, value)`` for every window starting in ``[time_from, time_to]``."""
         return self._windowed(self.inner.fetch_all(time_from, time_to, True))
 
-    def backward_fetch_all(self, time_from: int, time_to: int) -> Iterator[KeyValue]:
+    def backward_fetch_all(self, time_from: int, time_to: int) -> KeyValueIterator:
         return self._windowed(self.inner.fetch_all(time_from, time_to, False))
 
-    def all(self) -> Iterator[KeyValue]:
+    def all(self) -> KeyValueIterator:
         """Every live window, by start then key bytes; a snapshot, safe to modify the store while iterating."""
         return self._windowed(self.inner.all(True))
 
-    def backward_all(self) -> Iterator[KeyValue]:
+    def backward_all(self) -> KeyValueIterator:
         return self._windowed(self.inner.all(False))
 
 
@@ -401,29 +404,34 @@ class WindowStoreFacade:
         result = self.store.fetch(*args)
         if len(args) == 2:
             return ValueAndTimestamp.get_value_or_null(result)
-        return _strip(result)
+        return plain_values(result)
 
-    def backward_fetch(self, *args: Any) -> Iterator[KeyValue]:
-        return _strip(self.store.backward_fetch(*args))
+    def backward_fetch(self, *args: Any) -> KeyValueIterator:
+        return plain_values(self.store.backward_fetch(*args))
 
-    def fetch_range(self, key_from: Any, key_to: Any, time_from: int, time_to: int) -> Iterator[KeyValue]:
-        return _strip(self.store.fetch_range(key_from, key_to, time_from, time_to))
+    def fetch_range(self, key_from: Any, key_to: Any, time_from: int, time_to: int) -> KeyValueIterator:
+        return plain_values(self.store.fetch_range(key_from, key_to, time_from, time_to))
 
-    def fetch_all(self, time_from: int, time_to: int) -> Iterator[KeyValue]:
-        return _strip(self.store.fetch_all(time_from, time_to))
+    def backward_fetch_range(self, key_from: Any, key_to: Any, time_from: int, time_to: int) -> KeyValueIterator:
+        return plain_values(self.store.backward_fetch_range(key_from, key_to, time_from, time_to))
 
-    def all(self) -> Iterator[KeyValue]:
-        return _strip(self.store.all())
+    def fetch_all(self, time_from: int, time_to: int) -> KeyValueIterator:
+        return plain_values(self.store.fetch_all(time_from, time_to))
+
+    def backward_fetch_all(self, time_from: int, time_to: int) -> KeyValueIterator:
+        return plain_values(self.store.backward_fetch_all(time_from, time_to))
+
+    def all(self) -> KeyValueIterator:
+        return plain_values(self.store.all())
+
+    def backward_all(self) -> KeyValueIterator:
+        return plain_values(self.store.backward_all())
 
     def approximate_num_entries(self) -> int:
         return self.store.approximate_num_entries()
 
     def __repr__(self) -> str:
         return f"WindowStoreFacade({self.name!r})"
-
-
-def _strip(rows: Iterator[KeyValue]) -> Iterator[KeyValue]:
-    return iter([KeyValue(k, ValueAndTimestamp.get_value_or_null(v)) for k, v in rows])
 
 
 class WindowBytesStoreSupplier:

@@ -24,6 +24,7 @@ from streams_on_spark.metrics import Metrics
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.local import LocalEngine
 from streams_on_spark.state.stores import KeyValueStore, KeyValueStoreFacade, TimestampedKeyValueStore
+from streams_on_spark.state.versioned import VersionedKeyValueStore
 from streams_on_spark.testing.topics import TestInputTopic, TestOutputTopic
 from streams_on_spark.topology.topology import Topology
 
@@ -154,19 +155,19 @@ class TopologyTestDriver:
                          f"task(s), partitions [0, {len(instances)})")
 
     def get_state_store(self, name: str, partition: Optional[int] = None) -> Any:
-        """A custom store; key-value stores must be read with ``get_key_value_store`` (as in Kafka)."""
+        """A custom store; built-in stores must be read with their own accessor (as in Kafka)."""
         store = self._store(name, partition, "get_state_store")
-        if isinstance(store, TimestampedKeyValueStore):
-            raise ValueError(f"Store {name} is a timestamped key-value store and should be accessed via "
-                             "`get_timestamped_key_value_store()`")
-        if isinstance(store, KeyValueStore):
-            raise ValueError(f"Store {name} is a key-value store and should be accessed via `get_key_value_store()`")
         from streams_on_spark.state.session_stores import SessionStore
-        from streams_on_spark.state.window_stores import WindowStore
-        if isinstance(store, WindowStore):
-            raise ValueError(f"Store {name} is a window store and should be accessed via `get_window_store()`")
-        if isinstance(store, SessionStore):
-            raise ValueError(f"Store {name} is a session store and should be accessed via `get_session_store()`")
+        from streams_on_spark.state.window_stores import TimestampedWindowStore, WindowStore
+        for kind, what, accessor in (
+                (VersionedKeyValueStore, "versioned key-value store", "get_versioned_key_value_store"),
+                (TimestampedKeyValueStore, "timestamped key-value store", "get_timestamped_key_value_store"),
+                (KeyValueStore, "key-value store", "get_key_value_store"),
+                (TimestampedWindowStore, "timestamped window store", "get_timestamped_window_store"),
+                (WindowStore, "window store", "get_window_store"),
+                (SessionStore, "session store", "get_session_store")):
+            if isinstance(store, kind):   # Kafka's texts, with the Python accessor
+                raise ValueError(f"Store {name} is a {what} and should be accessed via `{accessor}()`")
         return store
 
     def get_key_value_store(self, name: str, partition: Optional[int] = None) -> Any:
@@ -179,6 +180,11 @@ class TopologyTestDriver:
     def get_timestamped_key_value_store(self, name: str, partition: Optional[int] = None) -> Any:
         store = self._store(name, partition, "get_timestamped_key_value_store")
         return store if isinstance(store, TimestampedKeyValueStore) else None
+
+    def get_versioned_key_value_store(self, name: str, partition: Optional[int] = None) -> Any:
+        """The versioned key-value store ``name`` (KIP-889): ``get(key)``, ``get(key, as_of_timestamp)``."""
+        store = self._store(name, partition, "get_versioned_key_value_store")
+        return store if isinstance(store, VersionedKeyValueStore) else None
 
     def get_window_store(self, name: str, partition: Optional[int] = None) -> Any:
         """The window store ``name``; DSL (timestamped) window stores are shown without timestamps."""

@@ -141,9 +141,12 @@ def test_prefix_scan_returns_the_keys_under_the_prefix_in_byte_order(tmp_path, b
         local.commit("1")
         store.put(b"a\x01", "pending")     # uncommitted writes are seen too
         keys.append(b"a\x01")
-    for prefix in (b"a", b"a\xff", b"\xff", b"", b"c"):
+    for prefix in (b"a", b"a\xff", b"\xfe", b"c"):
         got = [kv.key for kv in store.prefix_scan(prefix, Serdes.ByteArray())]
         assert got == sorted(k for k in keys if k.startswith(prefix)), prefix
+    for prefix in (b"\xff", b"\xff\xff", b""):   # no key above the prefix's keys: Kafka's IndexOutOfBoundsException
+        with pytest.raises(IndexError, match="no key is above every key starting with"):
+            store.prefix_scan(prefix, Serdes.ByteArray())
     with pytest.raises(ValueError, match="prefix"):
         store.prefix_scan(None, Serdes.ByteArray())
     if local:

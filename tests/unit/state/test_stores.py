@@ -6,7 +6,7 @@ import struct
 import pytest
 
 from streams_on_spark import KeyValue, Serdes, StreamsException, Stores, ValueAndTimestamp
-from streams_on_spark.state import KeyValueStoreFacade, TimestampedKeyValueStore
+from streams_on_spark.state import KeyValueIterator, KeyValueStoreFacade, TimestampedKeyValueStore
 
 
 class Ctx:
@@ -94,3 +94,22 @@ def test_timestamped_store_layout_is_kafkas():
 def test_store_supplier_rejects_empty_names():
     with pytest.raises(ValueError):
         Stores.in_memory_key_value_store("")
+
+
+def test_reads_return_kafkas_key_value_iterator_over_a_snapshot():
+    """``KeyValueIterator``: a Python iterator with Kafka's ``peek_next_key`` and ``close``, a context manager; the
+    store may be written while it is read."""
+    store = Stores.key_value_store_builder(Stores.in_memory_key_value_store("kv"), Serdes.String(),
+                                           Serdes.Long()).build()
+    for key, value in (("b", 2), ("a", 1), ("c", 3)):
+        store.put(key, value)
+    with store.range("a", "b") as it:
+        assert isinstance(it, KeyValueIterator)
+        assert it.peek_next_key() == "a" and next(it) == ("a", 1)
+        store.delete("b")                                    # a snapshot: the read goes on as it started
+        assert it.peek_next_key() == "b" and list(it) == [("b", 2)]
+        with pytest.raises(StopIteration):
+            it.peek_next_key()
+    it = store.all()
+    it.close()
+    assert list(it) == []

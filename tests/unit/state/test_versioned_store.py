@@ -51,10 +51,11 @@ def test_put_returns_kafkas_codes_and_get_reads_latest_and_as_of():
     assert s.put("a", "p5", 5) == PUT_RETURN_CODE_NOT_PUT    # older than stream time 20 - retention 10
     assert s.metrics.dropped == 1
     assert s.get("a") == VersionedRecord("p20", 20)
-    assert s.get("a", 12) == VersionedRecord("p10", 10, 15)
-    assert s.get("a", 15) == VersionedRecord("p15", 15, 20)
-    assert s.get("a", 19) == VersionedRecord("p15", 15, 20)
-    assert s.get("a", 25) == VersionedRecord("p20", 20)      # the latest version has no valid_to
+    assert s.get("a", 12) == VersionedRecord("p10", 10)
+    assert s.get("a", 15) == VersionedRecord("p15", 15)
+    assert s.get("a", 19) == VersionedRecord("p15", 15)
+    assert s.get("a", 25) == VersionedRecord("p20", 20)
+    assert s.get("a", 15).valid_to is None                   # as Kafka's store answers: no valid_to
     assert s.get("a", 9) is None                              # before the first version... and expired
     assert s.get("missing") is None and s.get("missing", 50) is None
 
@@ -65,7 +66,7 @@ def test_same_timestamp_replaces_the_version():
     assert s.put("a", "y", 10) == PUT_RETURN_CODE_VALID_TO_UNDEFINED
     s.put("a", "z", 14)
     assert s.put("a", "y2", 10) == 14
-    assert s.get("a", 11) == VersionedRecord("y2", 10, 14)
+    assert s.get("a", 11) == VersionedRecord("y2", 10)
 
 
 def test_reads_older_than_retention_find_only_the_latest_version():
@@ -83,9 +84,9 @@ def test_tombstones_end_a_version_and_hide_the_latest():
     s.put("a", "p20", 20)
     assert s.put("a", None, 30) == PUT_RETURN_CODE_VALID_TO_UNDEFINED
     assert s.get("a") is None and s.get("a", 31) is None
-    assert s.get("a", 22) == VersionedRecord("p20", 20, 30)
+    assert s.get("a", 22) == VersionedRecord("p20", 20)
     assert s.put("a", "p25", 25) == 30     # slots in before the tombstone
-    assert s.get("a", 27) == VersionedRecord("p25", 25, 30)
+    assert s.get("a", 27) == VersionedRecord("p25", 25)
     assert s.get("a") is None
 
 
@@ -93,7 +94,7 @@ def test_delete_returns_the_version_valid_then_and_refuses_expired_times():
     s = store()
     s.put("a", "v1", 10)
     s.put("a", "v2", 20)
-    assert s.delete("a", 15) == VersionedRecord("v1", 10, 20)
+    assert s.delete("a", 15) == VersionedRecord("v1", 10)
     assert s.get("a", 16) is None and s.get("a", 20) == VersionedRecord("v2", 20)
     s.put("b", "x", 40)
     assert s.delete("a", 25) is None                        # 25 < stream time 40 - retention 10: expired

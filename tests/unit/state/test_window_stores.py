@@ -6,6 +6,7 @@ import pickle
 import pytest
 
 from streams_on_spark import Serdes, StreamsException, ValueAndTimestamp
+from streams_on_spark.errors import UnsupportedOperationError
 from streams_on_spark.dsl.windows import SessionWindow, TimeWindow, Windowed
 from streams_on_spark.state.factory import Stores
 from streams_on_spark.state.session_stores import InMemorySessionBytesStore, SessionStore
@@ -290,9 +291,10 @@ def test_find_sessions_bounds():
     assert pairs(store.find_sessions("a", 20, 30)) == [("[a@10/20]", 2), ("[a@30/30]", 3)]
     assert pairs(store.find_sessions("a", 21, 30)) == [("[a@30/30]", 3)]
     assert pairs(store.backward_find_sessions("a", 0, 100)) == [("[a@30/30]", 3), ("[a@10/20]", 2), ("[a@0/5]", 1)]
-    assert pairs(store.find_sessions_range("a", "b", 20, 10)) == [("[a@10/20]", 2), ("[b@10/20]", 9)]
-    assert pairs(store.find_sessions_range("b", "a", 0, 100)) == []
+    assert pairs(store.find_sessions("a", "b", 20, 10)) == [("[a@10/20]", 2), ("[b@10/20]", 9)]
+    assert pairs(store.find_sessions("b", "a", 0, 100)) == []
     assert pairs(store.find_sessions_by_end_time(5, 20)) == [("[a@0/5]", 1), ("[a@10/20]", 2), ("[b@10/20]", 9)]
+    assert pairs(store.find_sessions(5, 20)) == pairs(store.find_sessions_by_end_time(5, 20))   # Kafka's overload
     key = next(store.find_sessions("a", 0, 0)).key
     assert type(key.window) is SessionWindow
 
@@ -308,7 +310,7 @@ def test_session_order_end_then_key_then_start_descending():
     assert pairs(store.backward_all()) == forward[::-1]
     assert pairs(store.fetch("a")) == forward[:3]
     assert pairs(store.backward_fetch("a")) == forward[:3][::-1]
-    assert pairs(store.fetch_range("a", "b")) == forward
+    assert pairs(store.fetch("a", "b")) == forward
 
 
 def test_session_fetch_remove_and_put_none():
@@ -442,8 +444,11 @@ def test_persistent_session_store_orders_by_segment_key_end_start_and_expires_by
     store.init(ctx)
     for key, start, end in (("b", 0, 5), ("a", 7, 9), ("a", 5, 5), ("c", 0, 5)):
         store.put(Windowed(key, SessionWindow(start, end)), end)
-    rows = [(kv.key.key, kv.key.window.start, kv.key.window.end) for kv in store.fetch_range(None, None)]
+    rows = [(kv.key.key, kv.key.window.start, kv.key.window.end) for kv in store.fetch(None, None)]
     assert rows == [("a", 5, 5), ("a", 7, 9), ("b", 0, 5), ("c", 0, 5)]
+    assert list(store.fetch("c", "a")) == []                 # from > to: empty, warned (in memory: ValueError)
+    with pytest.raises(UnsupportedOperationError, match="not supported by this implementation of SessionStore"):
+        store.find_sessions(0, 100)                          # as Kafka's RocksDB session store
     store.put(Windowed("a", SessionWindow(200, 200)), 1)    # stream time 200: ends <= 100 are past retention
     assert [kv.key.window.end for kv in store.fetch("a")] == [200]
     store.put(Windowed("b", SessionWindow(50, 50)), 1)      # past retention, live segment: not counted

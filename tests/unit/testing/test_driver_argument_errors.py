@@ -124,7 +124,8 @@ def test_pipe_input_needs_a_record_or_a_value(driver):
 
 
 @pytest.mark.parametrize("accessor", ["get_state_store", "get_key_value_store", "get_timestamped_key_value_store",
-                                      "get_window_store", "get_timestamped_window_store", "get_session_store"])
+                                      "get_window_store", "get_timestamped_window_store", "get_session_store",
+                                      "get_versioned_key_value_store"])
 def test_partition_needed_error_names_the_accessor_called(multi_partition_driver, accessor):
     with pytest.raises(IllegalStateError) as excinfo:
         getattr(multi_partition_driver, accessor)("counts")
@@ -135,3 +136,26 @@ def test_get_all_state_stores_needs_the_partition_in_multi_partition_mode(multi_
     with pytest.raises(IllegalStateError, match=r"get_all_state_stores\(partition=0\)"):
         multi_partition_driver.get_all_state_stores()
     assert set(multi_partition_driver.get_all_state_stores(1)) == {"counts"}
+
+
+def test_get_state_store_refuses_built_in_stores_with_kafkas_texts_naming_the_python_accessor():
+    """Kafka's ``throwIfBuiltInStore`` texts, most specific kind first; each typed accessor answers None for a store of
+    another kind, as Kafka's."""
+    from streams_on_spark import SessionWindows, Stores, TimeWindows
+    builder = StreamsBuilder()
+    grouped = builder.stream("in", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+    grouped.count(Materialized.as_("counts"))
+    grouped.windowed_by(TimeWindows.of_size_with_no_grace(10)).count(Materialized.as_("windows"))
+    grouped.windowed_by(SessionWindows.of_inactivity_gap_with_no_grace(10)).count(Materialized.as_("sessions"))
+    builder.table("t", Consumed.with_(S, S), Materialized.as_(Stores.persistent_versioned_key_value_store("v", 10)))
+    with TopologyTestDriver(builder.build(), {"application.id": "kinds"}) as driver:
+        for store, kind, accessor in (("counts", "timestamped key-value store", "get_timestamped_key_value_store"),
+                                      ("windows", "timestamped window store", "get_timestamped_window_store"),
+                                      ("sessions", "session store", "get_session_store"),
+                                      ("v", "versioned key-value store", "get_versioned_key_value_store")):
+            with pytest.raises(ValueError) as excinfo:
+                driver.get_state_store(store)
+            assert str(excinfo.value) == f"Store {store} is a {kind} and should be accessed via `{accessor}()`"
+            assert getattr(driver, accessor)(store) is not None
+        assert driver.get_versioned_key_value_store("counts") is None
+        assert driver.get_key_value_store("v") is None and driver.get_timestamped_key_value_store("v") is None

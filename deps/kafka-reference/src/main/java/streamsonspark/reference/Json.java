@@ -13,6 +13,36 @@ final class Json {
         return out.append('\n').toString();
     }
 
+    /** One line without spaces, as Python's {@code json.dumps(value, separators=(",", ":"))} writes it. */
+    @SuppressWarnings("unchecked")
+    static String compact(final Object value) {
+        final StringBuilder out = new StringBuilder();
+        if (value instanceof List) {
+            out.append('[');
+            final List<Object> list = (List<Object>) value;
+            for (int i = 0; i < list.size(); i++) {
+                out.append(i > 0 ? "," : "").append(compact(list.get(i)));
+            }
+            return out.append(']').toString();
+        }
+        if (value instanceof Map) {
+            out.append('{');
+            boolean first = true;
+            for (final Map.Entry<String, Object> e : ((Map<String, Object>) value).entrySet()) {
+                out.append(first ? "" : ",");
+                first = false;
+                string(out, e.getKey());
+                out.append(':').append(compact(e.getValue()));
+            }
+            return out.append('}').toString();
+        }
+        if (value instanceof String) {
+            string(out, (String) value);
+            return out.toString();
+        }
+        return String.valueOf(value);
+    }
+
     private static void indent(final StringBuilder out, final int depth) {
         out.append('\n');
         for (int i = 0; i < depth; i++) {

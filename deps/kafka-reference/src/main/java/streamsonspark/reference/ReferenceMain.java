@@ -63,6 +63,10 @@ import org.apache.kafka.streams.test.TestRecord;
  *     {"key": k, "window": [start, end], "value": v}  kind "window": getWindowStore(name).all();
  *                                                     kind "session": getSessionStore(name).fetch(key) per listed key
  *   ]}},
+ *   "reads": [{"store": s, "accessor": A, "call": "range a c", "result": R}],
+ *                                                    only when the scenario reads through the driver: after the
+ *                                                    last step, driver.get&lt;A&gt;Store(s) runs the call (see
+ *                                                    StoreReadScenarios: its format and R's)
  *   "metrics": {"dropped-records-total": n},          summed over every task
  *   "errors": {"check": {"exception": "java.lang.IllegalArgumentException", "message": "..."}}
  *                                                    only when the scenario has checks that must throw
@@ -250,6 +254,18 @@ public final class ReferenceMain {
                 stores.put(spec[0], s);
             }
             out.put("stores", stores);
+            if (!scenario.reads.isEmpty()) {
+                final List<Object> reads = new ArrayList<>();
+                for (final String[] read : scenario.reads) {
+                    final Map<String, Object> r = new LinkedHashMap<>();
+                    r.put("store", read[0]);
+                    r.put("accessor", read[1]);
+                    r.put("call", read[2]);
+                    r.put("result", StoreReadScenarios.call(accessor(driver, read[0], read[1]), read[2]));
+                    reads.add(r);
+                }
+                out.put("reads", reads);
+            }
 
             double dropped = 0;
             final TreeSet<String> seen = new TreeSet<>();
@@ -280,6 +296,19 @@ public final class ReferenceMain {
             out.put("errors", errors);
         }
         return out;
+    }
+
+    /** The driver's store accessor named {@code accessor} (see {@link Scenario#read}). */
+    private static Object accessor(final TopologyTestDriver driver, final String store, final String accessor) {
+        switch (accessor) {
+            case "kv": return driver.getKeyValueStore(store);
+            case "timestamped-kv": return driver.getTimestampedKeyValueStore(store);
+            case "window": return driver.getWindowStore(store);
+            case "timestamped-window": return driver.getTimestampedWindowStore(store);
+            case "session": return driver.getSessionStore(store);
+            case "versioned": return driver.getVersionedKeyValueStore(store);
+            default: throw new IllegalArgumentException("unknown accessor " + accessor);
+        }
     }
 
     private static Map<String, Object> entry(final Object key, final Object value, final Long timestamp) {

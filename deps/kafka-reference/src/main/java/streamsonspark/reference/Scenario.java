@@ -25,6 +25,7 @@ final class Scenario {
     final Map<String, String[]> outputs = new LinkedHashMap<>();
     final List<Map<String, Object>> steps = new ArrayList<>();
     final List<String[]> stores = new ArrayList<>();   // {name, kind, keys (comma-separated, session stores)}
+    final List<String[]> reads = new ArrayList<>();   // {store, accessor, call}: driver store reads at the end
     final Map<String, Runnable> errors = new LinkedHashMap<>();   // checks that must throw: name -> what throws
 
     Scenario(final String name, final String variant, final String description,
@@ -58,6 +59,14 @@ final class Scenario {
     /** key-value: "kv" (getKeyValueStore), "timestamped-kv" (getTimestampedKeyValueStore), "window", "session". */
     Scenario store(final String storeName, final String kind, final String... keys) {
         stores.add(new String[] {storeName, kind, String.join(",", keys)});
+        return this;
+    }
+
+    /** A read through the driver after the last step: {@code accessor} names the driver's method ("kv",
+     *  "timestamped-kv", "window", "timestamped-window", "session", "versioned"), {@code call} is
+     *  {@code "<method> <arg> ..."} as {@link StoreReadScenarios#call} runs it. */
+    Scenario read(final String storeName, final String accessor, final String call) {
+        reads.add(new String[] {storeName, accessor, call});
         return this;
     }
 

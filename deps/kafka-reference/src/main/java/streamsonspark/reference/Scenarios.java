@@ -140,6 +140,7 @@ final class Scenarios {
         all.addAll(OuterJoinScenarios.all());
         all.addAll(TransformValuesScenarios.all());
         all.addAll(MaterializedScenarios.all());
+        all.addAll(StoreReadScenarios.all());
         return all;
     }
 

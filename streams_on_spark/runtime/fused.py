@@ -433,6 +433,7 @@ def replanned_forward(task: Any, node_name: str) -> Callable[..., None]:
 
 
 def _plain_forward(task: Any, node: Any) -> Callable[..., None]:
+    """``node``'s forward through the task's context, node by node (a named child, or where nothing is fused)."""
     ctx = task.context
 
     def forward(record: Any, child: Optional[str] = None) -> None:
@@ -560,10 +561,9 @@ class _Compiler:
         processor's output, mid-record), its children's code inline. A user function that raises leaves the task's
         context at its node and raises on, as a ``forward`` through the nodes does; a forward to a named child goes
         through the task's context."""
-        task, ctx = self.task, self.task.context
+        task = self.task
         self.env["_fail"] = self._tail_failure_handler()
-        self.env["_named"] = lambda record, child: (setattr(ctx, "current", node),
-                                                    type(ctx).forward(ctx, record, child))[1]
+        self.env["_named"] = _plain_forward(task, node)
         self.env["_collector"] = task.collector
         self.lines = ["def tail(record, child=None):",
                       "    if child is not None:",

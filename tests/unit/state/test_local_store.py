@@ -112,6 +112,49 @@ def test_a_second_process_cannot_open_a_task_in_use(tmp_path):
     local.close()
 
 
+
+def test_a_task_without_stores_keeps_its_marker_and_image_in_one_file(tmp_path):
+    """A stateless task's copy is no RocksDB (no database files), yet answers as one: marker and image committed
+    together, kept across reopening, cleared, marked by a rebuild, held by one process at a time."""
+    path = tmp_path / "task"
+    local = LocalTaskStore(str(path), [])
+    assert local.version() is None and local.image() is None
+    assert local.commit("1:4", b"image-4") == {}
+    assert local.commit("1:5") == {}   # a commit without an image drops the older one
+    local.close()
+    assert sorted(p.name for p in path.iterdir()) == ["task-copy", "task-copy.lock"]
+    again = LocalTaskStore(str(path), [])
+    assert again.version() == "1:5" and again.image() is None
+    again.commit("1:6", b"image-6")
+    with pytest.raises(StreamsException, match="another process"):
+        LocalTaskStore(str(path), [])
+    again.close()
+    again.open()
+    assert again.version() == "1:6" and again.image() == b"image-6"
+    again.clear()
+    assert again.version() is None and again.image() is None
+    assert again.load([{}, {}], "2:0") == 0 and again.version() == "2:0"
+    again.close()
+
+
+def test_an_unreadable_copy_of_a_task_without_stores_starts_from_none(tmp_path, caplog):
+    path = tmp_path / "task"
+    local = LocalTaskStore(str(path), [])
+    local.commit("3", b"image")
+    local.close()
+    (path / "task-copy").write_bytes((path / "task-copy").read_bytes()[:-3])   # torn: the last entry ends early
+    again = LocalTaskStore(str(path), [])
+    assert again.version() is None and again.image() is None
+    assert "cannot be read" in caplog.text
+    again.close()
+
+
+def test_a_rebuild_of_a_task_without_stores_refuses_changes_for_a_store(tmp_path):
+    local = LocalTaskStore(str(tmp_path / "task"), [])
+    with pytest.raises(StreamsException, match="store s that this topology does not have"):
+        local.load([{"s": {b"k": b"v"}}], "1")
+    local.close()
+
 class _Context:
     """What a store's init reads of its task."""
     application_id = "app"

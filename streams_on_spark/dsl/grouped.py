@@ -20,16 +20,9 @@ from streams_on_spark.topology.graph import (
 )
 
 
-def _count_init() -> int:
-    return 0
-
-
-def _count_add(_key: Any, _value: Any, agg: int) -> int:
-    return agg + 1
-
-
-def _count_sub(_key: Any, _value: Any, agg: int) -> int:
-    return agg - 1
+# count()'s functions live with the processors (the batch path recognises them); these names stay for task images
+# pickled by earlier versions
+_count_init, _count_add, _count_sub = processors.count_initializer, processors.count_adder, processors.count_subtractor
 
 
 
@@ -79,7 +72,8 @@ class KGroupedStream(AbstractStream):
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         value_serde = m.value_serde if m.value_serde is not None else Serdes.Long()
         name = self._name(named, "KSTREAM-AGGREGATE-")
-        supplier = DslSupplier(processors.KStreamAggregate, store, _count_init, _count_add)
+        supplier = DslSupplier(processors.KStreamAggregate, store, processors.count_initializer,
+                               processors.count_adder)
         return self._aggregate(name, m, store, key_serde, value_serde, supplier)
 
     def reduce(self, reducer: Callable[[Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
@@ -234,7 +228,8 @@ class KGroupedTable(AbstractStream):
         store = self._builder.materialized_store_name(m, "KTABLE-AGGREGATE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         value_serde = m.value_serde if m.value_serde is not None else Serdes.Long()
-        supplier = DslSupplier(processors.KTableAggregate, store, _count_init, _count_add, _count_sub)
+        supplier = DslSupplier(processors.KTableAggregate, store, processors.count_initializer,
+                               processors.count_adder, processors.count_subtractor)
         return self._aggregate(named, "KTABLE-AGGREGATE-", m, store, key_serde, value_serde, supplier)
 
     def reduce(self, adder: Callable[[Any, Any], Any], subtractor: Callable[[Any, Any], Any], named: Any = None,

@@ -9,6 +9,7 @@ from streams_on_spark.dsl.emit import EmitStrategy, StrategyType
 from streams_on_spark.dsl.ktable import KTable, split_named_materialized
 from streams_on_spark.dsl.params import Materialized
 from streams_on_spark.processor import windowed as windowed_processors
+from streams_on_spark.processor.dsl import count_adder, count_initializer
 from streams_on_spark.serde import Serdes
 from streams_on_spark.serde.windowed import WindowedSerdes
 from streams_on_spark.topology.graph import DslSupplier, GracePeriodGraphNode, GraphNode
@@ -17,12 +18,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from streams_on_spark.dsl.grouped import CogroupedKStream, KGroupedStream
 
 
-def _count_init() -> int:
-    return 0
-
-
-def _count_add(_key: Any, _value: Any, agg: int) -> int:
-    return agg + 1
+# count()'s functions live with the processors; these names stay for task images pickled by earlier versions
+_count_init, _count_add = count_initializer, count_adder
 
 
 def _count_merge(_key: Any, agg1: int, agg2: int) -> int:
@@ -176,7 +173,7 @@ class TimeWindowedKStream(_WindowedAggregations):
 
     def count(self, named: Any = None, materialized: Any = None) -> KTable:
         """Records per key and window (null keys are dropped)."""
-        return self._build(named, materialized, "KSTREAM-AGGREGATE-", Serdes.Long(), _count_init, _count_add,
+        return self._build(named, materialized, "KSTREAM-AGGREGATE-", Serdes.Long(), count_initializer, count_adder,
                            burn_for_count=True)
 
     def reduce(self, reducer: Callable[[Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
@@ -211,7 +208,7 @@ class SessionWindowedKStream(_WindowedAggregations):
     windowed_serde = staticmethod(_session_windowed_serde)
 
     def count(self, named: Any = None, materialized: Any = None) -> KTable:
-        return self._build(named, materialized, "KSTREAM-AGGREGATE-", Serdes.Long(), _count_init, _count_add,
+        return self._build(named, materialized, "KSTREAM-AGGREGATE-", Serdes.Long(), count_initializer, count_adder,
                            _count_merge, burn_for_count=True)
 
     def reduce(self, reducer: Callable[[Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:

@@ -229,6 +229,21 @@ class _Stateful(Processor):
             self.forward(Record(key, Change(new, old if self.send_old_values else None), timestamp, headers))
 
 
+def count_initializer() -> int:
+    """``count()``'s initializer."""
+    return 0
+
+
+def count_adder(_key: Any, _value: Any, agg: int) -> int:
+    """``count()``'s aggregator (the batch path adds one without calling it: ``fused.BatchAggregation``)."""
+    return agg + 1
+
+
+def count_subtractor(_key: Any, _value: Any, agg: int) -> int:
+    """``KGroupedTable.count()``'s subtractor."""
+    return agg - 1
+
+
 class KStreamAggregate(_Stateful):
     """``aggregate``/``count``: fold each record into the key's aggregate; emits the new (and old) value."""
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections import OrderedDict
+from operator import itemgetter
 from typing import Any, Callable, Iterator, Optional
 
 from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore, _Entry
@@ -160,9 +161,11 @@ class BatchAggregation:
         initializer, aggregator = (None, processor.reducer) if self.reduce else (processor.initializer,
                                                                                    processor.aggregator)
         reduce = self.reduce
+        counting = not reduce and aggregator is dsl.count_adder   # count(): the aggregate plus one, no call
         projected, limit = cache.size, cache.max_bytes
         entry_size = _entry_sizer(store)
-        # key bytes -> [key, aggregate, its timestamp, entry size, last record's (timestamp, headers), last index]
+        long_sized = _long_sized(store)   # a Long aggregate's entry size depends on its key only
+        # key bytes -> [key, aggregate, its timestamp, entry size, the last record, its index]
         folded: dict[bytes, list] = {}
         by_raw_key: dict[Any, tuple[bytes, list]] = {}   # a record's raw key -> its key bytes and their fold
         stop: Optional[tuple] = None   # (queue, record, key bytes, aggregate, timestamp) written by the processor's way
@@ -180,27 +183,36 @@ class BatchAggregation:
                     continue
                 try:
                     known = by_raw_key.get(raw_key)
-                    if known is None:
-                        kb = kser(key)
-                        state = folded.get(kb)
-                    else:
+                    if known is not None:   # folded already in this batch
                         kb, state = known
-                    if state is None:
-                        old = store.get_with_timestamp(key)
-                        cached = entries.get(kb)
-                        state = folded[kb] = [key, None, ts, 0 if cached is None else cached.size, None, 0]
-                        if old is not None:
-                            state[1], state[2] = old
-                            agg = aggregator(state[1], value) if reduce else aggregator(key, value, state[1])
-                            if old[1] > ts:
-                                ts = old[1]
+                        if counting:
+                            agg = state[1] + 1
                         else:
-                            agg = value if reduce else aggregator(key, value, initializer())
-                    else:
-                        agg = aggregator(state[1], value) if reduce else aggregator(key, value, state[1])
+                            agg = aggregator(state[1], value) if reduce else aggregator(key, value, state[1])
                         if state[2] > ts:
                             ts = state[2]
-                    if known is None:
+                        if long_sized and agg.__class__ is int and _MIN_LONG <= agg <= _MAX_LONG:
+                            # the entry keeps its size: the cache cannot overflow here
+                            state[0], state[1], state[2], state[4], state[5] = key, agg, ts, record, index
+                            continue
+                    else:
+                        kb = kser(key)
+                        state = folded.get(kb)
+                        if state is None:
+                            old = store.get_with_timestamp(key)
+                            cached = entries.get(kb)
+                            state = folded[kb] = [key, None, ts, 0 if cached is None else cached.size, None, 0]
+                            if old is not None:
+                                state[1], state[2] = old
+                                agg = aggregator(state[1], value) if reduce else aggregator(key, value, state[1])
+                                if old[1] > ts:
+                                    ts = old[1]
+                            else:
+                                agg = value if reduce else aggregator(key, value, initializer())
+                        else:
+                            agg = aggregator(state[1], value) if reduce else aggregator(key, value, state[1])
+                            if state[2] > ts:
+                                ts = state[2]
                         by_raw_key[raw_key] = (kb, state)
                     size = entry_size(kb, agg)
                 except Exception as e:
@@ -211,8 +223,7 @@ class BatchAggregation:
                         rest = [(queue, list(itertools.islice(records, index - taken, None))), *runs[at + 1:]]
                     break
                 projected += size - state[3]
-                state[0], state[1], state[2], state[3], state[4], state[5] = (key, agg, ts, size,
-                                                                              (record[0], headers), index)
+                state[0], state[1], state[2], state[3], state[4], state[5] = key, agg, ts, size, record, index
             else:
                 consumed[queue] = consumed.get(queue, 0) + index - taken
                 continue
@@ -225,7 +236,7 @@ class BatchAggregation:
             for kb, (key, agg, ts, _, last, _) in sorted(folded.items(), key=lambda item: item[1][5]):
                 if last is None:
                     continue   # only read: its first record is the one written below
-                ctx.record = Record(key, None, last[0], last[1])
+                ctx.record = Record(key, None, last[0], last[4])
                 self._put(store, key, agg, ts)
             if stop is not None:
                 queue, record, kb, agg, ts = stop
@@ -460,12 +471,18 @@ def written_through(task: Any) -> list[Any]:
     return [node.processor.store.inner] if node is not None and _stateless_below(node) else []
 
 
+def _long_sized(store: Any) -> bool:
+    """Whether the typed ``store`` holds Longs, whose entries' sizes depend on their keys only (see
+    :func:`_entry_sizer`)."""
+    return type(store.plain_value_serde) is LongSerde
+
+
 def _entry_sizer(store: Any) -> Callable[[bytes, Any], Optional[int]]:
     """``size(key bytes, aggregate)``: what the record cache counts for the entry the typed ``store`` writes for that
     aggregate (None where it serializes to null), serializing it as the store would (so a serializer's error comes
     where it would); Kafka's LongSerializer writes 8 bytes for any int64, so a Long's size needs no call."""
     vser, topic = store.plain_value_serde.serialize, store._topic
-    fixed = 16 + ENTRY_OVERHEAD_BYTES if type(store.plain_value_serde) is LongSerde else None
+    fixed = 16 + ENTRY_OVERHEAD_BYTES if _long_sized(store) else None
 
     def size(kb: bytes, agg: Any) -> Optional[int]:
         if fixed is not None and agg.__class__ is int and _MIN_LONG <= agg <= _MAX_LONG:
@@ -482,15 +499,22 @@ def _consume(task: Any, consumed: dict[Any, int], processed: int) -> None:
     for queue, count in consumed.items():
         records = queue.records
         newest = queue.partition_time
-        for _ in range(count):
-            ts = records.popleft()[0]
-            if ts > newest:
-                newest = ts
+        if count == len(records):   # the whole queue (a batch's usual case)
+            taken: Any = records
+        else:
+            taken = [records.popleft() for _ in range(count)]
+        if taken:
+            newest = max(newest, max(map(_first, taken)))
+        if taken is records:
+            records.clear()
         queue.partition_time = newest
         if newest > stream_time:
             stream_time = newest
     task.stream_time = stream_time
     task.metrics.processed += processed
+
+
+_first = itemgetter(0)   # a queued record's timestamp
 
 
 def _merged_runs(queues: list) -> list[tuple[Any, list]]:

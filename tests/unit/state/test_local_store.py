@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -112,6 +115,48 @@ def test_a_second_process_cannot_open_a_task_in_use(tmp_path):
     local.close()
 
 
+
+
+def _die_after(path: str, steps: str) -> None:
+    """Run ``steps`` on the task's store (``local``) in a child process that then dies without closing it."""
+    code = textwrap.dedent(f"""
+        import os
+        from streams_on_spark.state.local import LocalTaskStore
+        local = LocalTaskStore({path!r}, ["a", "b"])
+        """) + textwrap.dedent(steps) + "\nos._exit(0)\n"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_crash_loses_the_batches_since_the_last_close_whole_and_the_marker_names_what_is_left(tmp_path):
+    """Without a write-ahead log, what a process committed after taking the database is lost if it dies before
+    releasing it, all stores and the marker together: the copy is at the version it names, never between."""
+    path = str(tmp_path / "task")
+    local = LocalTaskStore(path, ["a", "b"])
+    local.stores["a"].put(b"k", b"1")
+    local.stores["b"].put(b"k", b"1")
+    local.commit("1")
+    local.close()
+    _die_after(path, """
+        local.stores["a"].put(b"k", b"2")
+        local.stores["b"].put(b"k", b"2")
+        local.commit("2")
+        """)
+    again = LocalTaskStore(path, ["a", "b"])
+    assert again.version() == "1"
+    assert again.stores["a"].get(b"k") == b"1" and again.stores["b"].get(b"k") == b"1"
+    again.close()
+
+
+def test_a_crash_while_clearing_leaves_no_marker_over_emptied_stores(tmp_path):
+    path = str(tmp_path / "task")
+    local = LocalTaskStore(path, ["a", "b"])
+    local.stores["a"].put(b"k", b"1")
+    local.commit("1")
+    local.close()
+    _die_after(path, "local.clear()\n")
+    again = LocalTaskStore(path, ["a", "b"])
+    assert again.version() is None   # rebuilt from the changelog, not taken as version 1
+    again.close()
 
 def test_a_task_without_stores_keeps_its_marker_and_image_in_one_file(tmp_path):
     """A stateless task's copy is no RocksDB (no database files), yet answers as one: marker and image committed

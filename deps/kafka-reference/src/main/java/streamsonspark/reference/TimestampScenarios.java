@@ -1,0 +1,122 @@
+package streamsonspark.reference;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.KStream;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.processor.TimestampExtractor;
+
+/**
+ * Issue 26, items 3 and 4: timestamp extractors (a source's own extractor, given the partition time, a negative
+ * extracted timestamp dropping the record; Kafka's {@code LogAndSkipOnInvalidTimestamp} by class name as
+ * {@code default.timestamp.extractor} for the other source) and {@code max.task.idle.ms} (a task with two input
+ * partitions waiting for the empty one, until the wall clock passes its deadline). Every record has the key "k"
+ * (one task at any partition count). Mirrored in tests/conformance/test_kafka_reference.py (timestamp_extractor,
+ * max_task_idle).
+ */
+final class TimestampScenarios {
+    private TimestampScenarios() {}
+
+    static final Serde<String> S = Serdes.String();
+    static final Serde<Long> L = Serdes.Long();
+
+    static List<Scenario> all() {
+        final List<Scenario> all = new ArrayList<>();
+        all.add(timestampExtractor());
+        for (final String idle : new String[] {"100", "0", "-1"}) {
+            all.add(maxTaskIdle(idle));
+        }
+        return all;
+    }
+
+    /** "neg": -5 (dropped); "pt": the partition time; "t=N": N; anything else: the record's timestamp. */
+    static final class ValueTime implements TimestampExtractor {
+        @Override
+        public long extract(final ConsumerRecord<Object, Object> record, final long partitionTime) {
+            final String value = (String) record.value();
+            if (value.equals("neg")) {
+                return -5L;
+            }
+            if (value.equals("pt")) {
+                return partitionTime;
+            }
+            if (value.startsWith("t=")) {
+                return Long.parseLong(value.substring(2));
+            }
+            return record.timestamp();
+        }
+    }
+
+    static Scenario timestampExtractor() {
+        return new Scenario("timestamp-extractor", "consumed",
+                "a source with its own extractor (from the value, the partition time, or negative: the record is "
+                        + "dropped and counted), another with default.timestamp.extractor by Kafka's class name; "
+                        + "a count downstream carries the extracted times",
+                props -> {
+                    final StreamsBuilder builder = new StreamsBuilder();
+                    final KStream<String, String> events =
+                            builder.stream("events", Consumed.with(S, S).withTimestampExtractor(new ValueTime()));
+                    events.merge(builder.stream("plain", Consumed.with(S, S)))
+                            .to("stamped", Produced.with(S, S));
+                    events.groupByKey(Grouped.with(S, S))
+                            .count(Scenarios.kv("counts", L, false))
+                            .toStream()
+                            .to("counts-out", Produced.with(S, L));
+                    return builder.build(props);
+                })
+                .config("default.timestamp.extractor",
+                        "org.apache.kafka.streams.processor.LogAndSkipOnInvalidTimestamp")
+                .input("events", "string", "string")
+                .input("plain", "string", "string")
+                .output("stamped", "string", "string")
+                .output("counts-out", "string", "long")
+                .store("counts", "timestamped-kv")
+                .pipe("events", "k", "pt", 100L)
+                .pipe("events", "k", "t=50", 100L)
+                .pipe("events", "k", "pt", 100L)
+                .pipe("events", "k", "neg", 100L)
+                .pipe("plain", "k", "p", 7L)
+                .pipe("events", "k", "t=20", 100L)
+                .pipe("events", "k", "pt", 100L)
+                .pipe("events", "k", "t=80", 100L)
+                .pipe("events", "k", "pt", 100L)
+                .pipe("events", "k", "as-written", 60L)
+                .pipe("events", "k", "neg", 100L);
+    }
+
+    static Scenario maxTaskIdle(final String idle) {
+        final String variant = idle.equals("-1") ? "disabled" : "idle-" + idle;
+        return new Scenario("max-task-idle", variant,
+                "max.task.idle.ms=" + idle + ": two streams merged (one task, two input partitions); records "
+                        + "piped to one wait for the other while it is empty, until the wall clock passes the idle "
+                        + "time; then they go in timestamp order",
+                props -> {
+                    final StreamsBuilder builder = new StreamsBuilder();
+                    builder.stream("left", Consumed.with(S, S))
+                            .merge(builder.stream("right", Consumed.with(S, S)))
+                            .to("merged", Produced.with(S, S));
+                    return builder.build(props);
+                })
+                .config("max.task.idle.ms", idle)
+                .input("left", "string", "string")
+                .input("right", "string", "string")
+                .output("merged", "string", "string")
+                .pipe("left", "k", "l10", 10L)
+                .pipe("left", "k", "l30", 30L)
+                .pipe("right", "k", "r20", 20L)
+                .advanceWallClock(50L)
+                .advanceWallClock(60L)
+                .pipe("right", "k", "r5", 5L)
+                .pipe("left", "k", "l40", 40L)
+                .pipe("left", "k", "l50", 50L)
+                .pipe("right", "k", "r45", 45L)
+                .advanceWallClock(100L);
+    }
+}

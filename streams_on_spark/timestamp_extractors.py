@@ -111,18 +111,17 @@ def timestamp_extractor(value: Any, what: str = DEFAULT_TIMESTAMP_EXTRACTOR) -> 
     config key ``default.timestamp.extractor``, else a ``ValueError`` naming the argument ``what``."""
     if value is None or isinstance(value, TimestampExtractor):
         return value
-    expected = ("one of Kafka's timestamp extractor class names, a TimestampExtractor class or instance, or a "
-                "function (record, partition_time) -> ms")
 
-    def bad(shown: Any, message: str) -> ValueError:
+    def bad(shown: Any, detail: str) -> ValueError:
         if what == DEFAULT_TIMESTAMP_EXTRACTOR:
-            return ConfigException.invalid(what, shown, message)
-        return ValueError(f"{what} must be {expected}, got {shown}: {message}")
+            return ConfigException.invalid(what, shown, detail)
+        return ValueError(f"{what} must be a TimestampExtractor, a Kafka extractor's class name or a function "
+                          f"(record, partition_time), got {shown}: {detail}")
     if isinstance(value, str):
         cls = _KAFKA_CLASSES.get(value[len(_PACKAGE):] if value.startswith(_PACKAGE) else value)
         if cls is None:
-            known = ", ".join(_PACKAGE + name for name in _KAFKA_CLASSES)
-            raise bad(value, f"Class {value} could not be found (known: {known})")
+            raise bad(value, f"Class {value} could not be found (known: {', '.join(_KAFKA_CLASSES)}, also under "
+                             f"{_PACKAGE})")
         return cls()
     if isinstance(value, type):
         if not callable(getattr(value, "extract", None)):
@@ -132,7 +131,7 @@ def timestamp_extractor(value: Any, what: str = DEFAULT_TIMESTAMP_EXTRACTOR) -> 
         return value   # a duck-typed extractor
     if callable(value):
         return _FunctionExtractor(value)
-    raise bad(repr(value), f"expected {expected}")
+    raise bad(repr(value), "neither callable nor with an extract(record, partition_time) method")
 
 
 def extract_timestamp(extractor: Any, record: ConsumerRecord, partition_time: int) -> int:

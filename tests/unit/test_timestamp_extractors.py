@@ -14,7 +14,6 @@ from streams_on_spark.errors import ConfigException
 from streams_on_spark.runtime.local import LocalEngine
 from streams_on_spark.timestamp_extractors import (
     FailOnInvalidTimestamp,
-    LogAndSkipOnInvalidTimestamp,
     TimestampExtractor,
     UsePartitionTimeOnInvalidTimestamp,
     WallclockTimestampExtractor,
@@ -93,7 +92,7 @@ def test_bad_extractors_are_refused_naming_what_was_wrong():
     with pytest.raises(ConfigException, match="Invalid value Nope for configuration default.timestamp.extractor: "
                                               "Class Nope could not be found"):
         TaskConfig.from_config({"application.id": "x", "default.timestamp.extractor": "Nope"})
-    with pytest.raises(ValueError, match="^timestamp_extractor must be one of Kafka's timestamp extractor class names"):
+    with pytest.raises(ValueError, match="^timestamp_extractor must be a TimestampExtractor, a Kafka extractor's class name or a function"):
         Consumed.with_(S, S).with_timestamp_extractor(42)
     with pytest.raises(ValueError, match="must define extract"):
         timestamp_extractor(int, "timestamp_extractor")

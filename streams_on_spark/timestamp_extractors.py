@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from abc import ABC, abstractmethod
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from streams_on_spark.connectors.records import ConsumerRecord
 from streams_on_spark.errors import ConfigException, StreamsException
@@ -24,11 +24,43 @@ DEFAULT_TIMESTAMP_EXTRACTOR = "default.timestamp.extractor"
 _PACKAGE = "org.apache.kafka.streams.processor."
 
 
+class SourceRecord(ConsumerRecord):
+    """A deserialized source record as an extractor gets it (Kafka's ``ConsumerRecord``), knowing the sizes of its
+    serialized key and value (-1 for a null one), which Kafka's messages show."""
+
+    serialized_key_size = -1
+    serialized_value_size = -1
+
+    @staticmethod
+    def of(topic: str, partition: int, offset: int, timestamp: int, key: Any, value: Any, headers: Any,
+           raw_key: Optional[bytes], raw_value: Optional[bytes]) -> "SourceRecord":
+        record = SourceRecord(topic, partition, offset, timestamp, key, value, headers)
+        record.serialized_key_size = -1 if raw_key is None else len(raw_key)
+        record.serialized_value_size = -1 if raw_value is None else len(raw_value)
+        return record
+
+
+def _java(value: Any) -> str:
+    """``String.valueOf`` of a key or value."""
+    return "null" if value is None else str(value)
+
+
+def _java_bytes(value: Optional[bytes]) -> str:
+    """``Arrays.toString(byte[])``: signed bytes."""
+    return "null" if value is None else "[" + ", ".join(str(b - 256 if b > 127 else b) for b in value) + "]"
+
+
 def record_text(record: ConsumerRecord) -> str:
-    """A record as Kafka's messages show it (``ConsumerRecord(topic = ..., ...)``)."""
-    return (f"ConsumerRecord(topic = {record.topic}, partition = {record.partition}, offset = {record.offset}, "
-            f"CreateTime = {record.timestamp}, headers = {list(record.headers or ())}, key = {record.key}, "
-            f"value = {record.value})")
+    """A record as Kafka's ``ConsumerRecord.toString()`` shows it in its messages."""
+    headers = record.headers or ()
+    pairs = headers.items() if isinstance(headers, Mapping) else headers
+    shown = ", ".join(f"RecordHeader(key = {k}, value = {_java_bytes(v)})" for k, v in pairs)
+    return (f"ConsumerRecord(topic = {record.topic}, partition = {record.partition}, leaderEpoch = null, "
+            f"offset = {record.offset}, CreateTime = {record.timestamp}, deliveryCount = null, "
+            f"serialized key size = {getattr(record, 'serialized_key_size', -1)}, "
+            f"serialized value size = {getattr(record, 'serialized_value_size', -1)}, "
+            f"headers = RecordHeaders(headers = [{shown}], isReadOnly = false), key = {_java(record.key)}, "
+            f"value = {_java(record.value)})")
 
 
 class TimestampExtractor(ABC):

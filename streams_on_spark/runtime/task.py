@@ -44,7 +44,12 @@ from streams_on_spark.serde import ByteArraySerde, StringSerde
 from streams_on_spark.serde.changed import ChangedSerde
 from streams_on_spark.state.caching import CachingBytesStore, TaskCache
 from streams_on_spark.state.stores import ReadOnlyStore
-from streams_on_spark.timestamp_extractors import FailOnInvalidTimestamp, extract_timestamp, log_negative
+from streams_on_spark.timestamp_extractors import (
+    FailOnInvalidTimestamp,
+    SourceRecord,
+    extract_timestamp,
+    log_negative,
+)
 from streams_on_spark.topology.builder import (
     InternalTopologyBuilder,
     ProcessorNodeSpec,
@@ -546,7 +551,7 @@ class StreamTask:
                 self._deserialization_error(queue, offset, ts, raw_key, raw_value, headers, e)
                 continue
             if extractor is not None or ts < 0:
-                record = ConsumerRecord(topic, partition, offset, ts, key, value, headers)
+                record = SourceRecord.of(topic, partition, offset, ts, key, value, headers, raw_key, raw_value)
                 ts = extract_timestamp(extractor or FAIL_ON_INVALID_TIMESTAMP, record, seen)
                 if ts < 0:   # Kafka's RecordQueue drops it
                     log_negative(record, ts, extractor)

@@ -66,10 +66,15 @@ from streams_on_spark import (
     Windowed,
     WindowedSerdes,
 )
-from streams_on_spark.errors import ConfigException, UnsupportedOperationError
+from streams_on_spark.errors import ConfigException, StreamsException, UnsupportedOperationError
 from streams_on_spark.state.session_stores import SessionStore
 from streams_on_spark.state.stores import TimestampedKeyValueStore
 from streams_on_spark.state.window_stores import TimestampedWindowStore
+from streams_on_spark.timestamp_extractors import (
+    FailOnInvalidTimestamp,
+    SourceRecord,
+    UsePartitionTimeOnInvalidTimestamp,
+)
 from streams_on_spark.window import SessionWindow
 from streams_on_spark.dsl.params import StreamJoined, TableJoined
 from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
@@ -691,9 +696,14 @@ ERROR_CHECKS: dict[str, Callable[[], Any]] = {
     "session-retention-too-short": lambda: events(StreamsBuilder())
     .windowed_by(SessionWindows.of_inactivity_gap_and_grace(5, 5)).count(Materialized.as_("short").with_retention(9)),
     "retention-negative": lambda: Materialized.as_("x").with_retention(-1),
+    "extractor-raises": lambda: pipe_through_raising_extractor("boom"),
+    "extractor-raises-null-value": lambda: pipe_through_raising_extractor(None),
+    "fail-on-invalid-timestamp": lambda: FailOnInvalidTimestamp().extract(invalid_record(), 7),
+    "partition-time-unknown": lambda: UsePartitionTimeOnInvalidTimestamp().extract(invalid_record(), -1),
 }
 # Java's exception classes as ours (errors.py: IllegalArgumentException is ValueError).
-EXCEPTIONS = {"java.lang.IllegalArgumentException": ValueError}
+EXCEPTIONS = {"java.lang.IllegalArgumentException": ValueError,
+              "org.apache.kafka.streams.errors.StreamsException": StreamsException}
 
 
 def materialized_flags(variant: str, config: dict) -> Topology:
@@ -881,6 +891,22 @@ def timestamp_extractor(variant: str, config: dict) -> Topology:
      .to_stream()
      .to("counts-out", Produced.with_(S, L)))
     return builder.build(config)
+
+
+def pipe_through_raising_extractor(value: str | None) -> None:
+    """TimestampScenarios.pipeThrough: ("k", value) with the header h=a1 through a source whose extractor raises."""
+    def raising(record: Any, partition_time: int) -> int:
+        raise RuntimeError(f"no time in {record.value}")
+
+    builder = StreamsBuilder()
+    builder.stream("events", Consumed.with_(S, S).with_timestamp_extractor(raising)).to("out", Produced.with_(S, S))
+    with TopologyTestDriver(builder.build(), {"application.id": "extractor-raises"}) as driver:
+        driver.create_input_topic("events", S, S).pipe_input(TestRecord("k", value, 5, [("h", b"a1")]))
+
+
+def invalid_record() -> SourceRecord:
+    """TimestampScenarios.invalid: a record written with a negative timestamp, as the extractor gets it."""
+    return SourceRecord.of("events", 0, 3, -1, "k", "vv", (("h", bytes([97, 255])),), b"k", b"vv")
 
 
 def max_task_idle(variant: str, config: dict) -> Topology:

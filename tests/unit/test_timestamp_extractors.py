@@ -9,7 +9,7 @@ import pytest
 
 from streams_on_spark import Consumed, KafkaStreams, Produced, Serdes, StreamsBuilder, StreamsException
 from streams_on_spark.config import TaskConfig
-from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
+from streams_on_spark.connectors.records import ProducerRecord
 from streams_on_spark.errors import ConfigException
 from streams_on_spark.runtime.local import LocalEngine
 from streams_on_spark.timestamp_extractors import (
@@ -21,7 +21,6 @@ from streams_on_spark.timestamp_extractors import (
 )
 
 S = Serdes.String()
-RECORD = ConsumerRecord("events", 0, 3, -1, "k", "v", ())
 
 
 def topology(consumed: Consumed = Consumed.with_(S, S)):
@@ -45,7 +44,7 @@ def run(config: dict, records: list[tuple[int, str]], consumed: Consumed = Consu
 
 def test_the_default_fails_on_a_negative_record_timestamp_with_kafkas_message():
     with pytest.raises(StreamsException, match=r"^Input record ConsumerRecord\(topic = events, partition = 0, "
-                                               r"offset = 1, CreateTime = -1, .* has invalid \(negative\) timestamp\. "
+                                               r"leaderEpoch = null, offset = 1, CreateTime = -1, .* has invalid \(negative\) timestamp\. "
                                                r"Possibly because a pre-0\.10 producer"):
         run({}, [(5, "a"), (-1, "b")])
 

@@ -3,15 +3,25 @@ package streamsonspark.reference;
 import java.util.ArrayList;
 import java.util.List;
 
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import java.util.Properties;
+
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.processor.FailOnInvalidTimestamp;
 import org.apache.kafka.streams.processor.TimestampExtractor;
+import org.apache.kafka.streams.processor.UsePartitionTimeOnInvalidTimestamp;
+import org.apache.kafka.streams.test.TestRecord;
 
 /**
  * Issue 26, items 3 and 4: timestamp extractors (a source's own extractor, given the partition time, a negative
@@ -88,7 +98,37 @@ final class TimestampScenarios {
                 .pipe("events", "k", "t=80", 100L)
                 .pipe("events", "k", "pt", 100L)
                 .pipe("events", "k", "as-written", 60L)
-                .pipe("events", "k", "neg", 100L);
+                .pipe("events", "k", "neg", 100L)
+                .error("extractor-raises", () -> pipeThrough("boom"))
+                .error("extractor-raises-null-value", () -> pipeThrough(null))
+                .error("fail-on-invalid-timestamp", () -> new FailOnInvalidTimestamp().extract(invalid(), 7L))
+                .error("partition-time-unknown",
+                        () -> new UsePartitionTimeOnInvalidTimestamp().extract(invalid(), -1L));
+    }
+
+    /** A record written with a negative timestamp, as Kafka's RecordDeserializer hands it to the extractor. */
+    static ConsumerRecord<Object, Object> invalid() {
+        final RecordHeaders headers = new RecordHeaders();
+        headers.add("h", new byte[] {97, -1});
+        return new ConsumerRecord<>("events", 0, 3L, -1L, TimestampType.CREATE_TIME, 1, 2, "k", "vv", headers,
+                Optional.empty());
+    }
+
+    /** Pipes ("k", value) with the header h=a1 through a source whose extractor throws. */
+    static void pipeThrough(final String value) {
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream("events", Consumed.with(S, S).withTimestampExtractor((record, partitionTime) -> {
+            throw new IllegalStateException("no time in " + record.value());
+        })).to("out", Produced.with(S, S));
+        final Properties props = new Properties();
+        props.put("application.id", "extractor-raises");
+        props.put("bootstrap.servers", "dummy:9092");
+        try (TopologyTestDriver driver = new TopologyTestDriver(builder.build(props), props)) {
+            final RecordHeaders headers = new RecordHeaders();
+            headers.add("h", "a1".getBytes(StandardCharsets.UTF_8));
+            driver.createInputTopic("events", S.serializer(), S.serializer())
+                    .pipeInput(new TestRecord<>("k", value, headers, 5L));
+        }
     }
 
     static Scenario maxTaskIdle(final String idle) {

@@ -893,6 +893,16 @@ def timestamp_extractor(variant: str, config: dict) -> Topology:
     return builder.build(config)
 
 
+def max_task_idle_repartition(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    (builder.stream("words", Consumed.with_(S, S))
+     .group_by(lambda k, v: v, Grouped.with_(S, S, name="by-word"))
+     .count(kv_mat("word-counts", L, False))
+     .to_stream()
+     .to("word-counts-out", Produced.with_(S, L)))
+    return builder.build(config)
+
+
 def pipe_through_raising_extractor(value: str | None) -> None:
     """TimestampScenarios.pipeThrough: ("k", value) with the header h=a1 through a source whose extractor raises."""
     def raising(record: Any, partition_time: int) -> int:
@@ -965,6 +975,7 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "store-reads": store_reads,
     "timestamp-extractor": timestamp_extractor,
     "max-task-idle": max_task_idle,
+    "max-task-idle-repartition": max_task_idle_repartition,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
@@ -975,7 +986,8 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
              "table-transform-values-join", "materialized-flags", "store-reads", "timestamp-extractor",
              "max-task-idle"}
 # timestamp-extractor, max-task-idle: every record has the key "k" (one task, with the partition time and the idle
-# deadlines of Kafka's one task, at any partition count).
+# deadlines of Kafka's one task, at any partition count). Not max-task-idle-repartition: Kafka's driver's one task
+# waits for its repartition partition too, which at 4 partitions is another task's input (KIP-1238).
 # store-reads: every record of "ops" has the key "g" (one task holds the interpreter's stores at any partition count);
 # the DSL variant's windows, sessions and versions outlive its times (grace and retentions of 100 ms).
 # Not versioned-*: a versioned store's history retention and a join's grace count back from the stream time its task
@@ -1191,7 +1203,8 @@ SPARK_DIFFERENCES = {
 }
 # Settings Spark refuses (a ConfigException naming them, as test_spark_refuses_waiting_for_empty_partitions shows):
 # goldens that need them run on the local engine only.
-SPARK_REFUSED = {"max-task-idle-idle-100": "max.task.idle.ms > 0: a micro-batch cannot wait for an empty partition"}
+SPARK_REFUSED = {name: "max.task.idle.ms > 0: a micro-batch cannot wait for an empty partition"
+                 for name in ("max-task-idle-idle-100", "max-task-idle-repartition-idle-100")}
 # Kafka's caching window and session stores read through the record cache without the retention check, so its driver's
 # store still shows windows expired beneath the cache (docs/architecture.md, The record cache). On Spark the stores
 # are read back from the checkpoint, which holds what the task's stores hold: the golden's entries but those.

@@ -508,8 +508,8 @@ def driver_run(topology, config: dict, inputs: list[ProducerRecord], partitions:
     engine._produce = lambda record: (out.append(record), produce(record))
     for record in inputs:
         engine.pipe(record._replace(partition=record.partition % engine.partitions(record.topic)))
-    if task_config.max_task_idle_ms > 0:   # what still waits for an empty partition goes once the idle time passed
-        engine.advance_wall_clock(task_config.max_task_idle_ms)
+    while any(task.has_records() for task in engine.tasks.values()):   # max.task.idle.ms: waiting for a partition
+        engine.advance_wall_clock(task_config.max_task_idle_ms)   # each idle time passed lets some through
     state = {str(tid): (task.metrics.processed, task.metrics.dropped, task.stream_time,
                         sorted((k, q.partition_time, q.next_offset) for k, q in task._queues.items()),
                         task.snapshot()) for tid, task in sorted(engine.tasks.items())}

@@ -43,6 +43,7 @@ final class TimestampScenarios {
         for (final String idle : new String[] {"100", "0", "-1"}) {
             all.add(maxTaskIdle(idle));
         }
+        all.add(maxTaskIdleRepartition());
         return all;
     }
 
@@ -129,6 +130,32 @@ final class TimestampScenarios {
             driver.createInputTopic("events", S.serializer(), S.serializer())
                     .pipeInput(new TestRecord<>("k", value, headers, 5L));
         }
+    }
+
+    static Scenario maxTaskIdleRepartition() {
+        return new Scenario("max-task-idle-repartition", "idle-100",
+                "max.task.idle.ms=100 with a repartition topic: Kafka's driver runs both subtopologies in one task, "
+                        + "whose input partitions include the repartition topic's, so a record waits for it too",
+                props -> {
+                    final StreamsBuilder builder = new StreamsBuilder();
+                    builder.stream("words", Consumed.with(S, S))
+                            .groupBy((k, v) -> v, Grouped.with("by-word", S, S))
+                            .count(Scenarios.kv("word-counts", L, false))
+                            .toStream()
+                            .to("word-counts-out", Produced.with(S, L));
+                    return builder.build(props);
+                })
+                .config("max.task.idle.ms", "100")
+                .input("words", "string", "string")
+                .output("word-counts-out", "string", "long")
+                .store("word-counts", "timestamped-kv")
+                .pipe("words", "k", "a", 10L)
+                .advanceWallClock(100L)
+                .pipe("words", "k", "b", 20L)
+                .pipe("words", "k", "a", 30L)
+                .advanceWallClock(50L)
+                .advanceWallClock(50L)
+                .advanceWallClock(100L);
     }
 
     static Scenario maxTaskIdle(final String idle) {

@@ -57,6 +57,7 @@ from streams_on_spark.topology.builder import (
     SourceNodeSpec,
     SubtopologySpec,
 )
+from streams_on_spark.topology.java_order import hash_order, topic_partition_hash
 
 log = logging.getLogger(__name__)
 
@@ -450,8 +451,9 @@ class StreamTask:
         self._queue_list: list[_PartitionQueue] = []
         # max.task.idle.ms > 0: when each empty input partition stops being waited for (Kafka's idle deadlines)
         self._idle_deadlines: dict[tuple[str, int], int] = {}
-        self._input_partitions = [(topic, task_id.partition) for topic in self._topic_sources
-                                  if task_id.partition < partition_counts(topic)]
+        # in the order Kafka's PartitionGroup visits them (a HashMap of TopicPartition)
+        self._input_partitions = hash_order([(topic, task_id.partition) for topic in self._topic_sources
+                                             if task_id.partition < partition_counts(topic)], topic_partition_hash)
         if config.max_task_idle_ms > 0:
             self.process_one = self._process_one_when_ready   # type: ignore[method-assign]
         # the batch fast path: None until planned at the first process_available() (once init() made its schedules),
@@ -616,16 +618,16 @@ class StreamTask:
     def ready_to_process(self) -> bool:
         """Kafka's ``PartitionGroup.readyToProcess`` with every partition caught up (the driver's: lag 0): an empty
         input partition is waited for until ``max.task.idle.ms`` of the wall clock passed since it was first found
-        empty; then the others' records are processed without it."""
+        empty; then the others' records are processed without it. Partitions are visited in Kafka's order, which
+        decides whose deadline is set before the first one still waited for ends the visit."""
         now, idle, deadlines, queues = self.wall_clock(), self.config.max_task_idle_ms, self._idle_deadlines, self._queues
-        ready = True
         for key in self._input_partitions:
             queue = queues.get(key)
             if queue is not None and queue.records:
                 deadlines.pop(key, None)
             elif now < deadlines.setdefault(key, now + idle):
-                ready = False
-        return ready
+                return False
+        return True
 
     def _process_one_when_ready(self) -> bool:
         """:meth:`process_one` once :meth:`ready_to_process` (``max.task.idle.ms`` > 0); False while it waits."""

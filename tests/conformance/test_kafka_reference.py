@@ -893,6 +893,15 @@ def timestamp_extractor(variant: str, config: dict) -> Topology:
     return builder.build(config)
 
 
+def max_task_idle_three(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    (builder.stream("a", Consumed.with_(S, S))
+     .merge(builder.stream("b", Consumed.with_(S, S)))
+     .merge(builder.stream("c", Consumed.with_(S, S)))
+     .to("merged", Produced.with_(S, S)))
+    return builder.build(config)
+
+
 def max_task_idle_repartition(variant: str, config: dict) -> Topology:
     builder = StreamsBuilder()
     (builder.stream("words", Consumed.with_(S, S))
@@ -976,6 +985,7 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "timestamp-extractor": timestamp_extractor,
     "max-task-idle": max_task_idle,
     "max-task-idle-repartition": max_task_idle_repartition,
+    "max-task-idle-three": max_task_idle_three,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
@@ -987,7 +997,8 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
              "max-task-idle"}
 # timestamp-extractor, max-task-idle: every record has the key "k" (one task, with the partition time and the idle
 # deadlines of Kafka's one task, at any partition count). Not max-task-idle-repartition: Kafka's driver's one task
-# waits for its repartition partition too, which at 4 partitions is another task's input (KIP-1238).
+# waits for its repartition partition too, which at 4 partitions is another task's input (KIP-1238). Nor
+# max-task-idle-three: which partition Kafka visits first (TopicPartition's hash) depends on the partition number.
 # store-reads: every record of "ops" has the key "g" (one task holds the interpreter's stores at any partition count);
 # the DSL variant's windows, sessions and versions outlive its times (grace and retentions of 100 ms).
 # Not versioned-*: a versioned store's history retention and a join's grace count back from the stream time its task
@@ -1204,7 +1215,8 @@ SPARK_DIFFERENCES = {
 # Settings Spark refuses (a ConfigException naming them, as test_spark_refuses_waiting_for_empty_partitions shows):
 # goldens that need them run on the local engine only.
 SPARK_REFUSED = {name: "max.task.idle.ms > 0: a micro-batch cannot wait for an empty partition"
-                 for name in ("max-task-idle-idle-100", "max-task-idle-repartition-idle-100")}
+                 for name in ("max-task-idle-idle-100", "max-task-idle-repartition-idle-100",
+                              "max-task-idle-three-idle-100")}
 # Kafka's caching window and session stores read through the record cache without the retention check, so its driver's
 # store still shows windows expired beneath the cache (docs/architecture.md, The record cache). On Spark the stores
 # are read back from the checkpoint, which holds what the task's stores hold: the golden's entries but those.

@@ -44,6 +44,7 @@ final class TimestampScenarios {
             all.add(maxTaskIdle(idle));
         }
         all.add(maxTaskIdleRepartition());
+        all.add(maxTaskIdleThree());
         return all;
     }
 
@@ -130,6 +131,39 @@ final class TimestampScenarios {
             driver.createInputTopic("events", S.serializer(), S.serializer())
                     .pipeInput(new TestRecord<>("k", value, headers, 5L));
         }
+    }
+
+    static Scenario maxTaskIdleThree() {
+        return new Scenario("max-task-idle-three", "idle-100",
+                "max.task.idle.ms=100 with three input partitions, two of them empty: Kafka visits them in its "
+                        + "HashMap's order and stops at the first one still waited for, so the other's idle time "
+                        + "starts only once that one's has passed",
+                props -> {
+                    final StreamsBuilder builder = new StreamsBuilder();
+                    builder.stream("a", Consumed.with(S, S))
+                            .merge(builder.stream("b", Consumed.with(S, S)))
+                            .merge(builder.stream("c", Consumed.with(S, S)))
+                            .to("merged", Produced.with(S, S));
+                    return builder.build(props);
+                })
+                .config("max.task.idle.ms", "100")
+                .input("a", "string", "string")
+                .input("b", "string", "string")
+                .input("c", "string", "string")
+                .output("merged", "string", "string")
+                .pipe("a", "k", "a10", 10L)
+                .advanceWallClock(60L)
+                .advanceWallClock(50L)
+                .advanceWallClock(60L)
+                .advanceWallClock(50L)
+                .pipe("b", "k", "b20", 20L)
+                .advanceWallClock(60L)
+                .pipe("c", "k", "c30", 30L)
+                .advanceWallClock(50L)
+                .advanceWallClock(60L)
+                .pipe("a", "k", "a40", 40L)
+                .advanceWallClock(110L)
+                .advanceWallClock(110L);
     }
 
     static Scenario maxTaskIdleRepartition() {

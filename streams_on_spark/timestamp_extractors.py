@@ -132,6 +132,15 @@ class _FunctionExtractor(TimestampExtractor):
     def extract(self, record: ConsumerRecord, partition_time: int) -> int:
         return self.function(record, partition_time)
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _FunctionExtractor) and other.function == self.function
+
+    def __hash__(self) -> int:
+        return hash(self.function)
+
+    def __repr__(self) -> str:
+        return f"TimestampExtractor({getattr(self.function, '__qualname__', self.function)!s})"
+
 
 _KAFKA_CLASSES: dict[str, type] = {cls.__name__: cls for cls in (
     FailOnInvalidTimestamp, LogAndSkipOnInvalidTimestamp, UsePartitionTimeOnInvalidTimestamp,

@@ -151,3 +151,12 @@ def test_spark_refuses_waiting_for_an_empty_partition(idle):
                                   "max.task.idle.ms": idle})
     for accepted in (0, -1):
         TaskConfig.from_config({"application.id": "x", "max.task.idle.ms": accepted}).check_micro_batches()
+
+
+def test_a_function_given_twice_makes_equal_parameters():
+    def at(record, partition_time):
+        return 1
+
+    assert Consumed.with_(S, S).with_timestamp_extractor(at) == Consumed.with_(S, S).with_timestamp_extractor(at)
+    assert Consumed.with_(S, S).with_timestamp_extractor(at) != Consumed.with_(S, S).with_timestamp_extractor(
+        lambda r, pt: 1)

@@ -23,9 +23,9 @@ from streams_on_spark.timestamp_extractors import DEFAULT_TIMESTAMP_EXTRACTOR, t
 APPLICATION_ID = "application.id"
 BOOTSTRAP_SERVERS = "bootstrap.servers"
 DEFAULT_KEY_SERDE = "default.key.serde"
-MAX_TASK_IDLE_MS = "max.task.idle.ms"
 DEFAULT_VALUE_SERDE = "default.value.serde"
 TOPOLOGY_OPTIMIZATION = "topology.optimization"
+MAX_TASK_IDLE_MS = "max.task.idle.ms"
 STATESTORE_CACHE_MAX_BYTES = "statestore.cache.max.bytes"
 CACHE_MAX_BYTES_BUFFERING = "cache.max.bytes.buffering"   # the name before Kafka 3.4, still read
 DEFAULT_CACHE_MAX_BYTES = 10 * 1024 * 1024

@@ -56,6 +56,11 @@ _EXPORTS = {
     "RecordMetadata": "streams_on_spark.processor.api",
     "ValueTransformerWithKey": "streams_on_spark.processor.api",
     "StreamsConfig": "streams_on_spark.config",
+    "FailOnInvalidTimestamp": "streams_on_spark.timestamp_extractors",
+    "LogAndSkipOnInvalidTimestamp": "streams_on_spark.timestamp_extractors",
+    "TimestampExtractor": "streams_on_spark.timestamp_extractors",
+    "UsePartitionTimeOnInvalidTimestamp": "streams_on_spark.timestamp_extractors",
+    "WallclockTimestampExtractor": "streams_on_spark.timestamp_extractors",
     "Serde": "streams_on_spark.serde",
     "Serdes": "streams_on_spark.serde",
     "WindowedSerdes": "streams_on_spark.serde.windowed",
@@ -128,6 +133,13 @@ if TYPE_CHECKING:   # what type checkers and IDEs read
     from streams_on_spark.state.stores import ValueAndTimestamp
     from streams_on_spark.state.versioned import VersionedKeyValueStore, VersionedRecord
     from streams_on_spark.testing import TestRecord, TopologyTestDriver, TopologyTestDriverBuilder
+    from streams_on_spark.timestamp_extractors import (
+        FailOnInvalidTimestamp,
+        LogAndSkipOnInvalidTimestamp,
+        TimestampExtractor,
+        UsePartitionTimeOnInvalidTimestamp,
+        WallclockTimestampExtractor,
+    )
     from streams_on_spark.topology.description import TopologyDescription
     from streams_on_spark.topology.topology import Topology
     from streams_on_spark.upgrade import Finding, UpgradeReport, check_upgrade
@@ -144,5 +156,7 @@ __all__ = [
     "JoinWindows", "Windowed", "WindowedSerdes", "TimeWindowedKStream", "SessionWindowedKStream",
     "EmitStrategy", "Joined", "StreamJoined", "FixedKeyProcessor", "FixedKeyProcessorContext", "FixedKeyRecord",
     "check_upgrade", "Finding", "UpgradeReport", "TableJoined", "StreamsConfig",
-    "VersionedKeyValueStore", "VersionedRecord", "ValueTransformerWithKey",
+    "VersionedKeyValueStore", "VersionedRecord", "ValueTransformerWithKey", "TimestampExtractor",
+    "FailOnInvalidTimestamp", "LogAndSkipOnInvalidTimestamp", "UsePartitionTimeOnInvalidTimestamp",
+    "WallclockTimestampExtractor",
 ]

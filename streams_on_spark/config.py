@@ -18,13 +18,14 @@ from streams_on_spark.error_handlers import (
     configured_handler,
 )
 from streams_on_spark.errors import ConfigException  # noqa: F401 - Kafka's ConfigException, where config keys live
+from streams_on_spark.timestamp_extractors import DEFAULT_TIMESTAMP_EXTRACTOR, timestamp_extractor
 
 APPLICATION_ID = "application.id"
 BOOTSTRAP_SERVERS = "bootstrap.servers"
 DEFAULT_KEY_SERDE = "default.key.serde"
 DEFAULT_VALUE_SERDE = "default.value.serde"
 TOPOLOGY_OPTIMIZATION = "topology.optimization"
-DEFAULT_TIMESTAMP_EXTRACTOR = "default.timestamp.extractor"
+MAX_TASK_IDLE_MS = "max.task.idle.ms"
 STATESTORE_CACHE_MAX_BYTES = "statestore.cache.max.bytes"
 CACHE_MAX_BYTES_BUFFERING = "cache.max.bytes.buffering"   # the name before Kafka 3.4, still read
 DEFAULT_CACHE_MAX_BYTES = 10 * 1024 * 1024
@@ -310,15 +311,21 @@ STREAMS_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
     ConfigKey("default.production.exception.handler", CLASS,
               effect="Kafka's older name of `production.exception.handler`, read (with a warning) when that is "
                      "absent."),
-    ConfigKey(DEFAULT_TIMESTAMP_EXTRACTOR, CLASS, effect="The timestamp extractor of sources that set none."),
+    ConfigKey(DEFAULT_TIMESTAMP_EXTRACTOR, CLASS,
+              effect="The timestamp extractor of sources that set none: one of Kafka's class names "
+                     "(`FailOnInvalidTimestamp`, the default, `LogAndSkipOnInvalidTimestamp`, "
+                     "`UsePartitionTimeOnInvalidTimestamp`, `WallclockTimestampExtractor`), a `TimestampExtractor` "
+                     "class or instance, or a function `(record, partition_time) -> ms`; see Event time."),
     ConfigKey(DEFAULT_VALUE_SERDE, CLASS, None, _serde, effect="The value serde (an instance) where none is given."),
     ConfigKey(DESERIALIZATION_EXCEPTION_HANDLER, CLASS,
               effect="A source record that cannot be deserialized: see Error handling."),
     ConfigKey(ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME, STRING, None, _topic_name,
               effect="KIP-1034's dead letter queue topic: see Error handling."),
-    ConfigKey("max.task.idle.ms", LONG, 0,
-              instead="a task interleaves by timestamp the records its partitions have in a micro-batch and never "
-                      "waits for a partition that has none"),
+    ConfigKey(MAX_TASK_IDLE_MS, LONG, 0,
+              effect="How long (ms of the wall clock) a task with several input partitions waits for an empty one "
+                     "before it processes the others' records (-1: never waits; see Waiting for empty partitions). "
+                     "The test driver waits as Kafka's does; on Spark, where a micro-batch holds what every "
+                     "partition had, only 0 and -1 are accepted."),
     ConfigKey("max.warmup.replicas", INT, 2, Range(1), instead=_CHECKPOINT_STATE),
     ConfigKey("num.stream.threads", INT, 1,
               instead="parallelism is one task per subtopology and partition, run on Spark's executors: give Spark "
@@ -589,7 +596,9 @@ class TaskConfig:
     processing_handler: Any = _handler_field(PROCESSING_EXCEPTION_HANDLER)
     production_handler: Any = _handler_field(PRODUCTION_EXCEPTION_HANDLER)
     dead_letter_queue_topic: Optional[str] = None
-    timestamp_extractor: Any = None
+    timestamp_extractor: Any = None   # a TimestampExtractor; None: Kafka's default, FailOnInvalidTimestamp
+    # max.task.idle.ms: > 0, a task waits that long for its empty partitions (Kafka's PartitionGroup.readyToProcess)
+    max_task_idle_ms: int = 0
     cache_max_bytes: int = DEFAULT_CACHE_MAX_BYTES
     # Kafka's test driver commits after every record; an application commits per micro-batch on Spark
     commit_every_record: bool = False
@@ -613,12 +622,25 @@ class TaskConfig:
                           configured_handler(config, PROCESSING_EXCEPTION_HANDLER),
                           configured_handler(config, PRODUCTION_EXCEPTION_HANDLER),
                           streams_config.get(ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME),
-                          config.get(DEFAULT_TIMESTAMP_EXTRACTOR), streams_config.get(cache_key), commit_every_record,
+                          timestamp_extractor(config.get(DEFAULT_TIMESTAMP_EXTRACTOR)),
+                          streams_config.get(MAX_TASK_IDLE_MS), streams_config.get(cache_key), commit_every_record,
                           streams_config.get(PROCESSING_GUARANTEE), streams_config.get(BATCH_FAST_PATH), dict(config))
 
     @property
     def exactly_once(self) -> bool:
         return self.processing_guarantee == EXACTLY_ONCE_V2
+
+    def check_micro_batches(self) -> None:
+        """What Spark's micro-batches cannot honour, refused: a micro-batch hands each task what every input
+        partition had up to its end offset (Kafka's lag 0 for all), and the task processes that in timestamp order at
+        once; waiting ``max.task.idle.ms`` for an empty partition would carry records into a later batch after Spark
+        committed their offsets."""
+        if self.max_task_idle_ms > 0:
+            raise ConfigException.invalid(MAX_TASK_IDLE_MS, self.max_task_idle_ms,
+                                          "on Spark a task processes what its micro-batch holds, in timestamp order "
+                                          "across its input partitions, and cannot wait for an empty partition: use "
+                                          "0 or -1 (the same there; see docs/configuration.md, Waiting for empty "
+                                          "partitions)")
 
 
 def processing_guarantee(config: Mapping[str, Any]) -> str:

@@ -86,6 +86,7 @@ class KafkaStreams:
             raise ValueError(f"topology must be a Topology, got {type(topology).__name__}")
         self._config = dict(config)
         self._task_config = TaskConfig.from_config(self._config)
+        self._task_config.check_micro_batches()
         self._topology = topology
         self._spark = spark
         self._runtime: Any = None

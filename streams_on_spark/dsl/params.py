@@ -17,6 +17,7 @@ from streams_on_spark.errors import (
     require_serde,
 )
 from streams_on_spark.state.stores import check_changelog_config
+from streams_on_spark.timestamp_extractors import timestamp_extractor
 from streams_on_spark.window import validate_millis
 
 _MAX_NAME = 249
@@ -74,11 +75,13 @@ class Consumed:
     key_serde: Any = None
     value_serde: Any = None
     name: Optional[str] = None
-    timestamp_extractor: Optional[Callable[..., int]] = None
+    timestamp_extractor: Any = None   # see streams_on_spark.timestamp_extractors; None: the config's default
 
     def __post_init__(self) -> None:
         validate_name(self.name)
-        _check_fields(self, functions=("timestamp_extractor",))
+        _check_fields(self)
+        object.__setattr__(self, "timestamp_extractor", timestamp_extractor(self.timestamp_extractor,
+                                                                            "timestamp_extractor"))
 
     @staticmethod
     def with_(key_serde: Any, value_serde: Any) -> "Consumed":
@@ -97,7 +100,8 @@ class Consumed:
     def with_name(self, name: str) -> "Consumed":
         return replace(self, name=name)
 
-    def with_timestamp_extractor(self, extractor: Callable[..., int]) -> "Consumed":
+    def with_timestamp_extractor(self, extractor: Any) -> "Consumed":
+        """Kafka's class name, a ``TimestampExtractor`` class or instance, or a function (record, partition_time)."""
         return replace(self, timestamp_extractor=extractor)
 
 

@@ -136,14 +136,18 @@ class LocalEngine:
             collector = task.collector
             process_one, has_records = task.process_one, task.has_records
             while True:
-                process_one()
+                processed = process_one()
                 buffer = collector.buffer
                 if buffer:
                     collector.buffer = []
                     for out in buffer:
                         produce(out)
-                if not has_records():
+                if not processed or not has_records():
                     del ready[tid]
+                    if has_records():   # max.task.idle.ms: it waits for an empty partition
+                        log.info("Due to the max.task.idle.ms configuration, there are currently some records that "
+                                 "cannot be processed. Advancing wall-clock time or enqueuing records on the empty "
+                                 "topics will allow Streams to process more.")
                     break
                 if len(ready) != size or (bound is not None and (task.stream_time, tid) > bound):
                     break
@@ -166,6 +170,9 @@ class LocalEngine:
         tasks = [self.tasks[tid] for tid in sorted(self.tasks)]
         for task in tasks:
             task.punctuate_wall_clock()
+        for tid in sorted(self.tasks):   # tasks waiting for an empty partition (max.task.idle.ms) may be ready now
+            if self.tasks[tid].has_records():
+                self._ready[tid] = self.tasks[tid]
         for task in tasks:
             for out in task.collector.drain():
                 self._produce(out)

@@ -44,6 +44,12 @@ from streams_on_spark.serde import ByteArraySerde, StringSerde
 from streams_on_spark.serde.changed import ChangedSerde
 from streams_on_spark.state.caching import CachingBytesStore, TaskCache
 from streams_on_spark.state.stores import ReadOnlyStore
+from streams_on_spark.timestamp_extractors import (
+    FailOnInvalidTimestamp,
+    SourceRecord,
+    extract_timestamp,
+    log_negative,
+)
 from streams_on_spark.topology.builder import (
     InternalTopologyBuilder,
     ProcessorNodeSpec,
@@ -51,6 +57,7 @@ from streams_on_spark.topology.builder import (
     SourceNodeSpec,
     SubtopologySpec,
 )
+from streams_on_spark.topology.java_order import hash_order, topic_partition_hash
 
 log = logging.getLogger(__name__)
 
@@ -294,6 +301,9 @@ def _node_forward(ctx: "TaskContext", node: ProcessorNode, track_records: bool) 
     return forward_all
 
 
+FAIL_ON_INVALID_TIMESTAMP = FailOnInvalidTimestamp()
+
+
 class _PartitionQueue:
     __slots__ = ("topic", "partition", "source", "records", "partition_time", "next_offset", "key_serde",
                  "value_serde", "extractor")
@@ -307,7 +317,9 @@ class _PartitionQueue:
         self.next_offset = 0   # the offset after the last record enqueued: the task's position in the partition
         self.key_serde = _resolve(spec.key_serde, config.default_key_serde)
         self.value_serde = _resolve(spec.value_serde, config.default_value_serde)
-        self.extractor = spec.timestamp_extractor or config.timestamp_extractor
+        extractor = spec.timestamp_extractor or config.timestamp_extractor
+        # None: Kafka's default, FailOnInvalidTimestamp, which keeps the record's timestamp (the fast paths' case)
+        self.extractor = None if type(extractor) is FailOnInvalidTimestamp else extractor
 
 
 def _enqueue_columns(queue: _PartitionQueue, offsets: Union[int, Sequence[int]], timestamps: Sequence[int],
@@ -437,6 +449,13 @@ class StreamTask:
             assert isinstance(source_spec, SourceNodeSpec)
             self._topic_sources[topic] = (self.nodes[source_name], source_spec)
         self._queue_list: list[_PartitionQueue] = []
+        # max.task.idle.ms > 0: when each empty input partition stops being waited for (Kafka's idle deadlines)
+        self._idle_deadlines: dict[tuple[str, int], int] = {}
+        # in the order Kafka's PartitionGroup visits them (a HashMap of TopicPartition)
+        self._input_partitions = hash_order([(topic, task_id.partition) for topic in self._topic_sources
+                                             if task_id.partition < partition_counts(topic)], topic_partition_hash)
+        if config.max_task_idle_ms > 0:
+            self.process_one = self._process_one_when_ready   # type: ignore[method-assign]
         # the batch fast path: None until planned at the first process_available() (once init() made its schedules),
         # False where the task has none
         self._fused: Any = None
@@ -520,6 +539,11 @@ class StreamTask:
         queue = self._queue(topic, partition)
         kd, vd = queue.key_serde.deserialize, queue.value_serde.deserialize
         append = queue.records.append
+        extractor = queue.extractor
+        # the partition time the extractor is given: the highest timestamp extracted so far (Kafka extracts a
+        # record's when the one before it is dequeued)
+        seen = (max(queue.partition_time, max((r[0] for r in queue.records), default=UNKNOWN))
+                if extractor is not None else queue.partition_time)
         offset = -1
         for offset, ts, raw_key, raw_value, headers in rows:
             try:
@@ -528,13 +552,15 @@ class StreamTask:
             except Exception as e:
                 self._deserialization_error(queue, offset, ts, raw_key, raw_value, headers, e)
                 continue
-            if queue.extractor is not None:
-                ts = queue.extractor(ConsumerRecord(topic, partition, offset, ts, key, value, headers),
-                                     queue.partition_time)
-            if ts < 0:
-                raise StreamsException(f"Input record at topic={topic}, partition={partition}, offset={offset} "
-                                       f"has invalid (negative) timestamp {ts}. Use a timestamp extractor that "
-                                       "handles it (Consumed.with_timestamp_extractor).")
+            if extractor is not None or ts < 0:
+                record = SourceRecord.of(topic, partition, offset, ts, key, value, headers, raw_key, raw_value)
+                ts = extract_timestamp(extractor or FAIL_ON_INVALID_TIMESTAMP, record, seen)
+                if ts < 0:   # Kafka's RecordQueue drops it
+                    log_negative(record, ts, extractor)
+                    self.metrics.record_dropped()
+                    continue
+                if ts > seen:
+                    seen = ts
             append((ts, offset, key, value, headers, raw_key, raw_value))
         if offset >= 0:
             queue.next_offset = offset + 1
@@ -588,6 +614,26 @@ class StreamTask:
         if chains is None:
             chains = self._chains = (FusedChains.plan(self) if self.config.batch_fast_path else None) or False
         return chains
+
+    def ready_to_process(self) -> bool:
+        """Kafka's ``PartitionGroup.readyToProcess`` with every partition caught up (the driver's: lag 0): an empty
+        input partition is waited for until ``max.task.idle.ms`` of the wall clock passed since it was first found
+        empty; then the others' records are processed without it. Partitions are visited in Kafka's order, which
+        decides whose deadline is set before the first one still waited for ends the visit."""
+        now, idle, deadlines, queues = self.wall_clock(), self.config.max_task_idle_ms, self._idle_deadlines, self._queues
+        for key in self._input_partitions:
+            queue = queues.get(key)
+            if queue is not None and queue.records:
+                deadlines.pop(key, None)
+            elif now < deadlines.setdefault(key, now + idle):
+                return False
+        return True
+
+    def _process_one_when_ready(self) -> bool:
+        """:meth:`process_one` once :meth:`ready_to_process` (``max.task.idle.ms`` > 0); False while it waits."""
+        if not self.has_records() or not self.ready_to_process():
+            return False
+        return StreamTask.process_one(self)
 
     def process_one(self) -> bool:
         """Process the head record with the smallest timestamp among this task's partitions."""

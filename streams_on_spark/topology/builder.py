@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
 from streams_on_spark.errors import TopologyException
+from streams_on_spark.timestamp_extractors import timestamp_extractor as resolve_extractor
 from streams_on_spark.topology import description as descriptions
 from streams_on_spark.topology.java_order import hash_set_order
 
@@ -184,7 +185,8 @@ class InternalTopologyBuilder:
             _require(topic, "topic names cannot be null")
             self._validate_topic_not_registered(topic)
             self.raw_source_topics.add(topic)
-        self.node_factories[name] = SourceNodeSpec(name, list(topics), key_serde, value_serde, timestamp_extractor)
+        self.node_factories[name] = SourceNodeSpec(name, list(topics), key_serde, value_serde,
+                                                   resolve_extractor(timestamp_extractor, "timestamp_extractor"))
         self.node_to_source_topics[name] = list(topics)
         self._grouper.add(name)
         self._node_groups = None
@@ -299,7 +301,8 @@ class InternalTopologyBuilder:
         self._validate_topic_not_registered(topic)
         self.global_topics.append(topic)
         self.node_factories[source_name] = SourceNodeSpec(source_name, [topic], key_serde, value_serde,
-                                                          timestamp_extractor)
+                                                          resolve_extractor(timestamp_extractor,
+                                                                            "timestamp_extractor"))
         self.node_to_source_topics[source_name] = [topic]
         self._grouper.add(source_name)
         self.node_factories[processor_name] = ProcessorNodeSpec(processor_name, [source_name], supplier, [name])

@@ -42,6 +42,12 @@ def hash_set_order(items: Sequence[str], *, from_collection: bool = False) -> li
     otherwise ``new HashSet<>()`` followed by ``add`` calls. Buckets are visited in index order, entries in a
     bucket in insertion order (resizes keep that order).
     """
+    return hash_order(items, java_string_hash, from_collection=from_collection)
+
+
+def hash_order(items: Sequence[T], hash_of: Callable[[T], int], *, from_collection: bool = False) -> list[T]:
+    """Iteration order of a ``java.util.HashSet`` (or a ``HashMap``'s keys) of elements whose ``hashCode()`` is
+    ``hash_of``, filled with ``items`` in this order (see :func:`hash_set_order`)."""
     unique = list(dict.fromkeys(items))
     n = len(unique)
     if from_collection:
@@ -51,9 +57,16 @@ def hash_set_order(items: Sequence[str], *, from_collection: bool = False) -> li
     while n > capacity * 0.75:
         capacity *= 2
     mask = capacity - 1
-    indexed = [(_spread(java_string_hash(s)) & mask, i, s) for i, s in enumerate(unique)]
+    indexed = [(_spread(hash_of(item)) & mask, i) for i, item in enumerate(unique)]
     indexed.sort()
-    return [s for _, _, s in indexed]
+    return [unique[i] for _, i in indexed]
+
+
+def topic_partition_hash(topic_partition: tuple[str, int]) -> int:
+    """``TopicPartition.hashCode()``: ``31 * (31 + partition) + topic.hashCode()``, a signed 32-bit int."""
+    topic, partition = topic_partition
+    h = (31 * (31 + partition) + java_string_hash(topic)) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
 
 
 def _table_size(cap: int) -> int:

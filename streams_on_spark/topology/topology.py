@@ -16,11 +16,12 @@ class Topology:
         self.internal_builder = InternalTopologyBuilder()
 
     def add_source(self, name: str, *topics: str, key_serde: Any = None, value_serde: Any = None,
-                   timestamp_extractor: Optional[Callable[..., int]] = None) -> "Topology":
-        """A source node reading ``topics`` with the given serdes (config defaults when None)."""
+                   timestamp_extractor: Any = None) -> "Topology":
+        """A source node reading ``topics`` with the given serdes (config defaults when None) and timestamp extractor
+        (see :mod:`~streams_on_spark.timestamp_extractors`; None: the config's)."""
         _check_names("name", [name])
         _check_names("topic", topics)
-        _check_serdes(key_serde, value_serde, timestamp_extractor=timestamp_extractor)
+        _check_serdes(key_serde, value_serde)
         self.internal_builder.add_source(name, list(topics), key_serde, value_serde, timestamp_extractor)
         return self
 
@@ -52,13 +53,13 @@ class Topology:
 
     def add_global_store(self, store_builder: Any, source_name: str, topic: str, processor_name: str,
                          supplier: Callable[[], Any], key_serde: Any = None, value_serde: Any = None,
-                         timestamp_extractor: Optional[Callable[..., int]] = None) -> "Topology":
+                         timestamp_extractor: Any = None) -> "Topology":
         """A store fed from every partition of ``topic`` by ``supplier``'s processor (build it with logging disabled)."""
         require_instance(store_builder, "storeBuilder", StoreBuilder, optional=True)
         _check_names("sourceName", [source_name])
         _check_names("topic", [topic])
         _check_names("processorName", [processor_name])
-        _check_serdes(key_serde, value_serde, timestamp_extractor=timestamp_extractor)
+        _check_serdes(key_serde, value_serde)
         self.internal_builder.add_global_store(store_builder, source_name, topic, processor_name, supplier,
                                                key_serde, value_serde, timestamp_extractor)
         return self

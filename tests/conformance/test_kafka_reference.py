@@ -59,16 +59,22 @@ from streams_on_spark import (
     TestRecord,
     TimeWindows,
     Topology,
+    TopologyTestDriver,
     ValueAndTimestamp,
     ValueTransformerWithKey,
     VersionedRecord,
     Windowed,
     WindowedSerdes,
 )
-from streams_on_spark.errors import UnsupportedOperationError
+from streams_on_spark.errors import ConfigException, StreamsException, UnsupportedOperationError
 from streams_on_spark.state.session_stores import SessionStore
 from streams_on_spark.state.stores import TimestampedKeyValueStore
 from streams_on_spark.state.window_stores import TimestampedWindowStore
+from streams_on_spark.timestamp_extractors import (
+    FailOnInvalidTimestamp,
+    SourceRecord,
+    UsePartitionTimeOnInvalidTimestamp,
+)
 from streams_on_spark.window import SessionWindow
 from streams_on_spark.dsl.params import StreamJoined, TableJoined
 from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
@@ -690,9 +696,14 @@ ERROR_CHECKS: dict[str, Callable[[], Any]] = {
     "session-retention-too-short": lambda: events(StreamsBuilder())
     .windowed_by(SessionWindows.of_inactivity_gap_and_grace(5, 5)).count(Materialized.as_("short").with_retention(9)),
     "retention-negative": lambda: Materialized.as_("x").with_retention(-1),
+    "extractor-raises": lambda: pipe_through_raising_extractor("boom"),
+    "extractor-raises-null-value": lambda: pipe_through_raising_extractor(None),
+    "fail-on-invalid-timestamp": lambda: FailOnInvalidTimestamp().extract(invalid_record(), 7),
+    "partition-time-unknown": lambda: UsePartitionTimeOnInvalidTimestamp().extract(invalid_record(), -1),
 }
 # Java's exception classes as ours (errors.py: IllegalArgumentException is ValueError).
-EXCEPTIONS = {"java.lang.IllegalArgumentException": ValueError}
+EXCEPTIONS = {"java.lang.IllegalArgumentException": ValueError,
+              "org.apache.kafka.streams.errors.StreamsException": StreamsException}
 
 
 def materialized_flags(variant: str, config: dict) -> Topology:
@@ -860,6 +871,71 @@ def merged_read(read: dict) -> Any:
     return next(iter(found.values()), None)
 
 
+def value_time(record: Any, partition_time: int) -> int:
+    """Scenarios.java's ValueTime: "neg" -5 (dropped), "pt" the partition time, "t=N" N, else the record's."""
+    if record.value == "neg":
+        return -5
+    if record.value == "pt":
+        return partition_time
+    if record.value.startswith("t="):
+        return int(record.value[2:])
+    return record.timestamp
+
+
+def timestamp_extractor(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    events = builder.stream("events", Consumed.with_(S, S).with_timestamp_extractor(value_time))
+    events.merge(builder.stream("plain", Consumed.with_(S, S))).to("stamped", Produced.with_(S, S))
+    (events.group_by_key(Grouped.with_(S, S))
+     .count(kv_mat("counts", L, False))
+     .to_stream()
+     .to("counts-out", Produced.with_(S, L)))
+    return builder.build(config)
+
+
+def max_task_idle_three(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    (builder.stream("a", Consumed.with_(S, S))
+     .merge(builder.stream("b", Consumed.with_(S, S)))
+     .merge(builder.stream("c", Consumed.with_(S, S)))
+     .to("merged", Produced.with_(S, S)))
+    return builder.build(config)
+
+
+def max_task_idle_repartition(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    (builder.stream("words", Consumed.with_(S, S))
+     .group_by(lambda k, v: v, Grouped.with_(S, S, name="by-word"))
+     .count(kv_mat("word-counts", L, False))
+     .to_stream()
+     .to("word-counts-out", Produced.with_(S, L)))
+    return builder.build(config)
+
+
+def pipe_through_raising_extractor(value: str | None) -> None:
+    """TimestampScenarios.pipeThrough: ("k", value) with the header h=a1 through a source whose extractor raises."""
+    def raising(record: Any, partition_time: int) -> int:
+        raise RuntimeError(f"no time in {record.value}")
+
+    builder = StreamsBuilder()
+    builder.stream("events", Consumed.with_(S, S).with_timestamp_extractor(raising)).to("out", Produced.with_(S, S))
+    with TopologyTestDriver(builder.build(), {"application.id": "extractor-raises"}) as driver:
+        driver.create_input_topic("events", S, S).pipe_input(TestRecord("k", value, 5, [("h", b"a1")]))
+
+
+def invalid_record() -> SourceRecord:
+    """TimestampScenarios.invalid: a record written with a negative timestamp, as the extractor gets it."""
+    return SourceRecord.of("events", 0, 3, -1, "k", "vv", (("h", bytes([97, 255])),), b"k", b"vv")
+
+
+def max_task_idle(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    (builder.stream("left", Consumed.with_(S, S))
+     .merge(builder.stream("right", Consumed.with_(S, S)))
+     .to("merged", Produced.with_(S, S)))
+    return builder.build(config)
+
+
 BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "wordcount": wordcount,
     "reduce": reduce,
@@ -906,6 +982,10 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "materialized-retention": materialized_retention,
     "materialized-flags": materialized_flags,
     "store-reads": store_reads,
+    "timestamp-extractor": timestamp_extractor,
+    "max-task-idle": max_task_idle,
+    "max-task-idle-repartition": max_task_idle_repartition,
+    "max-task-idle-three": max_task_idle_three,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
@@ -913,7 +993,12 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
              "stream-table-join", "global-table-join", "table-table-join", "repartition", "selectkey-optimization",
              "split-merge", "table-reduce", "merge-rekey", "global-table-join-null-key", "repartitioned-partitions",
              "stream-table-join-joined", "dead-letter-queue", "fk-join", "table-transform-values",
-             "table-transform-values-join", "materialized-flags", "store-reads"}
+             "table-transform-values-join", "materialized-flags", "store-reads", "timestamp-extractor",
+             "max-task-idle"}
+# timestamp-extractor, max-task-idle: every record has the key "k" (one task, with the partition time and the idle
+# deadlines of Kafka's one task, at any partition count). Not max-task-idle-repartition: Kafka's driver's one task
+# waits for its repartition partition too, which at 4 partitions is another task's input (KIP-1238). Nor
+# max-task-idle-three: which partition Kafka visits first (TopicPartition's hash) depends on the partition number.
 # store-reads: every record of "ops" has the key "g" (one task holds the interpreter's stores at any partition count);
 # the DSL variant's windows, sessions and versions outlive its times (grace and retentions of 100 ms).
 # Not versioned-*: a versioned store's history retention and a join's grace count back from the stream time its task
@@ -1127,6 +1212,11 @@ SPARK_DIFFERENCES = {
                          "the response's hash no longer matches and is dropped (on a real cluster too; at 1 partition "
                          "the driver's task answers each record before the next, as Kafka's driver)",
 }
+# Settings Spark refuses (a ConfigException naming them, as test_spark_refuses_waiting_for_empty_partitions shows):
+# goldens that need them run on the local engine only.
+SPARK_REFUSED = {name: "max.task.idle.ms > 0: a micro-batch cannot wait for an empty partition"
+                 for name in ("max-task-idle-idle-100", "max-task-idle-repartition-idle-100",
+                              "max-task-idle-three-idle-100")}
 # Kafka's caching window and session stores read through the record cache without the retention check, so its driver's
 # store still shows windows expired beneath the cache (docs/architecture.md, The record cache). On Spark the stores
 # are read back from the checkpoint, which holds what the task's stores hold: the golden's entries but those.
@@ -1151,10 +1241,22 @@ def _cases() -> list:
         cases.append(pytest.param(name, "local", 1, id=f"{name}-local-1p"))
         if key_local:
             cases.append(pytest.param(name, "local", 4, id=f"{name}-local-4p"))
+        if name in SPARK_REFUSED:
+            continue
         cases.append(_spark_case(name, 1))
         if ALL_ON_SPARK and key_local and golden["scenario"] not in ORDER_DEPENDENT_AFTER_REPARTITION:
             cases.append(_spark_case(name, 4))
     return cases
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("name", sorted(SPARK_REFUSED))
+def test_spark_refuses_waiting_for_empty_partitions(name):
+    """The Spark engine refuses at once what the golden configures and it cannot honour (never accepted and ignored)."""
+    golden = load(name)
+    with pytest.raises(ConfigException, match="max.task.idle.ms"):
+        TopologyTestDriver(build_topology(golden), dict(golden["config"]), golden["initial_wall_clock_ms"],
+                           engine="spark")
 
 
 @pytest.mark.parametrize("name, streams_engine, streams_partitions", _cases())   # pinned: the plugin adds none

@@ -183,7 +183,8 @@ def test_python_objects_are_valid_for_class_keys():
               "default.timestamp.extractor": extractor, "processing.exception.handler": handler}
     assert StreamsConfig(config).get("default.timestamp.extractor") is extractor
     task = TaskConfig.from_config(config)
-    assert task.default_key_serde is S and task.timestamp_extractor is extractor
+    # the task's extractor calls the function (streams_on_spark.timestamp_extractors)
+    assert task.default_key_serde is S and task.timestamp_extractor.function is extractor
 
 
 def test_a_key_must_be_a_string():
@@ -257,10 +258,10 @@ def test_a_key_with_no_effect_set_to_another_value_is_logged_once_naming_it_and_
 def test_each_key_with_no_effect_is_logged_once_per_config(caplog):
     with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
         # the driver builder merges its configs into one: the key given twice is one warning
-        (TopologyTestDriverBuilder(_topology()).with_config({"num.standby.replicas": 1, "max.task.idle.ms": 10})
+        (TopologyTestDriverBuilder(_topology()).with_config({"num.standby.replicas": 1, "max.warmup.replicas": 3})
          .with_config({"num.standby.replicas": 2}).build().close())
     warnings = _no_effect_warnings(caplog)
-    assert sorted(m.split("'")[1] for m in warnings) == ["max.task.idle.ms", "num.standby.replicas"]
+    assert sorted(m.split("'")[1] for m in warnings) == ["max.warmup.replicas", "num.standby.replicas"]
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
         # once per config object, as Kafka logs each config's unused keys: another application is told again

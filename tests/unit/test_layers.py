@@ -15,7 +15,7 @@ LAYERS = [
     {"errors", "keyvalue", "window", "emit", "change", "metrics", "lazy"},   # leaf types
     {"serde"},
     {"connectors"},                                  # records, partitioner, topics (embedded, Kafka)
-    {"error_handlers", "config"},
+    {"error_handlers", "timestamp_extractors", "config"},
     {"state"},
     {"processor"},
     {"topology"},

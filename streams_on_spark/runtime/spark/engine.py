@@ -40,6 +40,7 @@ class SparkEngine:
 
     def __init__(self, topology: InternalTopologyBuilder, config: TaskConfig, declared: Mapping[str, int],
                  multi_partition: bool, wall_clock_ms: int, spark: Any = None) -> None:
+        config.check_micro_batches()
         self.multi_partition = multi_partition
         self.wall_clock_ms = wall_clock_ms
         topology.application_id = config.application_id

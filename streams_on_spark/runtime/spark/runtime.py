@@ -61,6 +61,7 @@ class SparkRuntime:
                  trigger_interval: str = "100 milliseconds", clock: Optional[MockClock] = None,
                  checkpoint_names: Optional[Mapping[int, str]] = None, driver_task: bool = False,
                  pipelines: Sequence[Any] = ()) -> None:
+        config.check_micro_batches()
         self.global_reader = connector.global_reader() if topology.global_stores() else None
         self.topology = topology
         self.config = config

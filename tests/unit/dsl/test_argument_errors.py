@@ -138,7 +138,7 @@ PARAMS = [
     (lambda: Materialized.with_(S, "long"), "value_serde must be a Serde (e.g. Serdes.String()), got 'long'"),
     (lambda: Materialized.as_("s").with_key_serde(Serdes.String), "key_serde must be a Serde"),  # not called
     (lambda: Consumed.with_("str", S), "key_serde must be a Serde"),
-    (lambda: Consumed.with_(S, S).with_timestamp_extractor(5), "timestamp_extractor must be callable, got 5"),
+    (lambda: Consumed.with_(S, S).with_timestamp_extractor(5), "timestamp_extractor must be a TimestampExtractor"),
     (lambda: Produced.with_(S, 5), "value_serde must be a Serde"),
     (lambda: Produced.stream_partitioner("p"), "partitioner must be callable, got 'p'"),
     (lambda: Grouped.with_(S, S).with_value_serde(1.5), "value_serde must be a Serde"),
@@ -159,7 +159,8 @@ TOPOLOGY = [
     (lambda: Topology().add_source(5, "topic"), "name must be a non-empty str, got 5"),
     (lambda: Topology().add_source("s", "topic", 7), "topic must be a non-empty str, got 7"),
     (lambda: Topology().add_source("s", "topic", key_serde="String"), "key_serde must be a Serde"),
-    (lambda: Topology().add_source("s", "topic", timestamp_extractor=0), "timestamp_extractor must be callable"),
+    (lambda: Topology().add_source("s", "topic", timestamp_extractor=0),
+     "timestamp_extractor must be a TimestampExtractor, a Kafka extractor's class name or a function"),
     (lambda: Topology().add_source("s", "t").add_processor("p", _Noop, 5), "parent name must be a non-empty str"),
     (lambda: Topology().add_processor("p", _Noop(), "s"), "processor supplier must be a zero-argument callable"),
     (lambda: Topology().add_source("s", "t").add_sink("k", 5, "s"), "topic must be a non-empty str, got 5"),

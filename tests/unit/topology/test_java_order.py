@@ -5,10 +5,12 @@ import pytest
 
 from streams_on_spark.topology.java_order import (
     JavaTreeSet,
+    hash_order,
     hash_set_order,
     java_compare_strings,
     java_set_str,
     java_string_hash,
+    topic_partition_hash,
 )
 
 
@@ -73,3 +75,22 @@ def test_tree_set_keeps_insertion_time_order_when_keys_drift():
     tree.add("a")
     weight["b"] = 5  # would sort first now, but the tree already placed it
     assert list(tree) == ["a", "b"]
+
+
+def test_topic_partition_hash_is_kafkas():
+    # TopicPartition.hashCode(): 31 * (31 + partition) + topic.hashCode(); "left".hashCode() == 3317767
+    assert topic_partition_hash(("left", 0)) == 961 + 3317767
+    assert topic_partition_hash(("left", 2)) == 31 * 33 + 3317767
+    # int overflow wraps as Java's does
+    long_name = "x" * 40
+    assert topic_partition_hash((long_name, 0)) == ((961 + java_string_hash(long_name) + 2**31) % 2**32) - 2**31
+
+
+def test_a_hash_map_of_topic_partitions_iterates_by_bucket():
+    """PartitionGroup's HashMap<TopicPartition, RecordQueue>: bucket index (spread hash & 15), not insertion."""
+    partitions = [("left", 0), ("right", 0), ("x-by-word-repartition", 0)]
+    order = hash_order(partitions, topic_partition_hash)
+    buckets = [(h ^ (h >> 16)) & 15 for h in (topic_partition_hash(p) & 0xFFFFFFFF for p in order)]
+    assert buckets == sorted(buckets)
+    assert order == [("x-by-word-repartition", 0), ("left", 0), ("right", 0)]
+    assert hash_order(["b", "a"], java_string_hash) == hash_set_order(["b", "a"])

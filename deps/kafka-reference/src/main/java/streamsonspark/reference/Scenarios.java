@@ -141,6 +141,7 @@ final class Scenarios {
         all.addAll(TransformValuesScenarios.all());
         all.addAll(MaterializedScenarios.all());
         all.addAll(StoreReadScenarios.all());
+        all.addAll(RoutingScenarios.all());
         return all;
     }
 

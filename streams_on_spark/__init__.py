@@ -53,7 +53,10 @@ _EXPORTS = {
     "ProcessorContext": "streams_on_spark.processor.api",
     "PunctuationType": "streams_on_spark.processor.api",
     "Record": "streams_on_spark.processor.api",
+    "RecordContext": "streams_on_spark.processor.api",
     "RecordMetadata": "streams_on_spark.processor.api",
+    "StreamPartitioner": "streams_on_spark.processor.api",
+    "TopicNameExtractor": "streams_on_spark.processor.api",
     "ValueTransformerWithKey": "streams_on_spark.processor.api",
     "StreamsConfig": "streams_on_spark.config",
     "Serde": "streams_on_spark.serde",
@@ -118,7 +121,10 @@ if TYPE_CHECKING:   # what type checkers and IDEs read
         ProcessorContext,
         PunctuationType,
         Record,
+        RecordContext,
         RecordMetadata,
+        StreamPartitioner,
+        TopicNameExtractor,
         ValueTransformerWithKey,
     )
     from streams_on_spark.config import StreamsConfig
@@ -144,5 +150,6 @@ __all__ = [
     "JoinWindows", "Windowed", "WindowedSerdes", "TimeWindowedKStream", "SessionWindowedKStream",
     "EmitStrategy", "Joined", "StreamJoined", "FixedKeyProcessor", "FixedKeyProcessorContext", "FixedKeyRecord",
     "check_upgrade", "Finding", "UpgradeReport", "TableJoined", "StreamsConfig",
-    "VersionedKeyValueStore", "VersionedRecord", "ValueTransformerWithKey",
+    "VersionedKeyValueStore", "VersionedRecord", "ValueTransformerWithKey", "RecordContext", "StreamPartitioner",
+    "TopicNameExtractor",
 ]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
 from streams_on_spark.errors import TopologyException
+from streams_on_spark.processor.api import topic_name_extractor
 from streams_on_spark.topology import description as descriptions
 from streams_on_spark.topology.java_order import hash_set_order
 
@@ -37,12 +38,15 @@ class ProcessorNodeSpec:
 
 @dataclass
 class SinkNodeSpec:
+    """A sink writing to ``topic``, or (``topic`` None) to the topic ``topic_extractor`` chooses per record."""
+
     name: str
     predecessors: list[str]
-    topic: str
+    topic: Optional[str]
     key_serde: Any = None
     value_serde: Any = None
     partitioner: Any = None
+    topic_extractor: Any = None
 
 
 NodeSpec = SourceNodeSpec | ProcessorNodeSpec | SinkNodeSpec
@@ -122,7 +126,7 @@ class InternalTopologyBuilder:
     def __init__(self) -> None:
         self.node_factories: dict[str, NodeSpec] = {}
         self.node_to_source_topics: dict[str, list[str]] = {}
-        self.node_to_sink_topic: dict[str, str] = {}
+        self.node_to_sink_topic: dict[str, Any] = {}   # a name, or a sink's TopicNameExtractor
         self.raw_source_topics: set[str] = set()
         self.global_topics: list[str] = []
         self.state_factories: dict[str, Any] = {}
@@ -189,10 +193,15 @@ class InternalTopologyBuilder:
         self._grouper.add(name)
         self._node_groups = None
 
-    def add_sink(self, name: str, topic: str, predecessors: list[str], key_serde: Any = None,
+    def add_sink(self, name: str, topic: Any, predecessors: list[str], key_serde: Any = None,
                  value_serde: Any = None, partitioner: Any = None) -> None:
+        """A sink writing to ``topic``: a name, or a ``TopicNameExtractor`` (a callable) choosing it per record."""
         _require(name, "name must not be null")
         _require(topic, "topic must not be null")
+        extractor = None
+        if not isinstance(topic, str):
+            topic_name_extractor(topic)
+            extractor, topic = topic, None
         if name in self.node_factories:
             raise TopologyException(f"Processor {name} is already added.")
         if not predecessors:
@@ -206,8 +215,8 @@ class InternalTopologyBuilder:
             if pred in self.node_to_sink_topic:
                 raise TopologyException(f"Sink {pred} cannot be used a parent.")
         self.node_factories[name] = SinkNodeSpec(name, list(predecessors), topic, key_serde, value_serde,
-                                                 partitioner)
-        self.node_to_sink_topic[name] = topic
+                                                 partitioner, extractor)
+        self.node_to_sink_topic[name] = topic if extractor is None else extractor
         self._grouper.add(name)
         self._grouper.unite(name, predecessors)
         self._node_groups = None
@@ -383,7 +392,8 @@ class InternalTopologyBuilder:
                         if topic in self.internal_topics:
                             repartition_sources.append(decorated)
                 elif isinstance(node, SinkNodeSpec):
-                    sinks.append(self.decorate_topic(node.topic))
+                    if node.topic is not None:   # a TopicNameExtractor's topics are known only as records come
+                        sinks.append(self.decorate_topic(node.topic))
                 else:
                     stores.extend(s for s in node.stores if s not in stores)
             out.append(SubtopologySpec(gid, nodes, sources, sinks, stores, repartition_sources))
@@ -457,7 +467,8 @@ class InternalTopologyBuilder:
         if isinstance(node, SourceNodeSpec):
             return descriptions.Source(node.name, node.topics)
         if isinstance(node, SinkNodeSpec):
-            return descriptions.Sink(node.name, node.topic)
+            return descriptions.Sink(node.name, node.topic,
+                                     None if node.topic_extractor is None else str(node.topic_extractor))
         return descriptions.Processor(node.name, node.stores)
 
 

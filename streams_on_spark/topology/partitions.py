@@ -66,7 +66,7 @@ def resolve_partition_counts(builder: InternalTopologyBuilder, known: Mapping[st
         _enforce_copartition([builder.decorate_topic(t) for t in group], internal, enforced, counts)
     for sub in subtopologies:
         for node in sub.nodes:
-            if isinstance(node, SinkNodeSpec):
+            if isinstance(node, SinkNodeSpec) and node.topic is not None:
                 decorated = builder.decorate_topic(node.topic)
                 if decorated not in counts and decorated in known:
                     counts[decorated] = known[decorated]

@@ -50,14 +50,17 @@ from streams_on_spark import (
     Produced,
     PunctuationType,
     Record,
+    RecordContext,
     Repartitioned,
     Serdes,
     SessionWindows,
     SlidingWindows,
     Stores,
+    StreamPartitioner,
     StreamsBuilder,
     TestRecord,
     TimeWindows,
+    TopicNameExtractor,
     Topology,
     ValueAndTimestamp,
     ValueTransformerWithKey,
@@ -860,6 +863,55 @@ def merged_read(read: dict) -> Any:
     return next(iter(found.values()), None)
 
 
+class Router(TopicNameExtractor):
+    """RoutingScenarios.Router: the "route" header, "late" from timestamp 100, else by source topic and value."""
+
+    def extract(self, key, value, record_context: RecordContext) -> str:
+        route = [v for k, v in record_context.headers if k == "route"]
+        if route:
+            return route[-1].decode("utf-8")
+        if record_context.timestamp >= 100:
+            return "late"
+        return record_context.topic + ("-alpha" if value.startswith("a") else "-other")
+
+    def __str__(self) -> str:
+        return "Router"
+
+
+class ByKeyLength(StreamPartitioner):
+    """RoutingScenarios.ByKeyLength: "drop..." keys nowhere, "default..." keys by default, else length modulo n."""
+
+    def partitions(self, topic, key, value, num_partitions):
+        if key.startswith("drop"):
+            return set()
+        if key.startswith("default"):
+            return None
+        return {len(key) % num_partitions}
+
+
+def dynamic_routing(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    (builder.stream("events", Consumed.with_(S, S))
+     .map_values(lambda v: v.lower(), Named.as_("lower"))
+     .to(Router(), Produced.with_(S, S).with_name("router")))
+    builder.stream("clicks", Consumed.with_(S, S)).to(Router(), Produced.with_(S, S).with_stream_partitioner(
+        ByKeyLength()))
+    return builder.build(config)
+
+
+def stream_partitioner(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    orders = builder.stream("orders", Consumed.with_(S, S))
+    orders.to("routed", Produced.with_(S, S).with_stream_partitioner(ByKeyLength()))
+    (orders.repartition(Repartitioned.as_("spread").with_key_serde(S).with_value_serde(S)
+                        .with_stream_partitioner(ByKeyLength()))
+     .group_by_key(Grouped.with_(S, S))
+     .count(kv_mat("order-counts", L, False))
+     .to_stream()
+     .to("order-counts-out", Produced.with_(S, L).with_stream_partitioner(ByKeyLength())))
+    return builder.build(config)
+
+
 BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "wordcount": wordcount,
     "reduce": reduce,
@@ -906,6 +958,8 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "materialized-retention": materialized_retention,
     "materialized-flags": materialized_flags,
     "store-reads": store_reads,
+    "dynamic-routing": dynamic_routing,
+    "stream-partitioner": stream_partitioner,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
@@ -913,7 +967,8 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
              "stream-table-join", "global-table-join", "table-table-join", "repartition", "selectkey-optimization",
              "split-merge", "table-reduce", "merge-rekey", "global-table-join-null-key", "repartitioned-partitions",
              "stream-table-join-joined", "dead-letter-queue", "fk-join", "table-transform-values",
-             "table-transform-values-join", "materialized-flags", "store-reads"}
+             "table-transform-values-join", "materialized-flags", "store-reads", "dynamic-routing",
+             "stream-partitioner"}
 # store-reads: every record of "ops" has the key "g" (one task holds the interpreter's stores at any partition count);
 # the DSL variant's windows, sessions and versions outlive its times (grace and retentions of 100 ms).
 # Not versioned-*: a versioned store's history retention and a join's grace count back from the stream time its task

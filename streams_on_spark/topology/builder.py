@@ -431,6 +431,10 @@ class InternalTopologyBuilder:
                     out.append(t)
         return out
 
+    def has_topic_name_extractors(self) -> bool:
+        """Whether a sink chooses its topics per record (its topics are not known before records come)."""
+        return any(isinstance(node, SinkNodeSpec) and node.topic is None for node in self.node_factories.values())
+
     def output_topics(self, dead_letter_queue_topic: Optional[str] = None) -> list[str]:
         """Every topic the tasks write (decorated sink topics, in subtopology order), and the dead letter queue
         topic when one is configured."""

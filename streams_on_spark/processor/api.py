@@ -125,8 +125,8 @@ def topic_name_extractor(extractor: Any) -> Callable[[Any, Any, RecordContext], 
     if isinstance(extractor, TopicNameExtractor):
         return extractor.extract
     if isinstance(extractor, (str, bytes)) or not callable(extractor):
-        raise bad_argument("topicExtractor", "a TopicNameExtractor or a callable (key, value, record_context) -> str",
-                           extractor)
+        raise bad_argument("topic", "a non-empty str, or a TopicNameExtractor (a callable (key, value, "
+                           "record_context) -> str)", extractor)
     return extractor
 
 

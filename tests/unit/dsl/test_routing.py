@@ -37,7 +37,7 @@ class Router(TopicNameExtractor):
 
 def test_to_takes_a_topic_name_extractor_or_a_callable_and_nothing_else():
     stream = StreamsBuilder().stream("in")
-    with pytest.raises(ValueError, match="topicExtractor must be a TopicNameExtractor or a callable"):
+    with pytest.raises(ValueError, match=r"topic must be a non-empty str, or a TopicNameExtractor \(a callable"):
         stream.to(42)
     with pytest.raises(ValueError, match="topic can't be null"):
         stream.to(None)
@@ -49,7 +49,7 @@ def test_add_sink_with_an_extractor_describes_it_as_kafka_does():
     topology = (Topology().add_source("src", "in", key_serde=S, value_serde=S)
                 .add_sink("sink", Router(), "src", key_serde=S, value_serde=S))
     assert "    Sink: sink (extractor class: Router)\n      <-- src\n" in str(topology.describe())
-    with pytest.raises(ValueError, match="topicExtractor must be a TopicNameExtractor"):
+    with pytest.raises(ValueError, match="topic must be a non-empty str, or a TopicNameExtractor"):
         Topology().add_source("src", "in").add_sink("sink", 3.5, "src")
     with TopologyTestDriver(topology, CONFIG) as driver:
         driver.create_input_topic("in", S, S).pipe_input("k", "x")

@@ -457,7 +457,7 @@ class StreamTask:
                 key_serde = _resolve(node_spec.key_serde, config.default_key_serde)
                 value_serde = _resolve(node_spec.value_serde, config.default_value_serde)
                 if node_spec.topic is None:
-                    topic = f"the topics of {node_spec.topic_extractor}"
+                    topic = f"chosen by {node_spec.topic_extractor}"   # for _check_serdes' message
                     sink = TopicNameExtractorSinkProcessor(node_spec, self.collector, key_serde, value_serde)
                 else:
                     topic = topology.decorate_topic(node_spec.topic)

@@ -103,3 +103,17 @@ def test_a_callable_extractor_with_a_partitioner(make_driver, partitions):
         range(partitions))
     assert [r.value for r in driver.create_output_topic("odds", S, S).read_records_to_list()] == ["5"]
     assert driver.metrics()["dropped-records-total"] == 1
+
+
+def test_an_extractor_routing_to_a_source_topic_of_the_topology(make_driver, partitions):
+    """A record routed to a topic the topology reads is read back (Kafka's driver pipes it back at once)."""
+    builder = StreamsBuilder()
+    (builder.stream("in", Consumed.with_(S, S))
+     .to(lambda key, value, context: "retry" if value.startswith("retry:") else "done", Produced.with_(S, S)))
+    builder.stream("retry", Consumed.with_(S, S)).map_values(lambda v: v[len("retry:"):]).to("done", Produced.with_(
+        S, S))
+    driver = make_driver(builder.build(), "in", "retry", "done")
+    driver.create_input_topic("in", S, S).pipe_record_list(
+        [TestRecord("a", "retry:1", 1), TestRecord("a", "2", 2), TestRecord("b", "retry:3", 3)])
+    done = driver.create_output_topic("done", S, S).read_records_to_list()
+    assert sorted((r.key, r.value) for r in done) == [("a", "1"), ("a", "2"), ("b", "3")]

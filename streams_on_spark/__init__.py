@@ -53,7 +53,10 @@ _EXPORTS = {
     "ProcessorContext": "streams_on_spark.processor.api",
     "PunctuationType": "streams_on_spark.processor.api",
     "Record": "streams_on_spark.processor.api",
+    "RecordContext": "streams_on_spark.processor.api",
     "RecordMetadata": "streams_on_spark.processor.api",
+    "StreamPartitioner": "streams_on_spark.processor.api",
+    "TopicNameExtractor": "streams_on_spark.processor.api",
     "ValueTransformerWithKey": "streams_on_spark.processor.api",
     "StreamsConfig": "streams_on_spark.config",
     "FailOnInvalidTimestamp": "streams_on_spark.timestamp_extractors",
@@ -123,7 +126,10 @@ if TYPE_CHECKING:   # what type checkers and IDEs read
         ProcessorContext,
         PunctuationType,
         Record,
+        RecordContext,
         RecordMetadata,
+        StreamPartitioner,
+        TopicNameExtractor,
         ValueTransformerWithKey,
     )
     from streams_on_spark.config import StreamsConfig
@@ -159,4 +165,5 @@ __all__ = [
     "VersionedKeyValueStore", "VersionedRecord", "ValueTransformerWithKey", "TimestampExtractor",
     "FailOnInvalidTimestamp", "LogAndSkipOnInvalidTimestamp", "UsePartitionTimeOnInvalidTimestamp",
     "WallclockTimestampExtractor",
+    "RecordContext", "StreamPartitioner", "TopicNameExtractor",
 ]

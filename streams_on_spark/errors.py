@@ -31,6 +31,10 @@ class UnsupportedOperationError(Exception):
     ``UnsupportedOperationException``; not a ``StreamsException``, so the processing handler sees it as Kafka's)."""
 
 
+class UnknownTopicException(StreamsException):
+    """A record sent to a topic that does not exist (where Kafka's producer finds no metadata for it); names it."""
+
+
 class SerializationException(StreamsException):
     """A serde could not turn a value into bytes or back; names the topic and the value's type."""
 

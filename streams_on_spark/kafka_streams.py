@@ -224,7 +224,11 @@ class KafkaStreams:
                     log.warning("sink topic %s does not exist; creating it with 1 partition", topic)
                     connector.create_topic(topic, 1)
                 counts[topic] = connector.partitions(topic)
-        layout = TopicLayout.of(builder, self.application_id, counts)
+        dynamic = builder.has_topic_name_extractors()
+        if dynamic:   # a TopicNameExtractor may route to any topic that exists now; another is an UnknownTopicException
+            for topic, n in existing.items():
+                counts.setdefault(topic, n)
+        layout = TopicLayout.of(builder, self.application_id, counts, known_topics_only=dynamic)
         from streams_on_spark.runtime.spark import SparkRuntime
         self._runtime = SparkRuntime(builder, self._task_config, layout, connector, self._spark,
                                      self.checkpoint_location,

@@ -23,6 +23,7 @@ from streams_on_spark.errors import (
     require_str,
 )
 from streams_on_spark.processor import dsl as processors
+from streams_on_spark.processor.api import topic_name_extractor
 from streams_on_spark.topology.graph import (
     DslSupplier,
     GraphNode,
@@ -215,9 +216,14 @@ class KStream(AbstractStream):
         return KGroupedStream(self._builder, name, self._source_nodes, g, True, node)
 
     # ------------------------------------------------------------------ sinks and tables
-    def to(self, topic: str, produced: Optional[Produced] = None) -> None:
-        """Write to ``topic``; the partition is murmur2 of the serialized key unless a partitioner says else."""
-        require_str(topic, "topic")
+    def to(self, topic: Any, produced: Optional[Produced] = None) -> None:
+        """Write to ``topic``, or to the topic a ``TopicNameExtractor`` (a callable ``(key, value, record_context)
+        -> str``) chooses per record; the partition is murmur2 of the serialized key unless a partitioner says
+        else."""
+        if isinstance(topic, str) or topic is None:
+            require_str(topic, "topic")
+        else:
+            topic_name_extractor(topic)
         pr = require_instance(produced, "produced", Produced, optional=True) or Produced()
         key_serde = pr.key_serde if pr.key_serde is not None else self.key_serde
         partitioner = pr.partitioner

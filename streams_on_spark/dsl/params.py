@@ -42,6 +42,11 @@ def validate_name(name: Optional[str], what: str = "Name") -> Optional[str]:
     return name
 
 
+# A sink's partitioner: a ``StreamPartitioner`` or a callable ``(topic, key, value, num_partitions)`` answering None
+# (the default partitioning), a partition, or a set of partitions (KIP-837: empty drops the record, more multicast it)
+Partitioner = Callable[[str, Any, Any, int], Any]
+
+
 def _check_fields(params: Any, serdes: tuple[str, ...] = ("key_serde", "value_serde"),
                   functions: tuple[str, ...] = ()) -> None:
     """A parameter object's serde fields hold serdes and its function fields callables (``None``: the default)."""
@@ -107,12 +112,13 @@ class Consumed:
 
 @dataclass(frozen=True)
 class Produced:
-    """How a sink writes a topic: serdes, partitioner ``(topic, key, value, num_partitions) -> int|None``, name."""
+    """How a sink writes a topic: serdes, name and partitioner (a ``StreamPartitioner`` or a callable
+    ``(topic, key, value, num_partitions)`` answering None, a partition or a set of them)."""
 
     key_serde: Any = None
     value_serde: Any = None
     name: Optional[str] = None
-    partitioner: Optional[Callable[[str, Any, Any, int], Optional[int]]] = None
+    partitioner: Optional[Partitioner] = None
 
     def __post_init__(self) -> None:
         validate_name(self.name)
@@ -127,7 +133,7 @@ class Produced:
         return Produced(name=name)
 
     @staticmethod
-    def stream_partitioner(partitioner: Callable[[str, Any, Any, int], Optional[int]]) -> "Produced":
+    def stream_partitioner(partitioner: Partitioner) -> "Produced":
         return Produced(partitioner=partitioner)
 
     def with_key_serde(self, serde: Any) -> "Produced":
@@ -139,7 +145,7 @@ class Produced:
     def with_name(self, name: str) -> "Produced":
         return replace(self, name=name)
 
-    def with_stream_partitioner(self, partitioner: Callable[[str, Any, Any, int], Optional[int]]) -> "Produced":
+    def with_stream_partitioner(self, partitioner: Partitioner) -> "Produced":
         return replace(self, partitioner=partitioner)
 
 
@@ -277,7 +283,7 @@ class Repartitioned:
     number_of_partitions: Optional[int] = None
     key_serde: Any = None
     value_serde: Any = None
-    partitioner: Optional[Callable[[str, Any, Any, int], Optional[int]]] = None
+    partitioner: Optional[Partitioner] = None
 
     def __post_init__(self) -> None:
         validate_name(self.name)
@@ -295,7 +301,7 @@ class Repartitioned:
     with_number_of_partitions = _FactoryOrCopy("number_of_partitions")
 
     @staticmethod
-    def stream_partitioner(partitioner: Callable[[str, Any, Any, int], Optional[int]]) -> "Repartitioned":
+    def stream_partitioner(partitioner: Partitioner) -> "Repartitioned":
         return Repartitioned(partitioner=partitioner)
 
     def with_name(self, name: str) -> "Repartitioned":
@@ -307,7 +313,7 @@ class Repartitioned:
     def with_value_serde(self, serde: Any) -> "Repartitioned":
         return replace(self, value_serde=serde)
 
-    def with_stream_partitioner(self, partitioner: Callable[[str, Any, Any, int], Optional[int]]) -> "Repartitioned":
+    def with_stream_partitioner(self, partitioner: Partitioner) -> "Repartitioned":
         return replace(self, partitioner=partitioner)
 
 
@@ -433,8 +439,8 @@ class TableJoined:
     ``partitioner(topic, key, None, n)`` for this table's keys, ``other_partitioner`` for the foreign keys — set
     them when a table's topic is not partitioned by the default partitioner (Kafka's ``TableJoined``)."""
 
-    partitioner: Optional[Callable[[str, Any, Any, int], Optional[int]]] = None
-    other_partitioner: Optional[Callable[[str, Any, Any, int], Optional[int]]] = None
+    partitioner: Optional[Partitioner] = None
+    other_partitioner: Optional[Partitioner] = None
     name: Optional[str] = None
 
     def __post_init__(self) -> None:
@@ -442,18 +448,18 @@ class TableJoined:
         _check_fields(self, (), ("partitioner", "other_partitioner"))
 
     @staticmethod
-    def with_(partitioner: Optional[Callable[[str, Any, Any, int], Optional[int]]],
-              other_partitioner: Optional[Callable[[str, Any, Any, int], Optional[int]]]) -> "TableJoined":
+    def with_(partitioner: Optional[Partitioner],
+              other_partitioner: Optional[Partitioner]) -> "TableJoined":
         return TableJoined(partitioner, other_partitioner)
 
     @staticmethod
     def as_(name: str) -> "TableJoined":
         return TableJoined(name=require(name, "name"))
 
-    def with_partitioner(self, partitioner: Optional[Callable[[str, Any, Any, int], Optional[int]]]) -> "TableJoined":
+    def with_partitioner(self, partitioner: Optional[Partitioner]) -> "TableJoined":
         return replace(self, partitioner=partitioner)
 
-    def with_other_partitioner(self, partitioner: Optional[Callable[[str, Any, Any, int], Optional[int]]]
+    def with_other_partitioner(self, partitioner: Optional[Partitioner]
                                ) -> "TableJoined":
         return replace(self, other_partitioner=partitioner)
 

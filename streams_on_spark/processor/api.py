@@ -99,6 +99,54 @@ class RecordMetadata(NamedTuple):
     offset: int
 
 
+class RecordContext(NamedTuple):
+    """The record a topic name extractor routes: where it came from (``topic`` None, ``partition`` and ``offset`` -1
+    in a punctuation), its timestamp and headers (Kafka's ``RecordContext``)."""
+
+    topic: Optional[str]
+    partition: int
+    offset: int
+    timestamp: int
+    headers: Headers
+
+
+class TopicNameExtractor(ABC):
+    """Chooses a sink's topic per record (Kafka's ``TopicNameExtractor``); ``str()`` is what ``describe()`` prints."""
+
+    @abstractmethod
+    def extract(self, key: Any, value: Any, record_context: RecordContext) -> str: ...
+
+
+def topic_name_extractor(extractor: Any) -> Callable[[Any, Any, RecordContext], str]:
+    """The function choosing a sink's topic: a ``TopicNameExtractor``'s ``extract``, or a callable
+    ``(key, value, record_context) -> str``; anything else is a ValueError naming it."""
+    if extractor is None:
+        raise ValueError("topicExtractor cannot be null")
+    if isinstance(extractor, TopicNameExtractor):
+        return extractor.extract
+    if isinstance(extractor, (str, bytes)) or not callable(extractor):
+        raise bad_argument("topic", "a non-empty str, or a TopicNameExtractor (a callable (key, value, "
+                           "record_context) -> str)", extractor)
+    return extractor
+
+
+class StreamPartitioner(ABC):
+    """Where a sink writes a record (Kafka's ``StreamPartitioner``, KIP-837): override ``partitions`` or, for one
+    partition, ``partition``."""
+
+    def partitions(self, topic: str, key: Any, value: Any, num_partitions: int) -> Optional[set[int]]:
+        """None for the default partitioning, an empty set to drop the record, else the partitions to write it to."""
+        partition = self.partition(topic, key, value, num_partitions)
+        return None if partition is None else {partition}
+
+    def partition(self, topic: str, key: Any, value: Any, num_partitions: int) -> Optional[int]:
+        """The single-partition form: None for the default partitioning, else the partition."""
+        raise NotImplementedError(f"StreamPartitioner {type(self).__name__} must override partitions() or partition()")
+
+    def __call__(self, topic: str, key: Any, value: Any, num_partitions: int) -> Optional[set[int]]:
+        return self.partitions(topic, key, value, num_partitions)
+
+
 class PunctuationType(enum.Enum):
     """What drives a punctuator: the task's stream time or the (mockable) wall clock."""
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from streams_on_spark.processor.api import Processor, ProcessorContext, Record
+from streams_on_spark.errors import StreamsException
+from streams_on_spark.processor.api import Processor, ProcessorContext, Record, RecordContext, topic_name_extractor
 from streams_on_spark.topology.builder import SinkNodeSpec
 
 
@@ -38,6 +39,30 @@ class SinkProcessor(Processor):
 
     def process(self, record: Record) -> None:
         self._send(self.topic, record, self.key_serde, self.value_serde, self.partitioner, self.name)
+
+
+class TopicNameExtractorSinkProcessor(Processor):
+    """A sink writing each record to the topic its ``TopicNameExtractor`` chooses from the record's key, value and
+    :class:`RecordContext` (undecorated, as Kafka's); the batch fast paths leave a task with one to this path."""
+
+    def __init__(self, spec: SinkNodeSpec, collector: Any, key_serde: Any, value_serde: Any) -> None:
+        self.name, self.partitioner = spec.name, spec.partitioner
+        self.extract = topic_name_extractor(spec.topic_extractor)
+        self.key_serde, self.value_serde = key_serde, value_serde
+        self._send = collector.send
+
+    def init(self, context: ProcessorContext) -> None:
+        self._metadata = context.record_metadata
+
+    def process(self, record: Record) -> None:
+        meta = self._metadata()
+        context = (RecordContext(None, -1, -1, record.timestamp, record.headers) if meta is None else
+                   RecordContext(meta.topic, meta.partition, meta.offset, record.timestamp, record.headers))
+        topic = self.extract(record.key, record.value, context)
+        if not isinstance(topic, str) or not topic:
+            raise StreamsException(f"The topic name extractor of sink {self.name} returned {topic!r} for the record "
+                                   f"with key {record.key!r}: it must return a topic name (a non-empty str)")
+        self._send(topic, record, self.key_serde, self.value_serde, self.partitioner, self.name)
 
 
 class SourceProcessor(Processor):

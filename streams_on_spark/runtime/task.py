@@ -39,7 +39,12 @@ from streams_on_spark.processor.api import (
     TaskId,
 )
 from streams_on_spark.runtime.fused import BatchAggregation, FusedChains, fused_forward, written_through
-from streams_on_spark.runtime.nodes import ProcessorNode, SinkProcessor, SourceProcessor
+from streams_on_spark.runtime.nodes import (
+    ProcessorNode,
+    SinkProcessor,
+    SourceProcessor,
+    TopicNameExtractorSinkProcessor,
+)
 from streams_on_spark.serde import ByteArraySerde, StringSerde
 from streams_on_spark.serde.changed import ChangedSerde
 from streams_on_spark.state.caching import CachingBytesStore, TaskCache
@@ -80,20 +85,32 @@ class TaskMetrics:
 class RecordCollector:
     """Serializes sink output and picks its partition, so placement never depends on the engine.
 
-    Explicit partitioner result wins; else murmur2 of the serialized key; else (null key) round-robin per topic.
+    A partitioner's answer wins (KIP-837: None for the default, a partition, or a set of them: each gets a copy, an
+    empty one drops the record and counts it in ``on_dropped``); else murmur2 of the serialized key; else (null key)
+    round-robin per topic.
     """
 
     def __init__(self, partition_counts: Callable[[str], int],
-                 on_serialization_error: Optional[Callable[..., Response]] = None) -> None:
+                 on_serialization_error: Optional[Callable[..., Response]] = None,
+                 on_dropped: Optional[Callable[[], None]] = None) -> None:
         self._partition_counts = partition_counts
         self._counts: dict[str, int] = {}  # topic partition counts are fixed once the engine started
         self._default = DefaultPartitioner()
         self.buffer: list[ProducerRecord] = []
         # the task's production exception handler: (node, record, exception, origin) -> Response
         self._on_serialization_error = on_serialization_error
+        self._on_dropped = on_dropped
 
     def send(self, topic: str, record: Record, key_serde: Any, value_serde: Any, partitioner: Any,
              node: str) -> None:
+        partitions = None
+        if partitioner is not None:   # asked before serializing, as Kafka does: a dropped record is never serialized
+            partitions = self._partitions(topic, record, partitioner, node)
+            if not partitions and partitions is not None:
+                log.warning("Skipping record as partitioner returned empty partitions. topic=[%s]", topic)
+                if self._on_dropped is not None:
+                    self._on_dropped()
+                return
         key, value = record.key, record.value
         origin = SerializationExceptionOrigin.KEY
         try:
@@ -112,34 +129,56 @@ class RecordCollector:
                 f"{type(record.key).__name__}, value type {type(record.value).__name__}) with key serde "
                 f"{key_serde!r} and value serde {value_serde!r}: {e}. A serde may not match the data: set one in "
                 "Produced/Grouped/Materialized or 'default.key.serde'/'default.value.serde'.") from e
-        self._place(topic, record.timestamp, key_bytes, value_bytes, record.headers, partitioner, record, node)
+        if partitions is None:
+            self._place(topic, record.timestamp, key_bytes, value_bytes, record.headers)
+        else:
+            for partition in partitions:
+                self.buffer.append(ProducerRecord(topic, partition, record.timestamp, key_bytes, value_bytes,
+                                                  record.headers))
 
     def send_raw(self, record: ProducerRecord) -> None:
         """A record already in bytes (a dead letter queue record); without a partition, placed by its key."""
         if record.partition is not None:
             self.buffer.append(record)
         else:
-            self._place(record.topic, record.timestamp, record.key, record.value, record.headers, None, None, "")
+            self._place(record.topic, record.timestamp, record.key, record.value, record.headers)
 
-    def _place(self, topic: str, timestamp: int, key_bytes: Optional[bytes], value_bytes: Optional[bytes],
-               headers: Any, partitioner: Any, record: Optional[Record], node: str) -> None:
-        """Pick the record's partition and buffer it."""
+    def _count(self, topic: str) -> int:
         n = self._counts.get(topic)
         if n is None:
             n = self._counts[topic] = self._partition_counts(topic)
-        partition = None
-        if partitioner is not None and record is not None:
-            partition = partitioner(topic, record.key, record.value, n)
-            if partition is not None and not (0 <= partition < n):
+        return n
+
+    def _partitions(self, topic: str, record: Record, partitioner: Any, node: str) -> Optional[list[int]]:
+        """The partitions ``partitioner`` picks for ``record`` (in ascending order), or None for the default."""
+        n = self._count(topic)
+        answer = partitioner(topic, record.key, record.value, n)
+        if answer is None:
+            return None
+        if isinstance(answer, int) and not isinstance(answer, bool):
+            partitions = [answer]
+        elif isinstance(answer, (set, frozenset, list, tuple)) and all(
+                isinstance(p, int) and not isinstance(p, bool) for p in answer):
+            partitions = sorted(set(answer))
+        else:
+            raise StreamsException(f"Partitioner of sink {node} returned {answer!r} for topic {topic}: expected None "
+                                   "(the default partitioning), a partition or a set of partitions")
+        for partition in partitions:
+            if not 0 <= partition < n:
                 raise StreamsException(f"Partitioner of sink {node} returned partition {partition} for topic "
                                        f"{topic}, which has {n} partitions")
-        if partition is None:
-            if key_bytes is None:
-                partition = self._default.partition(topic, None, n)
-            elif n == 1:
-                partition = 0
-            else:
-                partition = partition_for_key(key_bytes, n)
+        return partitions
+
+    def _place(self, topic: str, timestamp: int, key_bytes: Optional[bytes], value_bytes: Optional[bytes],
+               headers: Any) -> None:
+        """Place the record by its key (round-robin without one) and buffer it."""
+        n = self._count(topic)
+        if key_bytes is None:
+            partition = self._default.partition(topic, None, n)
+        elif n == 1:
+            partition = 0
+        else:
+            partition = partition_for_key(key_bytes, n)
         self.buffer.append(ProducerRecord(topic, partition, timestamp, key_bytes, value_bytes, headers))
 
     def drain(self) -> list[ProducerRecord]:
@@ -403,7 +442,7 @@ class StreamTask:
         self.metrics = TaskMetrics()
         self.cache = TaskCache(config.cache_max_bytes)
         self._commit_every_record = config.commit_every_record
-        self.collector = RecordCollector(partition_counts, self._serialization_error)
+        self.collector = RecordCollector(partition_counts, self._serialization_error, self.metrics.record_dropped)
         self._source_raw: tuple[Optional[bytes], Optional[bytes]] = (None, None)  # of the record in process
         self.global_stores = dict(global_stores or {})
         self.global_read_only = True   # its processors read global stores; only the global task writes them
@@ -427,12 +466,16 @@ class StreamTask:
             if isinstance(node_spec, SourceNodeSpec):
                 node = ProcessorNode(node_spec.name, SourceProcessor())
             elif isinstance(node_spec, SinkNodeSpec):
-                topic = topology.decorate_topic(node_spec.topic)
-                sink = SinkProcessor(node_spec, topic, self.collector,
-                                      _resolve(node_spec.key_serde, config.default_key_serde),
-                                      _resolve(node_spec.value_serde, config.default_value_serde))
+                key_serde = _resolve(node_spec.key_serde, config.default_key_serde)
+                value_serde = _resolve(node_spec.value_serde, config.default_value_serde)
+                if node_spec.topic is None:
+                    topic = f"chosen by {node_spec.topic_extractor}"   # for _check_serdes' message
+                    sink = TopicNameExtractorSinkProcessor(node_spec, self.collector, key_serde, value_serde)
+                else:
+                    topic = topology.decorate_topic(node_spec.topic)
+                    sink = SinkProcessor(node_spec, topic, self.collector, key_serde, value_serde)
                 node = ProcessorNode(node_spec.name, sink)
-                self._check_serdes(node_spec.name, topic, sink.key_serde, sink.value_serde)
+                self._check_serdes(node_spec.name, topic, key_serde, value_serde)
             else:
                 assert isinstance(node_spec, ProcessorNodeSpec)
                 processor = node_spec.supplier()

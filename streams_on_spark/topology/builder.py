@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from streams_on_spark.errors import TopologyException
 from streams_on_spark.timestamp_extractors import timestamp_extractor as resolve_extractor
+from streams_on_spark.processor.api import topic_name_extractor
 from streams_on_spark.topology import description as descriptions
 from streams_on_spark.topology.java_order import hash_set_order
 
@@ -38,12 +39,15 @@ class ProcessorNodeSpec:
 
 @dataclass
 class SinkNodeSpec:
+    """A sink writing to ``topic``, or (``topic`` None) to the topic ``topic_extractor`` chooses per record."""
+
     name: str
     predecessors: list[str]
-    topic: str
+    topic: Optional[str]
     key_serde: Any = None
     value_serde: Any = None
     partitioner: Any = None
+    topic_extractor: Any = None
 
 
 NodeSpec = SourceNodeSpec | ProcessorNodeSpec | SinkNodeSpec
@@ -123,7 +127,7 @@ class InternalTopologyBuilder:
     def __init__(self) -> None:
         self.node_factories: dict[str, NodeSpec] = {}
         self.node_to_source_topics: dict[str, list[str]] = {}
-        self.node_to_sink_topic: dict[str, str] = {}
+        self.node_to_sink_topic: dict[str, Any] = {}   # a name, or a sink's TopicNameExtractor
         self.raw_source_topics: set[str] = set()
         self.global_topics: list[str] = []
         self.state_factories: dict[str, Any] = {}
@@ -191,10 +195,15 @@ class InternalTopologyBuilder:
         self._grouper.add(name)
         self._node_groups = None
 
-    def add_sink(self, name: str, topic: str, predecessors: list[str], key_serde: Any = None,
+    def add_sink(self, name: str, topic: Any, predecessors: list[str], key_serde: Any = None,
                  value_serde: Any = None, partitioner: Any = None) -> None:
+        """A sink writing to ``topic``: a name, or a ``TopicNameExtractor`` (a callable) choosing it per record."""
         _require(name, "name must not be null")
         _require(topic, "topic must not be null")
+        extractor = None
+        if not isinstance(topic, str):
+            topic_name_extractor(topic)
+            extractor, topic = topic, None
         if name in self.node_factories:
             raise TopologyException(f"Processor {name} is already added.")
         if not predecessors:
@@ -208,8 +217,8 @@ class InternalTopologyBuilder:
             if pred in self.node_to_sink_topic:
                 raise TopologyException(f"Sink {pred} cannot be used a parent.")
         self.node_factories[name] = SinkNodeSpec(name, list(predecessors), topic, key_serde, value_serde,
-                                                 partitioner)
-        self.node_to_sink_topic[name] = topic
+                                                 partitioner, extractor)
+        self.node_to_sink_topic[name] = topic if extractor is None else extractor
         self._grouper.add(name)
         self._grouper.unite(name, predecessors)
         self._node_groups = None
@@ -386,7 +395,8 @@ class InternalTopologyBuilder:
                         if topic in self.internal_topics:
                             repartition_sources.append(decorated)
                 elif isinstance(node, SinkNodeSpec):
-                    sinks.append(self.decorate_topic(node.topic))
+                    if node.topic is not None:   # a TopicNameExtractor's topics are known only as records come
+                        sinks.append(self.decorate_topic(node.topic))
                 else:
                     stores.extend(s for s in node.stores if s not in stores)
             out.append(SubtopologySpec(gid, nodes, sources, sinks, stores, repartition_sources))
@@ -424,6 +434,10 @@ class InternalTopologyBuilder:
                     out.append(t)
         return out
 
+    def has_topic_name_extractors(self) -> bool:
+        """Whether a sink chooses its topics per record (its topics are not known before records come)."""
+        return any(isinstance(node, SinkNodeSpec) and node.topic is None for node in self.node_factories.values())
+
     def output_topics(self, dead_letter_queue_topic: Optional[str] = None) -> list[str]:
         """Every topic the tasks write (decorated sink topics, in subtopology order), and the dead letter queue
         topic when one is configured."""
@@ -460,7 +474,8 @@ class InternalTopologyBuilder:
         if isinstance(node, SourceNodeSpec):
             return descriptions.Source(node.name, node.topics)
         if isinstance(node, SinkNodeSpec):
-            return descriptions.Sink(node.name, node.topic)
+            return descriptions.Sink(node.name, node.topic,
+                                     None if node.topic_extractor is None else str(node.topic_extractor))
         return descriptions.Processor(node.name, node.stores)
 
 

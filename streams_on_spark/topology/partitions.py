@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from streams_on_spark.errors import TopologyException
+from streams_on_spark.errors import TopologyException, UnknownTopicException
 from streams_on_spark.topology.builder import InternalTopologyBuilder, SinkNodeSpec, SubtopologySpec
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ def resolve_partition_counts(builder: InternalTopologyBuilder, known: Mapping[st
         _enforce_copartition([builder.decorate_topic(t) for t in group], internal, enforced, counts)
     for sub in subtopologies:
         for node in sub.nodes:
-            if isinstance(node, SinkNodeSpec):
+            if isinstance(node, SinkNodeSpec) and node.topic is not None:
                 decorated = builder.decorate_topic(node.topic)
                 if decorated not in counts and decorated in known:
                     counts[decorated] = known[decorated]
@@ -147,25 +147,39 @@ class TopicLayout:
     application_id: str
     partitions: Mapping[str, int]
     tasks: Mapping[int, int]
+    # a topic the layout does not know does not exist (an application's: an UnknownTopicException), rather than
+    # having one partition (the test driver's, which accepts any topic as Kafka's does)
+    known_topics_only: bool = False
 
     @classmethod
-    def of(cls, builder: InternalTopologyBuilder, application_id: str, counts: Mapping[str, int]) -> "TopicLayout":
+    def of(cls, builder: InternalTopologyBuilder, application_id: str, counts: Mapping[str, int],
+           known_topics_only: bool = False) -> "TopicLayout":
         """The layout of ``builder``'s subtopologies over topics with partition ``counts`` (decorated names)."""
         counts = dict(counts)
         tasks = {sub.id: task_partitions(sorted(sub.source_topics), counts) for sub in builder.subtopologies()}
-        return cls(application_id, MappingProxyType(counts), MappingProxyType(tasks))
+        return cls(application_id, MappingProxyType(counts), MappingProxyType(tasks), known_topics_only)
 
     def partitions_of(self, topic: str) -> int:
-        """Partitions of ``topic`` (1 for a topic the layout does not know, as a single-partition output topic)."""
-        return self.partitions.get(topic, 1)
+        """Partitions of ``topic``: 1 for a topic the layout does not know (a single-partition output topic), or an
+        ``UnknownTopicException`` naming it where the layout knows every topic that exists."""
+        n = self.partitions.get(topic)
+        if n is not None:
+            return n
+        if self.known_topics_only:
+            raise UnknownTopicException(
+                f"Topic {topic} not present in metadata: a record was sent to topic {topic}, which did not exist when "
+                f"application {self.application_id} started (a TopicNameExtractor's topics must be created first)")
+        return 1
 
     def __reduce__(self) -> tuple[Any, tuple]:
         """Pickled for executors as plain dicts (mapping proxies do not pickle)."""
-        return (TopicLayout._restore, (self.application_id, dict(self.partitions), dict(self.tasks)))
+        return (TopicLayout._restore, (self.application_id, dict(self.partitions), dict(self.tasks),
+                                       self.known_topics_only))
 
     @staticmethod
-    def _restore(application_id: str, partitions: dict[str, int], tasks: dict[int, int]) -> "TopicLayout":
-        return TopicLayout(application_id, MappingProxyType(partitions), MappingProxyType(tasks))
+    def _restore(application_id: str, partitions: dict[str, int], tasks: dict[int, int],
+                 known_topics_only: bool = False) -> "TopicLayout":
+        return TopicLayout(application_id, MappingProxyType(partitions), MappingProxyType(tasks), known_topics_only)
 
 
 __all__ = ["driver_partition_counts", "resolve_partition_counts", "task_partitions", "TopicLayout"]

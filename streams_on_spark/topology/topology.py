@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Optional
 
 from streams_on_spark.errors import require_callable, require_instance, require_serde, require_str
+from streams_on_spark.processor.api import topic_name_extractor
 from streams_on_spark.state.stores import StoreBuilder
 from streams_on_spark.topology.builder import InternalTopologyBuilder
 from streams_on_spark.topology.description import TopologyDescription
@@ -34,11 +35,15 @@ class Topology:
             self.internal_builder.add_state_store(store_builder, [name])
         return self
 
-    def add_sink(self, name: str, topic: str, *parent_names: str, key_serde: Any = None, value_serde: Any = None,
-                 partitioner: Optional[Callable[[str, Any, Any, int], Optional[int]]] = None) -> "Topology":
-        """A sink writing to ``topic``; ``partitioner(topic, key, value, n)`` may pick the partition."""
+    def add_sink(self, name: str, topic: Any, *parent_names: str, key_serde: Any = None, value_serde: Any = None,
+                 partitioner: Optional[Callable[[str, Any, Any, int], Any]] = None) -> "Topology":
+        """A sink writing to ``topic`` or to the topic a ``TopicNameExtractor`` chooses per record; a
+        ``StreamPartitioner`` (or a callable ``(topic, key, value, n)``) may pick the partitions."""
         _check_names("name", [name])
-        _check_names("topic", [topic])
+        if isinstance(topic, str) or topic is None:
+            _check_names("topic", [topic])
+        else:
+            topic_name_extractor(topic)
         _check_names("parent name", parent_names)
         _check_serdes(key_serde, value_serde, partitioner=partitioner)
         self.internal_builder.add_sink(name, topic, list(parent_names), key_serde, value_serde, partitioner)

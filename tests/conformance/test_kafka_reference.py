@@ -50,14 +50,17 @@ from streams_on_spark import (
     Produced,
     PunctuationType,
     Record,
+    RecordContext,
     Repartitioned,
     Serdes,
     SessionWindows,
     SlidingWindows,
     Stores,
+    StreamPartitioner,
     StreamsBuilder,
     TestRecord,
     TimeWindows,
+    TopicNameExtractor,
     Topology,
     TopologyTestDriver,
     ValueAndTimestamp,
@@ -936,6 +939,55 @@ def max_task_idle(variant: str, config: dict) -> Topology:
     return builder.build(config)
 
 
+class Router(TopicNameExtractor):
+    """RoutingScenarios.Router: the "route" header, "late" from timestamp 100, else by source topic and value."""
+
+    def extract(self, key, value, record_context: RecordContext) -> str:
+        route = [v for k, v in record_context.headers if k == "route"]
+        if route:
+            return route[-1].decode("utf-8")
+        if record_context.timestamp >= 100:
+            return "late"
+        return record_context.topic + ("-alpha" if value.startswith("a") else "-other")
+
+    def __str__(self) -> str:
+        return "Router"
+
+
+class ByKeyLength(StreamPartitioner):
+    """RoutingScenarios.ByKeyLength: "drop..." keys nowhere, "default..." keys by default, else length modulo n."""
+
+    def partitions(self, topic, key, value, num_partitions):
+        if key.startswith("drop"):
+            return set()
+        if key.startswith("default"):
+            return None
+        return {len(key) % num_partitions}
+
+
+def dynamic_routing(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    (builder.stream("events", Consumed.with_(S, S))
+     .map_values(lambda v: v.lower(), Named.as_("lower"))
+     .to(Router(), Produced.with_(S, S).with_name("router")))
+    builder.stream("clicks", Consumed.with_(S, S)).to(Router(), Produced.with_(S, S).with_stream_partitioner(
+        ByKeyLength()))
+    return builder.build(config)
+
+
+def stream_partitioner(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    orders = builder.stream("orders", Consumed.with_(S, S))
+    orders.to("routed", Produced.with_(S, S).with_stream_partitioner(ByKeyLength()))
+    (orders.repartition(Repartitioned.as_("spread").with_key_serde(S).with_value_serde(S)
+                        .with_stream_partitioner(ByKeyLength()))
+     .group_by_key(Grouped.with_(S, S))
+     .count(kv_mat("order-counts", L, False))
+     .to_stream()
+     .to("order-counts-out", Produced.with_(S, L).with_stream_partitioner(ByKeyLength())))
+    return builder.build(config)
+
+
 BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "wordcount": wordcount,
     "reduce": reduce,
@@ -986,6 +1038,8 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "max-task-idle": max_task_idle,
     "max-task-idle-repartition": max_task_idle_repartition,
     "max-task-idle-three": max_task_idle_three,
+    "dynamic-routing": dynamic_routing,
+    "stream-partitioner": stream_partitioner,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
@@ -994,7 +1048,7 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
              "split-merge", "table-reduce", "merge-rekey", "global-table-join-null-key", "repartitioned-partitions",
              "stream-table-join-joined", "dead-letter-queue", "fk-join", "table-transform-values",
              "table-transform-values-join", "materialized-flags", "store-reads", "timestamp-extractor",
-             "max-task-idle"}
+             "max-task-idle", "dynamic-routing", "stream-partitioner"}
 # timestamp-extractor, max-task-idle: every record has the key "k" (one task, with the partition time and the idle
 # deadlines of Kafka's one task, at any partition count). Not max-task-idle-repartition: Kafka's driver's one task
 # waits for its repartition partition too, which at 4 partitions is another task's input (KIP-1238). Nor

@@ -127,6 +127,12 @@ class SparkRuntime:
                 topics.setdefault(next(iter(sids)), []).append(topic)
         return topics
 
+    def _driver_topic(self, topic: str) -> None:
+        """The test driver writes any topic, one it was not told about (a ``TopicNameExtractor``'s) created with one
+        partition, where the tasks placed its records (:meth:`TopicLayout.partitions_of`), as Kafka's driver does."""
+        if topic not in self.connector.topics():
+            self.connector.create_topic(topic, self.layout.partitions_of(topic))
+
     def start(self) -> None:
         """Start every subtopology's query (upstream first)."""
         quiet_spark_logs(self.spark)
@@ -174,7 +180,7 @@ class SparkRuntime:
         name = self.query_name(sid)
         relocate_state_schema_paths(self.checkpoint(sid))
         if self.on_output is not None:
-            sink: Any = DriverAppend(self.connector.writer(), self.on_output, name)
+            sink: Any = DriverAppend(self.connector.writer(), self.on_output, name, self._driver_topic)
         elif is_spark_connect(self.spark):
             # Spark Connect runs foreachBatch in a Python worker of the server: the sink takes nothing of this
             # process (its log lines go to the server's log; the tasks' counters do not reach metrics())

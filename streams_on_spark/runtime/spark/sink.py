@@ -76,8 +76,11 @@ class DriverAppend:
     """``foreachBatch`` of the test driver's queries: merge, append once per batch id, hand records on."""
 
     def __init__(self, writer: TopicWriter, on_output: Optional[Callable[[list[ProducerRecord]], None]],
-                 query: str) -> None:
+                 query: str, ensure_topic: Optional[Callable[[str], None]] = None) -> None:
         self.writer, self.on_output, self.query = writer, on_output, query
+        # called once per topic written before writing to it: the driver's topics need not be declared
+        self.ensure_topic = ensure_topic
+        self._ensured: set[str] = set()
         self._query_id: Optional[str] = None
         self._bound = threading.Event()
 
@@ -99,6 +102,10 @@ class DriverAppend:
         merged = [merge_by_stream_time(topic, partition, parts[(topic, partition)]) for topic, partition in sorted(parts)]
         batches = [batch for batch, _ in merged]
         count = sum(len(b) for b in batches)
+        if self.ensure_topic is not None:
+            for topic in {topic for topic, _ in parts} - self._ensured:
+                self.ensure_topic(topic)
+                self._ensured.add(topic)
         if count:
             self.writer.write(batches, f"{self._query_id}-driver", batch_id)
             if self.on_output is not None:

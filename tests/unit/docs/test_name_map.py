@@ -33,7 +33,7 @@ CLASSES: list[Any] = [
     streams_on_spark.Grouped, streams_on_spark.Materialized, streams_on_spark.Named, streams_on_spark.Repartitioned,
     streams_on_spark.Branched, streams_on_spark.StreamJoined, streams_on_spark.Joined, streams_on_spark.TableJoined,
     streams_on_spark.Processor, streams_on_spark.FixedKeyProcessor, streams_on_spark.ValueTransformerWithKey,
-    streams_on_spark.ProcessorContext,
+    streams_on_spark.ProcessorContext, streams_on_spark.TopicNameExtractor, streams_on_spark.StreamPartitioner,
     streams_on_spark.Record, streams_on_spark.Stores, streams_on_spark.Serdes, streams_on_spark.Serde,
     streams_on_spark.WindowedSerdes, streams_on_spark.KafkaStreams, streams_on_spark.TopologyTestDriver,
     streams_on_spark.TopologyTestDriverBuilder, TestInputTopic, TestOutputTopic, streams_on_spark.TestRecord,

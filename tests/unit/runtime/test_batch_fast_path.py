@@ -26,6 +26,7 @@ from streams_on_spark import (
     Produced,
     Repartitioned,
     Serdes,
+    StreamPartitioner,
     StreamsBuilder,
     StreamsException,
     TopologyTestDriver,
@@ -178,9 +179,55 @@ def rekey_through_repartition():
     return builder.build()
 
 
+class Spread(StreamPartitioner):
+    """KIP-837's answers by key: every partition, none (dropped), one, or the default partitioning."""
+
+    def partitions(self, topic, key, value, num_partitions):
+        if key is None or key.endswith("0"):
+            return None
+        if key.endswith("1"):
+            return set(range(num_partitions))
+        if key.endswith("2"):
+            return set()
+        return {len(str(value or "")) % num_partitions}
+
+
+def partitioned_and_routed():
+    """A fused chain ending in a sink with a partitioner (the collector's own send), and a subtopology with a topic
+    name extractor (the per-record path: its tasks never take a fast path)."""
+    builder = StreamsBuilder()
+    (builder.stream("left", Consumed.with_(S, S))
+     .filter(lambda k, v: v is not None)
+     .map_values(str.upper)
+     .to("spread", Produced.with_(S, S).with_stream_partitioner(Spread())))
+    (builder.stream("right", Consumed.with_(S, S))
+     .map_values(lambda v: v or "")
+     .to(lambda k, v, context: f"{context.topic}-{len(v) % 3}", Produced.with_(S, S).with_stream_partitioner(
+         Spread())))
+    return builder.build()
+
+
+def test_a_topic_name_extractor_keeps_its_task_on_the_per_record_path():
+    inputs = words(50)
+    assert kinds(partitioned_and_routed(), {"application.id": "routed"}, inputs, 2) == ["FusedChains"] * 2 + [
+        "per-record"] * 2
+
+
+def counted_to_partitioner():
+    """A cached count folded per key (``BatchAggregation``) whose results leave through a partitioner."""
+    builder = StreamsBuilder()
+    (builder.stream("left", Consumed.with_(S, S))
+     .group_by_key(Grouped.with_(S, S))
+     .count(Materialized.as_("counts"))
+     .to_stream()
+     .to("counted", Produced.with_(S, L).with_stream_partitioner(Spread())))
+    return builder.build()
+
+
 @pytest.mark.parametrize("partitions", [1, 3, 8])
 @pytest.mark.parametrize("batch", [1, 5, 1000])
-@pytest.mark.parametrize("topology", [every_operator, rekey_through_repartition])
+@pytest.mark.parametrize("topology", [every_operator, rekey_through_repartition, partitioned_and_routed,
+                                      counted_to_partitioner])
 def test_stateless_operators_give_the_same_with_and_without_the_fast_path(topology, batch, partitions):
     inputs = words(400, seed=partitions * 31 + batch)
     fused = assert_same(topology, {"application.id": "fused"}, inputs, partitions, batch)

@@ -142,6 +142,7 @@ final class Scenarios {
         all.addAll(MaterializedScenarios.all());
         all.addAll(StoreReadScenarios.all());
         all.addAll(TimestampScenarios.all());
+        all.addAll(RoutingScenarios.all());
         return all;
     }
 

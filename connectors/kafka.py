@@ -35,6 +35,7 @@ from streams_on_spark.connectors.kafka_config import (  # noqa: F401 - MASK, is_
     _guard_kafka_python_logs,
     _jaas_options,
     _python_client_config,
+    client_settings_of,
     is_secret,
     mask_config,
     quiet_kafka_python_logs,
@@ -73,6 +74,8 @@ _RETRIABLE_COORDINATOR_ERRORS = ("CoordinatorNotAvailableError", "CoordinatorLoa
 SOURCE_CONSUMER_DEFAULTS = {"max.poll.records": "10000", "max.partition.fetch.bytes": str(8 << 20),
                             "fetch.max.bytes": str(64 << 20), "fetch.max.wait.ms": "10"}
 _CONSUMER_PREFIXES = ("consumer.", "main.consumer.")   # in increasing precedence
+ADMIN_PREFIX = "admin."   # Kafka Streams' admin client prefix: the library's admin client only
+GLOBAL_CONSUMER_PREFIX = "global.consumer."   # the global stores' consumer, over consumer. (as Kafka's)
 REPARTITION_TOPIC_CONFIGS = {"cleanup.policy": "delete", "segment.bytes": "52428800", "retention.ms": "-1",
                              "message.timestamp.type": "CreateTime"}
 
@@ -249,8 +252,15 @@ class KafkaConnector:
         # only, producer. over the plain key, as StreamsConfig.getProducerConfigs resolves them; a ConfigException
         # for one librdkafka cannot apply
         self.producer_config = producer_settings(config, exactly_once=exactly_once_group is not None)
+        # the admin client's (admin.) and the global stores' consumer's (consumer. under global.consumer., as
+        # StreamsConfig.getGlobalConsumerConfigs resolves them): those clients only
+        self.admin_config = {k[len(ADMIN_PREFIX):]: v for k, v in config.items() if k.startswith(ADMIN_PREFIX)}
+        self.global_consumer_config = {k[len(prefix):]: config[k] for prefix in ("consumer.", GLOBAL_CONSUMER_PREFIX)
+                                       for k in config if k.startswith(prefix)}
+        self._global_only = {k[len(GLOBAL_CONSUMER_PREFIX):] for k in config if k.startswith(GLOBAL_CONSUMER_PREFIX)}
         self.client_config = {k: v for k, v in config.items()
-                              if not k.startswith((*_CONSUMER_PREFIXES, PRODUCER_PREFIX)) and k not in PRODUCER_CONFIG_NAMES}
+                              if not k.startswith((*_CONSUMER_PREFIXES, PRODUCER_PREFIX, ADMIN_PREFIX,
+                                                   GLOBAL_CONSUMER_PREFIX)) and k not in PRODUCER_CONFIG_NAMES}
         self.timeout_ms = timeout_ms
         self.fail_on_data_loss = fail_on_data_loss
         self.replication_factor = replication_factor
@@ -269,7 +279,8 @@ class KafkaConnector:
 
     def _secret_values(self) -> list[str]:
         values: list[str] = []
-        for config in (self.client_config, self.consumer_config, self.producer_config):
+        for config in (self.client_config, self.consumer_config, self.producer_config, self.admin_config,
+                       self.global_consumer_config):
             values += [str(v) for k, v in config.items() if is_secret(k) and v not in (None, "")]
             jaas = config.get("sasl.jaas.config")
             if jaas:
@@ -294,12 +305,17 @@ class KafkaConnector:
                 "reconnect_backoff_max_ms": 1000, **self._python_config,
                 "bootstrap_servers": self.bootstrap_servers.split(",")}
 
+    def admin_settings(self) -> dict[str, Any]:
+        """The admin client's keyword arguments: the shared settings, its own (``admin.``) over them."""
+        return {"client_id": "streams-on-spark-admin", **self._common(),
+                **client_settings_of(self.admin_config, "admin client", ADMIN_PREFIX)}
+
     def _admin(self) -> Any:
         if self._admin_client is None:
             from kafka import KafkaAdminClient
             _guard_kafka_python_logs(self._secret_values())
             try:
-                self._admin_client = KafkaAdminClient(**{"client_id": "streams-on-spark-admin", **self._common()})
+                self._admin_client = KafkaAdminClient(**self.admin_settings())
             except Exception as e:
                 raise self._error("cannot connect to Kafka", e) from None
         return self._admin_client
@@ -323,7 +339,10 @@ class KafkaConnector:
 
     def global_reader(self) -> KafkaGlobalReader:
         """What Spark tasks read global topics through (each Python worker keeps its global stores and follows)."""
-        config = dict(self._python_config)
+        shared = {k: v for k, v in self.global_consumer_config.items() if k not in self._global_only}
+        own = {k: v for k, v in self.global_consumer_config.items() if k in self._global_only}
+        config = {**self._python_config, **_python_client_config(shared),   # consumer.: the source's too
+                  **client_settings_of(own, "global stores' consumer", GLOBAL_CONSUMER_PREFIX)}
         if self.exactly_once_group is not None:
             config["isolation_level"] = "read_committed"
         return KafkaGlobalReader(self.bootstrap_servers, config, self.timeout_ms)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +43,10 @@ _JVM_ONLY_PREFIXES = ("ssl.keystore.", "ssl.truststore.type", "ssl.protocol", "s
                       "sasl.client.callback", "sasl.kerberos.", "sasl.oauthbearer.", "ssl.engine.factory")
 
 
-def _python_client_config(client_config: Mapping[str, Any]) -> dict[str, Any]:
-    """kafka-python keyword arguments equivalent to Kafka's client settings (those that have one)."""
+def _python_client_config(client_config: Mapping[str, Any],
+                          unmapped: Optional[Callable[[str], None]] = None) -> dict[str, Any]:
+    """kafka-python keyword arguments equivalent to Kafka's client settings (those that have one); ``unmapped`` is
+    told each setting without one (by default it applies to Spark's JVM clients only and is logged at DEBUG)."""
     out: dict[str, Any] = {}
     for key, value in client_config.items():
         if value is None:
@@ -67,9 +69,21 @@ def _python_client_config(client_config: Mapping[str, Any]) -> dict[str, Any]:
             out["ssl_password"] = text
         elif key == "ssl.endpoint.identification.algorithm":
             out["ssl_check_hostname"] = text.strip().lower() == "https"
+        elif unmapped is not None:
+            unmapped(key)
         elif not key.startswith(_JVM_ONLY_PREFIXES):
             log.debug("client setting %s has no kafka-python equivalent; it applies to Spark only", key)
     return out
+
+
+def client_settings_of(config: Mapping[str, Any], client: str, prefix: str) -> dict[str, Any]:
+    """kafka-python keyword arguments for one client of the library from the application's ``prefix`` settings
+    (Kafka Streams' ``admin.``, ``global.consumer.``); a setting that client has no equivalent for is logged at
+    WARNING, naming it, rather than dropped in silence."""
+    def unmapped(key: str) -> None:
+        log.warning("The configuration '%s%s' was supplied but has no effect on streams-on-spark: the %s "
+                    "(kafka-python) has no such setting.", prefix, key, client)
+    return _python_client_config(config, unmapped)
 
 
 class _RedactingFilter(logging.Filter):

@@ -271,7 +271,11 @@ _CHECKPOINT_STATE = ("state is kept in Spark's checkpoint and a task restores fr
                      "are no standby or warm-up replicas")
 _CLIENTS = ("the Kafka clients get security.*, sasl.*, ssl.*, client.id, client.dns.lookup, request.timeout.ms, "
             "default.api.timeout.ms, the consumer's read sizes, the producer's own settings and what is set under "
-            "consumer., main.consumer. or producer. (see Kafka: client settings): prefix this key to reach one")
+            "consumer., main.consumer., global.consumer., producer. or admin. (see Kafka: client settings): prefix "
+            "this key to reach one")
+RESTORE_CONSUMER_PREFIX = "restore.consumer."
+_NO_RESTORE_CONSUMER = ("a task's stores are restored from Spark's checkpoint wherever Spark runs it, not from a "
+                        "changelog topic: there is no restore consumer")
 _METRICS = "read the application's metrics with KafkaStreams.metrics() (see Metrics)"
 _SERDE_INSTANCE = "give default.key.serde / default.value.serde a serde instance that carries its own settings"
 _STORES = ("the engine picks the stores: in memory in the test driver, a local store per task on Spark's executors "
@@ -516,6 +520,10 @@ class StreamsConfig:
             if definition is None:
                 if not is_known_config(key):
                     _warn_unknown(key)
+                elif key.startswith(RESTORE_CONSUMER_PREFIX) and key not in self._warned_no_effect:
+                    self._warned_no_effect.add(key)
+                    log.warning("The configuration '%s' was supplied but has no effect on streams-on-spark: %s.",
+                                key, _NO_RESTORE_CONSUMER)
                 continue
             if key == BOOTSTRAP_SERVERS and value is None:
                 continue   # no Kafka: the library's embedded topics

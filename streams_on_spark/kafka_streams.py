@@ -48,9 +48,11 @@ log = logging.getLogger(__name__)
 
 # what of an application's config reaches its Kafka clients: security settings, Kafka Streams' consumer prefixes (the
 # source's consumer only) and producer prefix (the tasks' producers only; main.producer., which Kafka Streams does not
-# have, only to be refused), and these plain keys (the consumer's read sizes apply to Spark's Kafka source, the
+# have, only to be refused), admin. (the admin client) and global.consumer. (the global stores' consumer), and
+# these plain keys (the consumer's read sizes apply to Spark's Kafka source, the
 # producer's own names to the tasks' producers; the admin client ignores what it does not have)
-CLIENT_PREFIXES = ("security.", "sasl.", "ssl.", "consumer.", "main.consumer.", PRODUCER_PREFIX, "main.producer.")
+CLIENT_PREFIXES = ("security.", "sasl.", "ssl.", "consumer.", "main.consumer.", PRODUCER_PREFIX, "main.producer.",
+                   "admin.", "global.consumer.")
 CLIENT_KEYS = {"client.id", "client.dns.lookup", "request.timeout.ms", "default.api.timeout.ms",
                "max.poll.records", "max.partition.fetch.bytes", "fetch.max.bytes", "fetch.min.bytes",
                "fetch.max.wait.ms", *PRODUCER_CONFIG_NAMES}

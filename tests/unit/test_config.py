@@ -345,3 +345,12 @@ def test_every_key_with_no_effect_warns_or_is_refused_and_every_other_key_is_sil
         with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
             StreamsConfig({"application.id": "a", key.name: other[key.type](key.default)})
         assert len(_no_effect_warnings(caplog)) == (0 if key.has_effect else 1), key.name
+
+
+def test_a_restore_consumer_setting_is_said_to_have_no_effect_once(caplog):
+    from streams_on_spark.config import StreamsConfig
+    config = StreamsConfig({"application.id": "app", "restore.consumer.max.poll.records": 5})
+    StreamsConfig({"application.id": "app", "restore.consumer.max.poll.records": 5})
+    assert config.originals["restore.consumer.max.poll.records"] == 5
+    lines = [r.getMessage() for r in caplog.records if "restore.consumer.max.poll.records" in r.getMessage()]
+    assert len(lines) == 2 and "no restore consumer" in lines[0]   # once per config, as Kafka logs unused keys

@@ -206,6 +206,23 @@ def _match_checkpoints(previous: CheckpointManifest, description: TopologyDescri
     return checkpoints
 
 
+def checkpoint_names(location: str, spark: Any = None) -> frozenset[str]:
+    """The subtopology checkpoint directories (``subtopology-*``) under ``location``. A remote one (hdfs://, s3a://,
+    file://) is listed through Spark, by the ``metadata`` file every query's checkpoint holds: what a classic session
+    and a Spark Connect one can both do."""
+    if "://" not in location:
+        return frozenset(name for name in (os.listdir(location) if os.path.isdir(location) else ())
+                         if name.startswith("subtopology-"))
+    pattern = _join(location, "subtopology-*/metadata")
+    try:
+        rows = _session(location, spark).read.text(pattern).select("_metadata.file_path").distinct().collect()
+    except Exception as e:   # pyspark's AnalysisException, classic or Connect
+        if "PATH_NOT_FOUND" in str(e) or "Path does not exist" in str(e):
+            return frozenset()
+        raise
+    return frozenset(str(row[0]).rstrip("/").split("/")[-2] for row in rows)
+
+
 def _join(location: str, name: str) -> str:
     return location.rstrip("/") + "/" + name if "://" in location else os.path.join(location, name)
 

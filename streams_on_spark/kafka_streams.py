@@ -26,7 +26,13 @@ import time
 import weakref
 from typing import Any, Callable, Mapping, Optional, Union
 
-from streams_on_spark.checkpoint_manifest import CheckpointManifest, plan_restart, read_manifest, write_manifest
+from streams_on_spark.checkpoint_manifest import (
+    CheckpointManifest,
+    checkpoint_names,
+    plan_restart,
+    read_manifest,
+    write_manifest,
+)
 from streams_on_spark.config import (
     APPLICATION_ID,
     BOOTSTRAP_SERVERS,
@@ -253,8 +259,7 @@ class KafkaStreams:
         """Compare the topology with the one the checkpoints were written for, refusing an unsafe change: the
         manifest of this run, written when it starts (see :mod:`streams_on_spark.checkpoint_manifest`)."""
         location = self.checkpoint_location
-        existing = frozenset(name for name in (os.listdir(location) if os.path.isdir(location) else ())
-                             if name.startswith("subtopology-"))
+        existing = checkpoint_names(location, self._spark)
         topics = [*builder.source_topics(), *builder.internal_topics]
         partitions = {t: counts[builder.decorate_topic(t)] for t in topics if builder.decorate_topic(t) in counts}
         return plan_restart(read_manifest(location, self._spark), self._topology.describe(), partitions,

@@ -19,7 +19,7 @@ from streams_on_spark import (
     StreamsBuilder,
     TopologyException,
 )
-from streams_on_spark.checkpoint_manifest import MANIFEST
+from streams_on_spark.checkpoint_manifest import MANIFEST, checkpoint_names
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.connectors.records import ProducerRecord
 
@@ -121,6 +121,26 @@ def test_the_same_change_with_named_operators_resumes_every_store(spark, tmp_pat
                for p in range(2) for r in topics.read("word-counts-out", p, 0, topics.end_offset("word-counts-out", p))]
     assert sorted(c for w, c in outputs if w == "cat") == [1, 2, 3, 4]   # every update once, counting on
 
+
+
+def test_a_remote_location_lists_its_checkpoints_so_a_new_subtopology_takes_a_fresh_one(spark, tmp_path):
+    """The checkpoints already under a remote location are listed through Spark (they were not: a new subtopology
+    could take the directory of an old one and resume its state)."""
+    topics = make_topics(tmp_path)
+    append(topics, FIRST, 1_000)
+    remote = {**config(topics, tmp_path), "checkpoint.location": (tmp_path / "remote").as_uri()}
+    with KafkaStreams(word_count(named=True, upgraded=False), remote, spark) as streams:
+        streams.start()
+        streams.process_all_available()
+    assert checkpoint_names(remote["checkpoint.location"], spark) == {"subtopology-0", "subtopology-1"}
+    assert checkpoint_names((tmp_path / "nothing-here").as_uri(), spark) == frozenset()
+    append(topics, SECOND, 2_000)
+    with KafkaStreams(word_count(named=True, upgraded=True), remote, spark) as streams:
+        streams.start()
+        streams.process_all_available()
+        assert counts_in(streams, 2, "word-counts") == expected_counts(FIRST + SECOND)
+    written = "".join(p.read_text() for p in (tmp_path / "remote" / MANIFEST).glob("part-*"))
+    assert json.loads(written)["checkpoints"] == {"0": "subtopology-0-1", "1": "subtopology-0", "2": "subtopology-1"}
 
 def test_a_remote_checkpoint_location_remembers_its_topology_too(spark, tmp_path):
     """A location with a scheme (hdfs://, s3a://; here file://) is read and written through Spark, as the

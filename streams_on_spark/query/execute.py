@@ -3,14 +3,15 @@
 Which query a store answers, and in what shape, is Kafka's: key-value stores ``KeyQuery`` and ``RangeQuery``
 (timestamped ones plain values, and ``TimestampedKeyQuery``/``TimestampedRangeQuery`` with ``ValueAndTimestamp``);
 window stores ``WindowKeyQuery`` and ``WindowRangeQuery.with_window_start_range``; session stores
-``WindowRangeQuery.with_key``; versioned stores ``VersionedKeyQuery``. Anything else fails with
-``UNKNOWN_QUERY_TYPE``. Answers are read after a commit, when the record caches are flushed, so ``skip_cache``
+``WindowRangeQuery.with_key``; versioned stores ``VersionedKeyQuery`` (a ``KeyQuery`` or ``RangeQuery`` on one
+raises ``UnsupportedOperationError``, as Kafka's throws). Anything else fails with ``UNKNOWN_QUERY_TYPE``. Answers are read after a commit, when the record caches are flushed, so ``skip_cache``
 reads what a cached read would.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+from streams_on_spark.errors import UnsupportedOperationError
 from streams_on_spark.query.iqv2 import (
     FailureReason,
     KeyQuery,
@@ -56,6 +57,8 @@ def _handler(store: Any, query: Query) -> Optional[Callable[[Any, Any], Any]]:
     """How ``store`` answers ``query`` (None: it does not know that query type)."""
     kind = type(query)
     if isinstance(store, VersionedKeyValueStore):
+        if kind in (KeyQuery, RangeQuery):   # Kafka's versioned store throws these (through KafkaStreams.query)
+            raise UnsupportedOperationError(f"Versioned stores do not support {kind.__name__} queries at this time.")
         return _versioned_key if kind is VersionedKeyQuery else None
     if isinstance(store, TimestampedKeyValueStore):
         return {KeyQuery: _plain_key, TimestampedKeyQuery: _key, RangeQuery: _plain_range,
@@ -106,4 +109,4 @@ def _session_key(store: Any, query: Any) -> Any:
 def _versioned_key(store: Any, query: Any) -> Any:
     if query.as_of_timestamp is None:
         return store.get(query.key)
-    return store.get(query.key, query.as_of_timestamp)
+    return store.get_version(query.key, query.as_of_timestamp)

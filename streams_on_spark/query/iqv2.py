@@ -120,11 +120,11 @@ class KeyQuery(Query[R]):
     key: Any
     skip_cache_: bool = False
 
-    @staticmethod
-    def with_key(key: Any) -> "KeyQuery":
-        return KeyQuery(require(key, "key"))
+    @classmethod
+    def with_key(cls, key: Any) -> Any:
+        return cls(require(key, "key"))
 
-    def skip_cache(self) -> "KeyQuery":
+    def skip_cache(self) -> Any:
         """Read past the record cache (what the task last flushed)."""
         return replace(self, skip_cache_=True)
 
@@ -136,24 +136,8 @@ class KeyQuery(Query[R]):
 
 
 @dataclass(frozen=True)
-class TimestampedKeyQuery(Query[R]):
+class TimestampedKeyQuery(KeyQuery):
     """The ``ValueAndTimestamp`` of one key of a timestamped key-value store."""
-
-    key: Any
-    skip_cache_: bool = False
-
-    @staticmethod
-    def with_key(key: Any) -> "TimestampedKeyQuery":
-        return TimestampedKeyQuery(require(key, "key"))
-
-    def skip_cache(self) -> "TimestampedKeyQuery":
-        return replace(self, skip_cache_=True)
-
-    def get_key(self) -> Any:
-        return self.key
-
-    def is_skip_cache(self) -> bool:
-        return self.skip_cache_
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from streams_on_spark import (
     ValueAndTimestamp,
     VersionedRecord,
 )
-from streams_on_spark.errors import IllegalStateError
+from streams_on_spark.errors import IllegalStateError, UnsupportedOperationError
 from streams_on_spark.query import (
     FailureReason,
     HostInfo,
@@ -249,8 +249,11 @@ def test_window_and_session_queries(drv):
 
 def test_versioned_key_query(drv):
     result = run(drv, "prices", VersionedKeyQuery.with_key("a").as_of(25)).get_only_partition_result()
-    assert result.get_result() == first(drv, "get_versioned_key_value_store", "prices", lambda s: s.get("a", 25))
-    assert result.get_result().value == "p20"
+    assert result.get_result() == VersionedRecord("p20", 20, 40)   # with valid_to, as Kafka's IQv2 answers
+    assert first(drv, "get_versioned_key_value_store", "prices", lambda s: s.get("a", 25)) == \
+        VersionedRecord("p20", 20)   # the store's own get leaves it out, as Kafka's metered store
+    with pytest.raises(UnsupportedOperationError, match="Versioned stores do not support KeyQuery queries"):
+        run(drv, "prices", KeyQuery.with_key("a"))
     assert run(drv, "prices", VersionedKeyQuery.with_key("a")).get_only_partition_result().get_result() == \
         VersionedRecord("p40", 40)
 
@@ -259,7 +262,7 @@ def test_unknown_query_types_fail_per_partition(drv):
     for name, query in (("counts", WindowKeyQuery.with_key_and_window_start_range("a", 0, 1)),
                         ("window-counts", WindowRangeQuery.with_key("a")),
                         ("session-counts", WindowRangeQuery.with_window_start_range(0, 1)),
-                        ("prices", KeyQuery.with_key("a"))):
+                        ("prices", TimestampedKeyQuery.with_key("a"))):
         for r in run(drv, name, query).get_partition_results().values():
             assert r.get_failure_reason() is FailureReason.UNKNOWN_QUERY_TYPE
             assert "doesn't know how to execute the given query" in r.get_failure_message()

@@ -141,6 +141,7 @@ final class Scenarios {
         all.addAll(TransformValuesScenarios.all());
         all.addAll(MaterializedScenarios.all());
         all.addAll(StoreReadScenarios.all());
+        all.addAll(QueryScenarios.all());
         return all;
     }
 

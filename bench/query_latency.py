@@ -12,6 +12,7 @@ the lag of an answer is zero; a running application's copy on the driver (docs/a
 queries") would answer from the same in-memory stores through the same code, and add its own lag.
 
     .venv/bin/python bench/query_latency.py [--keys N] [--queries Q] [--tracemalloc]
+    .venv/bin/python bench/query_latency.py --spark [--keys N]   # a running KafkaStreams, interactive.queries=true
 """
 from __future__ import annotations
 
@@ -101,5 +102,60 @@ def main() -> None:
     driver.close()
 
 
+def on_spark(keys: int, queries: int) -> None:
+    """The same count on a running KafkaStreams (embedded topics, 4 partitions, interactive.queries=true): the
+    driver's copy's memory and lag, and the point-query latency it answers with."""
+    import os
+    import tempfile
+
+    from streams_on_spark import KafkaStreams
+    from streams_on_spark.connectors.embedded import EmbeddedTopics
+    from streams_on_spark.connectors.partitioner import partition_for_key
+    from streams_on_spark.connectors.records import ProducerRecord
+    root = tempfile.mkdtemp(prefix="query-latency-")
+    topics = EmbeddedTopics(os.path.join(root, "topics"))
+    topics.create_topic("events", 4)
+    builder = StreamsBuilder()
+    (builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+     .count(Materialized.as_("counts").with_key_serde(S).with_value_serde(L)))
+    config = {"application.id": "query-latency", "embedded.topics.dir": topics.root, "interactive.queries": True,
+              "checkpoint.location": os.path.join(root, "ck")}
+    names = [f"user-{i:08d}" for i in range(keys)]
+    for i in range(0, keys, 100_000):
+        topics.append([ProducerRecord("events", partition_for_key(k.encode(), 4), 0, k.encode(), b"x", ())
+                       for k in names[i:i + 100_000]])
+    with KafkaStreams(builder.build(), config) as app:
+        app.start()
+        params = StoreQueryParameters.from_name_and_type("counts", QueryableStoreTypes.key_value_store())
+        store = app.store(params)
+        before = rss_bytes()
+        started = time.perf_counter()
+        app.process_all_available()
+        print(f"Spark: {keys:,} keys counted in {time.perf_counter() - started:.1f} s; the driver's RSS grew "
+              f"{(rss_bytes() - before) / 2**20:.0f} MiB with the copy ({(rss_bytes() - before) / keys:.0f} bytes "
+              "per key, Spark's own driver memory included)")
+        assert store.approximate_num_entries() == keys
+        rng = random.Random(1)
+        sample = [rng.choice(names) for _ in range(queries)]
+        timed(store.get, sample[:200])
+        summary("Spark: store().get(key), IQv1", timed(store.get, sample))
+        # lag: a new record appended until the copy shows it
+        lags = []
+        for n in range(10):
+            key = sample[n]
+            expected = store.get(key) + 1
+            topics.append([ProducerRecord("events", partition_for_key(key.encode(), 4), 1, key.encode(), b"x", ())])
+            appended = time.perf_counter()
+            while store.get(key) != expected:
+                time.sleep(0.005)
+            lags.append((time.perf_counter() - appended) * 1000)
+        print(f"Spark: lag from append to the copy, 10 records one at a time: median {statistics.median(lags):.0f} "
+              f"ms, max {max(lags):.0f} ms (trigger 100 ms; the batch runs, then its commit rows reach the copy)")
+
+
 if __name__ == "__main__":
-    main()
+    if "--spark" in __import__("sys").argv:
+        argv = __import__("sys").argv
+        on_spark(int(argv[argv.index("--keys") + 1]) if "--keys" in argv else 1_000_000, 2_000)
+    else:
+        main()

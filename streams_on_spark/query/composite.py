@@ -7,7 +7,7 @@ order over all tasks.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Callable, ContextManager, Optional, Protocol
 
 from streams_on_spark.errors import require
 from streams_on_spark.keyvalue import KeyValue
@@ -22,6 +22,9 @@ class StoreProvider(Protocol):
     """The instances of a store a query may read now, by partition order (Kafka's ``StateStoreProvider``)."""
 
     def stores(self, store_name: str, store_type: Any) -> list[Any]: ...
+
+    def reading(self) -> ContextManager[Any]:
+        """Held while a read looks the instances up and reads them (a copy fed by another thread stays still)."""
 
 
 class _Composite:
@@ -38,29 +41,32 @@ class _Composite:
     def _first(self, read: Callable[[Any], Any], key: Any) -> Any:
         """The first non-None answer of ``read`` over the instances (a point read)."""
         require(key, "key")
-        for store in self._stores():
-            try:
-                result = read(store)
-            except InvalidStateStoreException as e:
-                raise InvalidStateStoreException(MIGRATED) from e
-            if result is not None:
-                return result
+        with self._provider.reading():
+            for store in self._stores():
+                try:
+                    result = read(store)
+                except InvalidStateStoreException as e:
+                    raise InvalidStateStoreException(MIGRATED) from e
+                if result is not None:
+                    return result
         return None
 
     def _first_nonempty(self, read: Callable[[Any], KeyValueIterator], key: Any) -> KeyValueIterator:
         """The first instance's non-empty iterator (one key's windows or sessions live in one partition)."""
         require(key, "key")
-        for store in self._stores():
-            entries = list(read(store))
-            if entries:
-                return KeyValueIterator(entries)
+        with self._provider.reading():
+            for store in self._stores():
+                entries = list(read(store))
+                if entries:
+                    return KeyValueIterator(entries)
         return KeyValueIterator([])
 
     def _concat(self, read: Callable[[Any], KeyValueIterator]) -> KeyValueIterator:
         """Every instance's entries, instance after instance."""
         out: list[KeyValue] = []
-        for store in self._stores():
-            out.extend(read(store))
+        with self._provider.reading():
+            for store in self._stores():
+                out.extend(read(store))
         return KeyValueIterator(out)
 
     def __repr__(self) -> str:
@@ -91,7 +97,8 @@ class CompositeReadOnlyKeyValueStore(_Composite):
         return self._concat(lambda s: s.prefix_scan(prefix, prefix_key_serializer))
 
     def approximate_num_entries(self) -> int:
-        return sum(s.approximate_num_entries() for s in self._stores())
+        with self._provider.reading():
+            return sum(s.approximate_num_entries() for s in self._stores())
 
 
 class CompositeReadOnlyWindowStore(_Composite):

@@ -8,7 +8,8 @@ reflects); the checks, failure reasons and messages are Kafka's (``KafkaStreams.
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping, Optional, Protocol
+from contextlib import nullcontext
+from typing import Any, ContextManager, Mapping, Optional, Protocol
 
 from streams_on_spark.connectors.partitioner import partition_for_key
 from streams_on_spark.errors import IllegalStateError, bad_argument, require, require_instance, require_str
@@ -46,6 +47,9 @@ class QueryableState(Protocol):
 
     def position(self, store_name: str, partition: int) -> Position:
         """The input offsets the instance of ``partition`` reflects."""
+
+    def reading(self) -> ContextManager[Any]:
+        """Held while a query reads the instances (they stay still meanwhile)."""
 
     def key_topic(self, store_name: str) -> tuple[str, int]:
         """The store's subtopology's source topic with the most partitions, and that count."""
@@ -103,11 +107,12 @@ class InteractiveQueries:
                 FailureReason.UNKNOWN_QUERY_TYPE,
                 "Global stores do not yet support the KafkaStreams#query API. Use KafkaStreams#store instead."))
             return result
-        for partition, store in self._state.instances(name).items():
-            if request.partitions is None or partition in request.partitions:
-                result.add_result(partition, execute(store, request.query, request.position_bound,
-                                                     self._state.position(name, partition), partition,
-                                                     request.execution_info))
+        with self._state.reading():
+            for partition, store in self._state.instances(name).items():
+                if request.partitions is None or partition in request.partitions:
+                    result.add_result(partition, execute(store, request.query, request.position_bound,
+                                                         self._state.position(name, partition), partition,
+                                                         request.execution_info))
         if request.partitions is not None:
             for partition in sorted(request.partitions):
                 if partition not in result.get_partition_results():
@@ -147,6 +152,9 @@ class _GlobalProvider:
     def __init__(self, store: Any) -> None:
         self._store = store
 
+    def reading(self) -> ContextManager[Any]:
+        return nullcontext()
+
     def stores(self, store_name: str, store_type: QueryableStoreType) -> list[Any]:
         if not store_type.accepts(self._store):
             raise _wrong_type(store_name, store_type, self._store)
@@ -159,6 +167,9 @@ class _TaskProvider:
     def __init__(self, state: QueryableState, parameters: StoreQueryParameters) -> None:
         self._state = state
         self._parameters = parameters
+
+    def reading(self) -> ContextManager[Any]:
+        return self._state.reading()
 
     def stores(self, store_name: str, store_type: QueryableStoreType) -> list[Any]:
         partition = self._parameters.partition

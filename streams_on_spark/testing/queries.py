@@ -5,6 +5,7 @@ far; the driver is RUNNING until closed, then NOT_RUNNING.
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any, Mapping, Optional
 
 from streams_on_spark.query.iqv2 import Position
@@ -37,6 +38,10 @@ class DriverQueryableState:
             if offset > 0:
                 position.with_component(topic, task.id.partition, offset - 1)
         return position
+
+    def reading(self) -> Any:
+        """Nothing to hold: the driver's tasks change only while it processes, in the caller's thread."""
+        return nullcontext()
 
     def key_topic(self, store_name: str) -> tuple[str, int]:
         engine = self._driver._engine

@@ -62,6 +62,9 @@ class SparkRuntime:
                  trigger_interval: str = "100 milliseconds", clock: Optional[MockClock] = None,
                  checkpoint_names: Optional[Mapping[int, str]] = None, driver_task: bool = False,
                  pipelines: Sequence[Any] = (), interactive_queries: bool = False) -> None:
+        if interactive_queries and (on_output is not None or pipelines or is_spark_connect(spark)):
+            raise StreamsException("interactive.queries=true needs the tasks' commit rows on the driver: it is not "
+                                   "supported with pipeline.mode=true nor on Spark Connect")
         self.global_reader = connector.global_reader() if topology.global_stores() else None
         self.topology = topology
         self.config = config
@@ -74,9 +77,6 @@ class SparkRuntime:
         self.on_output = on_output
         self.trigger_interval = trigger_interval
         self.clock = clock
-        if interactive_queries and (on_output is not None or pipelines or is_spark_connect(spark)):
-            raise StreamsException("interactive.queries=true needs the tasks' commit rows on the driver: it is not "
-                                   "supported with pipeline.mode=true nor on Spark Connect")
         output: TaskOutput = (ReturnedOutput() if on_output is not None
                               else QueryableOutput(connector.writer()) if interactive_queries
                               else WrittenOutput(connector.writer()))

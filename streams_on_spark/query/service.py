@@ -140,6 +140,16 @@ class InteractiveQueries:
         return KeyQueryMetadata(host, frozenset(), partition)
 
 
+def task_position(task: Any) -> Position:
+    """A task's input position: per source topic partition it consumed, the offset of the last record it took."""
+    position = Position()
+    for topic in task.spec.source_topics:
+        offset = task.next_offset(topic, task.id.partition)
+        if offset > 0:
+            position.with_component(topic, task.id.partition, offset - 1)
+    return position
+
+
 def _wrong_type(store_name: str, store_type: QueryableStoreType, store: Any) -> InvalidStateStoreException:
     return InvalidStateStoreException(f"Cannot get state store {store_name} because the queryable store type "
                                       f"[{store_type!r}] does not accept the actual store type "

@@ -9,6 +9,7 @@ from contextlib import nullcontext
 from typing import Any, Mapping, Optional
 
 from streams_on_spark.query.iqv2 import Position
+from streams_on_spark.query.service import task_position
 
 
 class DriverQueryableState:
@@ -31,13 +32,7 @@ class DriverQueryableState:
 
     def position(self, store_name: str, partition: int) -> Position:
         """The offset of the last record the task consumed from each of its input partitions."""
-        task = self._driver._engine.store_tasks(store_name)[partition]
-        position = Position()
-        for topic in task.spec.source_topics:
-            offset = task.next_offset(topic, task.id.partition)
-            if offset > 0:
-                position.with_component(topic, task.id.partition, offset - 1)
-        return position
+        return task_position(self._driver._engine.store_tasks(store_name)[partition])
 
     def reading(self) -> Any:
         """Nothing to hold: the driver's tasks change only while it processes, in the caller's thread."""

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional
 from streams_on_spark.config import INTERACTIVE_QUERIES
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.query.iqv2 import Position
+from streams_on_spark.query.service import task_position
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.state.local import apply_changes
 
@@ -137,10 +138,12 @@ class ApplicationQueryableState:
         return {p: task.stores[store_name] for p, task in self._copies().tasks(store_name).items()}
 
     def position(self, store_name: str, partition: int) -> Position:
-        """The micro-batch the copy reflects, as the component (query name, partition) -> batch id."""
+        """What the copy reflects: the task's input offsets, and its micro-batch as the component (query name,
+        partition) -> batch id."""
         copies = self._copies()
         query = self._runtime().query_name(copies.subtopology_of(store_name))
-        return Position().with_component(query, partition, copies.batch(store_name, partition))
+        position = task_position(copies.tasks(store_name)[partition])
+        return position.with_component(query, partition, copies.batch(store_name, partition))
 
     def reading(self) -> Any:
         return self._copies().reading() if self._runtime() is not None else nullcontext()

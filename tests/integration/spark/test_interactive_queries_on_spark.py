@@ -97,9 +97,11 @@ def test_queries_on_a_running_application_equal_the_drivers_after_each_batch(spa
         # the position names the micro-batch each partition's answer reflects
         result = app.query(StateQueryRequest.in_store("counts").with_query(KeyQuery.with_key("a")))
         assert result.get_only_partition_result().get_result() == 4
-        position = result.get_position()
-        assert position.get_topics() == {"iq-app-subtopology-0"}
+        position = result.get_position()   # each task's input offsets and micro-batch
+        assert position.get_topics() == {"events", "iq-app-subtopology-0"}
         assert all(batch >= 0 for batch in position.get_partition_positions("iq-app-subtopology-0").values())
+        assert sum(offset + 1 for offset in position.get_partition_positions("events").values()) == \
+            sum(len(batch) for batch in BATCHES)
         meta = app.query_metadata_for_key("counts", "a", S)
         assert meta.partition == driver.query_metadata_for_key("counts", "a", S).partition
         assert (meta.active_host.host, meta.active_host.port) == ("app-1", 7070)

@@ -53,6 +53,8 @@ def test_queries_on_the_spark_engine_answer_as_in_process(spark):
             assert answers(on_spark) == answers(local)
         result = on_spark.query(StateQueryRequest.in_store("counts").with_query(KeyQuery.with_key("a")))
         assert result.get_only_partition_result().get_result() == 3
+        assert result.get_position() == local.query(StateQueryRequest.in_store("counts").with_query(
+            KeyQuery.with_key("a"))).get_position()   # the input offsets each task processed
         assert on_spark.query_metadata_for_key("counts", "a", S) == local.query_metadata_for_key("counts", "a", S)
         with pytest.raises(UnknownStateStoreException):
             on_spark.store(StoreQueryParameters.from_name_and_type("nope", QueryableStoreTypes.key_value_store()))

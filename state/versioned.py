@@ -173,7 +173,12 @@ class VersionedKeyValueStore(SerdeStore, Generic[V]):
             return VersionedRecord(self._vde(raw), ts)
         return self._get_as_of(kb, as_of_timestamp)
 
-    def _get_as_of(self, kb: bytes, as_of: int) -> Optional[VersionedRecord[V]]:
+    def get_version(self, key: Any, as_of_timestamp: int) -> Optional[VersionedRecord[V]]:
+        """The version of ``key`` valid at ``as_of_timestamp`` with its ``valid_to`` (the next version's timestamp),
+        as IQv2's ``VersionedKeyQuery`` answers (``get`` leaves ``valid_to`` out, as Kafka's metered store does)."""
+        return self._get_as_of(self._kser(key), as_of_timestamp, with_valid_to=True)
+
+    def _get_as_of(self, kb: bytes, as_of: int, with_valid_to: bool = False) -> Optional[VersionedRecord[V]]:
         versions = unpack_versions(self.inner.get(_DATA + kb))
         if not versions:
             return None
@@ -187,7 +192,7 @@ class VersionedKeyValueStore(SerdeStore, Generic[V]):
         if i < 0 or versions[i][1] is None:
             return None
         ts, raw = versions[i]
-        return VersionedRecord(self._vde(raw), ts)
+        return VersionedRecord(self._vde(raw), ts, versions[i + 1][0] if with_valid_to else None)
 
     def approximate_num_entries(self) -> int:
         """Keys with a version (the stream-time entry left out)."""

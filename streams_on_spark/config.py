@@ -49,6 +49,7 @@ TRIGGER_INTERVAL = "trigger.interval"
 UPGRADE_ALLOW_UNSAFE = "upgrade.allow.unsafe"
 BATCH_FAST_PATH = "batch.fast.path"
 PIPELINE_MODE = "pipeline.mode"
+INTERACTIVE_QUERIES = "interactive.queries"
 
 log = logging.getLogger(__name__)
 
@@ -357,7 +358,7 @@ STREAMS_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
     ConfigKey("allow.os.group.write.access", BOOLEAN, False,
               instead="the local stores' directories get the executor process's default permissions"),
     ConfigKey("application.server", STRING, "",
-              instead="there is no interactive-query metadata to advertise; read the results from the output topics"),
+              effect="`host:port` of this instance: the host `query_metadata_for_key()` names (see Querying state)."),
     ConfigKey("buffered.records.per.partition", INT, 1000,
               instead="a task processes the whole micro-batch Spark's source gives it"),
     ConfigKey("built.in.metrics.version", STRING, "latest", ValidString(("latest",)), instead=_METRICS),
@@ -446,6 +447,10 @@ LIBRARY_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
                      "repartition topic before the shuffle of the query of the subtopology reading it (one query "
                      "for both; Spark's shuffle replaces the topic, which is not created). Switching it on an "
                      "existing checkpoint is refused (see Performance)."),
+    ConfigKey(INTERACTIVE_QUERIES, BOOLEAN, False,
+              effect="`true` keeps a copy of every task's stores on the driver, fed with each micro-batch's store "
+                     "changes, so `KafkaStreams.store()`/`query()` answer without a Spark job (see Querying state); "
+                     "it holds the whole state in the driver's memory."),
 )
 # Kafka 4.3.1's ConsumerConfig, ProducerConfig and AdminClientConfig names that StreamsConfig does not define itself
 # (ssl.*, sasl.* and security.* are known by prefix): StreamsConfig hands these to its clients

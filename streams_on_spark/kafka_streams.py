@@ -38,9 +38,11 @@ from streams_on_spark.config import (
     BOOTSTRAP_SERVERS,
     CHECKPOINT_LOCATION,
     EMBEDDED_TOPICS_DIR,
+    INTERACTIVE_QUERIES,
     PIPELINE_MODE,
     STATE_DIR,
     TRIGGER_INTERVAL,
+    StreamsConfig,
     TaskConfig,
 )
 from streams_on_spark.connectors.kafka_producer import PRODUCER_CONFIG_NAMES, PRODUCER_PREFIX, producer_settings
@@ -103,6 +105,7 @@ class KafkaStreams:
         self.state = State.CREATED
         self._state_listener: Optional[Callable[[State, State], None]] = None
         self._signal_handlers: dict[int, Any] = {}
+        self._interactive: Any = None
         self.checkpoint_location = checkpoint_location(self._config)
         if self._config.get(BOOTSTRAP_SERVERS):   # the producers' settings fail here, not at start()
             producer_settings(client_config(self._config), exactly_once=self._task_config.exactly_once)
@@ -241,7 +244,8 @@ class KafkaStreams:
         self._runtime = SparkRuntime(builder, self._task_config, layout, connector, self._spark,
                                      self.checkpoint_location,
                                      trigger_interval=self._config.get(TRIGGER_INTERVAL, "100 milliseconds"),
-                                     checkpoint_names=manifest.checkpoints, pipelines=pipelines)
+                                     checkpoint_names=manifest.checkpoints, pipelines=pipelines,
+                                     interactive_queries=StreamsConfig(self._config).get(INTERACTIVE_QUERIES))
         write_manifest(self.checkpoint_location, manifest, self._spark)
         try:
             self._runtime.start()
@@ -269,7 +273,6 @@ class KafkaStreams:
     def _pipelines(self, builder: Any, counts: Mapping[str, int], kafka: bool) -> list:
         """Pipeline mode's fused subtopologies (none unless ``pipeline.mode=true``; see
         :mod:`streams_on_spark.runtime.spark.pipeline`)."""
-        from streams_on_spark.config import StreamsConfig
         if not StreamsConfig(self._config).get(PIPELINE_MODE):
             return []
         if kafka and self._task_config.exactly_once:
@@ -306,6 +309,30 @@ class KafkaStreams:
             if deadline is not None and time.monotonic() >= deadline:
                 return False
             next(iter(runtime.queries.values())).awaitTermination(0.2)  # wait on Spark, a slice at a time
+
+    # ------------------------------------------------------------------ interactive queries
+    def _queries(self) -> Any:
+        from streams_on_spark.query.service import InteractiveQueries
+        from streams_on_spark.runtime.spark.standby import ApplicationQueryableState
+        if self._interactive is None:
+            self._interactive = InteractiveQueries(ApplicationQueryableState(
+                self._topology.internal_builder, lambda: self.state.value, lambda: self._runtime,
+                self._config.get("application.server") or None))
+        return self._interactive
+
+    def store(self, parameters: Any) -> Any:
+        """Kafka's ``store()``: a read-only store over every task, read from the driver's copy of the tasks' stores
+        (``interactive.queries=true``; see "Querying state")."""
+        return self._queries().store(parameters)
+
+    def query(self, request: Any) -> Any:
+        """Kafka's IQv2 ``query()``: per partition, from the driver's copy; each result's position is the micro-batch
+        it reflects (``interactive.queries=true``)."""
+        return self._queries().query(request)
+
+    def query_metadata_for_key(self, store_name: str, key: Any, key_serializer: Any) -> Any:
+        """Kafka's ``queryMetadataForKey()``: the partition of ``key``'s task (and this instance's host)."""
+        return self._queries().query_metadata_for_key(store_name, key, key_serializer)
 
     def read_tasks(self, subtopology_id: int) -> dict[int, Any]:
         """Offline copies of a subtopology's tasks with the state Spark holds (to inspect stores)."""

@@ -101,7 +101,11 @@ class LocalEngine:
 
     def stores(self, name: str) -> dict[int, Any]:
         """Partition -> the instance of store ``name`` in that partition's task."""
-        return {tid.partition: task.stores[name] for tid, task in sorted(self.tasks.items()) if name in task.stores}
+        return {p: task.stores[name] for p, task in self.store_tasks(name).items()}
+
+    def store_tasks(self, name: str) -> dict[int, StreamTask]:
+        """Partition -> the task holding store ``name`` in that partition."""
+        return {tid.partition: task for tid, task in sorted(self.tasks.items()) if name in task.stores}
 
     @property
     def global_stores(self) -> dict[str, Any]:

@@ -22,9 +22,13 @@ from streams_on_spark.connectors.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError, bad_argument, require_instance, require_int, require_str
 from streams_on_spark.metrics import Metrics
 from streams_on_spark.processor.api import TaskId
+from streams_on_spark.query.iqv2 import StateQueryRequest, StateQueryResult
+from streams_on_spark.query.params import KeyQueryMetadata, StoreQueryParameters
+from streams_on_spark.query.service import InteractiveQueries
 from streams_on_spark.runtime.local import LocalEngine
 from streams_on_spark.state.stores import KeyValueStore, KeyValueStoreFacade, TimestampedKeyValueStore
 from streams_on_spark.state.versioned import VersionedKeyValueStore
+from streams_on_spark.testing.queries import DriverQueryableState
 from streams_on_spark.testing.topics import TestInputTopic, TestOutputTopic
 from streams_on_spark.topology.topology import Topology
 
@@ -66,6 +70,7 @@ class TopologyTestDriver:
         self._placement = DefaultPartitioner()
         self._facades: dict[int, KeyValueStoreFacade] = {}
         self._closed = False
+        self._queries = InteractiveQueries(DriverQueryableState(self))
 
     # ------------------------------------------------------------------ context manager
     def __enter__(self) -> "TopologyTestDriver":
@@ -217,6 +222,19 @@ class TopologyTestDriver:
     def store_partitions(self, name: str) -> list[int]:
         """The partitions that hold an instance of ``name``."""
         return sorted(self._engine.stores(require_str(name, "store name")))
+
+    # ------------------------------------------------------------------ interactive queries
+    def store(self, parameters: StoreQueryParameters) -> Any:
+        """Kafka's ``KafkaStreams.store()``: a read-only store over every task's instance (see "Querying state")."""
+        return self._queries.store(parameters)
+
+    def query(self, request: StateQueryRequest) -> StateQueryResult:
+        """Kafka's IQv2 ``KafkaStreams.query()``: one result per partition, each with the position it reflects."""
+        return self._queries.query(request)
+
+    def query_metadata_for_key(self, store_name: str, key: Any, key_serializer: Any) -> Optional[KeyQueryMetadata]:
+        """Kafka's ``KafkaStreams.queryMetadataForKey()``: the partition (and host) of ``key``'s task."""
+        return self._queries.query_metadata_for_key(store_name, key, key_serializer)
 
     def metrics(self) -> Metrics:
         """Kafka's task-level metrics (``stream-task-metrics``, tags ``thread-id`` and ``task-id``) of every task, as

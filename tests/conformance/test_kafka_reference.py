@@ -5,7 +5,8 @@
 ``deps/kafka-reference/src/main/java/streamsonspark/reference/ReferenceMain.java``). Each golden holds the topology's
 ``describe()`` text, the steps (records piped, wall clock advanced), every output record with the step after which it
 was read, the final store contents, reads through the driver's store accessors (``reads``: the ``store-reads`` goldens,
-every read of Kafka's store API) and ``dropped-records-total``.
+every read of Kafka's store API; and the ``interactive-queries`` golden's composite stores and IQv2 queries, run here
+through the driver's ``store()`` and ``query()``) and ``dropped-records-total``.
 
 Here every topology is rebuilt with the Python API, operator for operator as in ``Scenarios.java`` (keep them in
 step), the steps are replayed and the results compared:
@@ -70,6 +71,18 @@ from streams_on_spark import (
     WindowedSerdes,
 )
 from streams_on_spark.errors import ConfigException, StreamsException, UnsupportedOperationError
+from streams_on_spark.query import (
+    KeyQuery,
+    QueryableStoreTypes,
+    RangeQuery,
+    StateQueryRequest,
+    StoreQueryParameters,
+    TimestampedKeyQuery,
+    TimestampedRangeQuery,
+    VersionedKeyQuery,
+    WindowKeyQuery,
+    WindowRangeQuery,
+)
 from streams_on_spark.state.session_stores import SessionStore
 from streams_on_spark.state.stores import TimestampedKeyValueStore
 from streams_on_spark.state.window_stores import TimestampedWindowStore
@@ -794,23 +807,112 @@ class Interpreter(Processor):
         return store_call(store, call)
 
 
+class PlainStores(Processor):
+    """QueryScenarios.PlainStores: counts each key in a plain key-value store, puts it in a plain window store."""
+
+    def init(self, context) -> None:
+        self.kv = context.get_state_store("plain-kv")
+        self.window = context.get_state_store("plain-window")
+
+    def process(self, record: Record) -> None:
+        n = self.kv.get(record.key)
+        self.kv.put(record.key, 1 if n is None else n + 1)
+        self.window.put(record.key, record.timestamp, record.timestamp // 10 * 10)
+
+
+def counted_events(builder: StreamsBuilder) -> Any:
+    """StoreReadScenarios.countedEvents: "events" counted into "counts" (to "counts-out"); the grouped stream."""
+    grouped = builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+    (grouped.count(Materialized.as_("counts").with_key_serde(S).with_value_serde(L))
+     .to_stream().to("counts-out", Produced.with_(S, L)))
+    return grouped
+
+
+def windowed_counts(grouped: Any) -> None:
+    """StoreReadScenarios.windowedCounts."""
+    (grouped.windowed_by(TimeWindows.of_size_and_grace(10, 100))
+     .count(Materialized.as_("window-counts").with_key_serde(S).with_value_serde(L)))
+    (grouped.windowed_by(SessionWindows.of_inactivity_gap_and_grace(5, 100))
+     .count(Materialized.as_("session-counts").with_key_serde(S).with_value_serde(L)))
+
+
+def global_store_and_prices(builder: StreamsBuilder, between: Callable[[], Any] = lambda: None) -> None:
+    """StoreReadScenarios.globalStoreAndPrices."""
+    builder.global_table("globals", Consumed.with_(S, S), Materialized.as_("global-store"))
+    between()
+    builder.table("prices", Consumed.with_(S, S),
+                  Materialized.as_(Stores.persistent_versioned_key_value_store("prices", 100))
+                  .with_key_serde(S).with_value_serde(S))
+
+
+def interactive_queries(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    windowed_counts(counted_events(builder))
+    global_store_and_prices(builder)
+    builder.add_state_store(Stores.key_value_store_builder(Stores.in_memory_key_value_store("plain-kv"), S, L))
+    builder.add_state_store(Stores.window_store_builder(Stores.in_memory_window_store("plain-window", 100, 10, False),
+                                                       S, L))
+    builder.stream("plain", Consumed.with_(S, S)).process(PlainStores, "plain-kv", "plain-window")
+    return builder.build(config)
+
+
+#: QueryScenarios' IQv1 accessors: the composite store's type
+STORE_TYPES = {"iq-kv": QueryableStoreTypes.key_value_store, "iq-timestamped-kv": QueryableStoreTypes.timestamped_key_value_store,
+               "iq-window": QueryableStoreTypes.window_store,
+               "iq-timestamped-window": QueryableStoreTypes.timestamped_window_store,
+               "iq-session": QueryableStoreTypes.session_store}
+
+
+def iq_query(call: str) -> Any:
+    """QueryScenarios.query: the IQv2 query of ``"<Query> <arg> ..."``."""
+    kind, *words = call.split(" ")
+    a = store_args(words)
+    if kind in ("KeyQuery", "TimestampedKeyQuery", "VersionedKeyQuery"):
+        q = {"KeyQuery": KeyQuery, "TimestampedKeyQuery": TimestampedKeyQuery,
+             "VersionedKeyQuery": VersionedKeyQuery}[kind].with_key(a[0])
+        return q.as_of(a[1]) if len(a) == 2 else q
+    if kind in ("RangeQuery", "TimestampedRangeQuery"):
+        q = (RangeQuery if kind == "RangeQuery" else TimestampedRangeQuery).with_range(a[0], a[1])
+        return q.with_descending_keys() if len(a) == 3 else q
+    if kind == "WindowKeyQuery":
+        return WindowKeyQuery.with_key_and_window_start_range(*a)
+    assert kind == "WindowRangeQuery", call
+    return WindowRangeQuery.with_key(a[0]) if len(a) == 1 else WindowRangeQuery.with_window_start_range(*a)
+
+
+def iqv2_reads(driver, store: str, call: str) -> list:
+    """An IQv2 read per partition, as QueryScenarios.query encodes it."""
+    try:
+        results = driver.query(StateQueryRequest.in_store(store).with_query(iq_query(call))).get_partition_results()
+    except UnsupportedOperationError as e:
+        return [{"error": f"unsupported: {e}"}]
+    return [{"result": encode(r.get_result())} if r.is_success() else {"failure": r.get_failure_reason().name}
+            for _, r in sorted(results.items())]
+
+
+def merged_query(results: list) -> Any:
+    """IQv2 results of every partition as one store would answer: a success's entries together (sorted), the one
+    non-null single value; failures are the same on every partition."""
+    if all("result" in r for r in results):
+        values = [r["result"] for r in results]
+        if all(is_entries(v) for v in values):
+            return {"result": sorted_entries([e for v in values for e in v])}
+        found = [v for v in values if v is not None]
+        assert len(found) <= 1, results
+        return {"result": found[0] if found else None}
+    assert all(r == results[0] for r in results), results
+    return results[0]
+
+
 def store_reads(variant: str, config: dict) -> Topology:
     if variant == "dsl":
         builder = StreamsBuilder()
-        grouped = builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
-        (grouped.count(Materialized.as_("counts").with_key_serde(S).with_value_serde(L))
-         .to_stream().to("counts-out", Produced.with_(S, L)))
+        grouped = counted_events(builder)
         grouped.count(Materialized.as_(Stores.in_memory_key_value_store("counts-mem")).with_key_serde(S)
                       .with_value_serde(L))
-        (grouped.windowed_by(TimeWindows.of_size_and_grace(10, 100))
-         .count(Materialized.as_("window-counts").with_key_serde(S).with_value_serde(L)))
-        (grouped.windowed_by(SessionWindows.of_inactivity_gap_and_grace(5, 100))
-         .count(Materialized.as_("session-counts").with_key_serde(S).with_value_serde(L)))
-        builder.global_table("globals", Consumed.with_(S, S), Materialized.as_("global-store"))
-        builder.stream("lookups", Consumed.with_(S, S)).process(Interpreter).to("lookups-out", Produced.with_(S, S))
-        builder.table("prices", Consumed.with_(S, S),
-                      Materialized.as_(Stores.persistent_versioned_key_value_store("prices", 100))
-                      .with_key_serde(S).with_value_serde(S))
+        windowed_counts(grouped)
+        global_store_and_prices(builder, lambda: builder.stream("lookups", Consumed.with_(S, S)).process(Interpreter)
+                                .to("lookups-out", Produced.with_(S, S)))
         return builder.build(config)
     topology = Topology()
     topology.add_source("ops-source", "ops", key_serde=S, value_serde=S)
@@ -850,6 +952,14 @@ def driver_reads(golden: dict, driver) -> list[dict]:
     """The golden's driver reads, each run on every partition's store: {"call": ..., "result": per partition}."""
     out = []
     for read in golden.get("reads", []):
+        if read["accessor"] == "iqv2":
+            out.append({**read, "result": iqv2_reads(driver, read["store"], read["call"])})
+            continue
+        if read["accessor"] in STORE_TYPES:   # a composite store spans every partition: one result
+            store = driver.store(StoreQueryParameters.from_name_and_type(read["store"],
+                                                                         STORE_TYPES[read["accessor"]]()))
+            out.append({**read, "result": [store_call(store, read["call"])]})
+            continue
         accessor = getattr(driver, ACCESSORS[read["accessor"]])
         partitions = driver.store_partitions(read["store"]) or [None]
         out.append({**read, "result": [store_call(accessor(read["store"], p), read["call"]) for p in partitions]})
@@ -865,6 +975,8 @@ def merged_read(read: dict) -> Any:
     """A read's results on every partition as one store would answer, in no particular order: iterators' entries
     together (sorted), counts summed, a single value from the partition that has it."""
     results = read["result"]
+    if read["accessor"] == "iqv2":
+        return merged_query(results)
     if all(is_entries(r) for r in results):
         return sorted_entries([e for r in results for e in r])
     if read["call"] == "approximate_num_entries":
@@ -1040,6 +1152,7 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "max-task-idle-three": max_task_idle_three,
     "dynamic-routing": dynamic_routing,
     "stream-partitioner": stream_partitioner,
+    "interactive-queries": interactive_queries,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
@@ -1048,7 +1161,8 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
              "split-merge", "table-reduce", "merge-rekey", "global-table-join-null-key", "repartitioned-partitions",
              "stream-table-join-joined", "dead-letter-queue", "fk-join", "table-transform-values",
              "table-transform-values-join", "materialized-flags", "store-reads", "timestamp-extractor",
-             "max-task-idle", "dynamic-routing", "stream-partitioner"}
+             "max-task-idle", "dynamic-routing", "stream-partitioner",
+             "interactive-queries"}
 # timestamp-extractor, max-task-idle: every record has the key "k" (one task, with the partition time and the idle
 # deadlines of Kafka's one task, at any partition count). Not max-task-idle-repartition: Kafka's driver's one task
 # waits for its repartition partition too, which at 4 partitions is another task's input (KIP-1238). Nor
@@ -1344,6 +1458,7 @@ def test_outputs_match_kafka(name, engine, partitions, make_driver):
         assert {s: sorted_entries(v["entries"]) for s, v in got["stores"].items()} == {
             s: sorted_entries(v["entries"]) for s, v in golden["stores"].items()}
     expected_reads = [{**r, "result": sorted_entries(r["result"]) if not exact and is_entries(r["result"])
+                       else merged_query([r["result"]]) if not exact and r["accessor"] == "iqv2"
                        else r["result"]} for r in golden.get("reads", [])]
     assert [{**r, "result": r["result"][0] if exact else merged_read(r)} for r in got["reads"]] == expected_reads
     assert got["metrics"] == golden["metrics"]

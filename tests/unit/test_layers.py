@@ -17,6 +17,7 @@ LAYERS = [
     {"connectors"},                                  # records, partitioner, topics (embedded, Kafka)
     {"error_handlers", "timestamp_extractors", "config"},
     {"state"},
+    {"query"},                                       # interactive queries over the tasks' stores
     {"processor"},
     {"topology"},
     {"dsl"},

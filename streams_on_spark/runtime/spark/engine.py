@@ -99,9 +99,13 @@ class SparkEngine:
         return self._tasks_cache[subtopology_id]
 
     def stores(self, name: str) -> dict[int, Any]:
+        return {p: task.stores[name] for p, task in self.store_tasks(name).items()}
+
+    def store_tasks(self, name: str) -> dict[int, StreamTask]:
+        """Partition -> the (offline copy of the) task holding store ``name`` in that partition."""
         for sid, fn in self.runtime.functions.items():
             if name in fn.spec().store_names:
-                return {p: task.stores[name] for p, task in self._tasks(sid).items()}
+                return dict(sorted(self._tasks(sid).items()))
         return {}
 
     @property

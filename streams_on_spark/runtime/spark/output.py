@@ -75,6 +75,24 @@ class WrittenOutput:
         return [(*rows[0], processed, dropped, commit_ms), *((*r, 0, 0, 0.0) for r in rows[1:])]
 
 
+# QueryableOutput (interactive.queries=true): the commit rows, the task's first row also carrying what the driver's
+# copy of its stores applies (query.standby: the batch's snapshot and store changes, pickled)
+QUERYABLE_SCHEMA = COMMIT_SCHEMA + ", state binary"
+QUERYABLE_COLUMNS = (*COMMIT_COLUMNS, "state")
+
+
+class QueryableOutput(WrittenOutput):
+    """:class:`WrittenOutput` whose first row of each task also carries the task's committed state changes."""
+
+    schema = QUERYABLE_SCHEMA
+    columns = QUERYABLE_COLUMNS
+
+    @staticmethod
+    def with_state(rows: list[tuple], state: bytes) -> list[tuple]:
+        """``rows`` (from :meth:`report`) with ``state`` on the first and None on the others."""
+        return [(*rows[0], state), *((*r, None) for r in rows[1:])]
+
+
 def producer_identity(task: int) -> tuple[Optional[str], Optional[int]]:
     """The writing task's producer id (its query's id, stable across restarts from one checkpoint, and the task) and
     sequence (the micro-batch id), from the Spark task context; ``(None, None)`` outside a streaming query."""

@@ -28,9 +28,10 @@ from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.spark.checkpoints import relocate_state_schema_paths
 from streams_on_spark.runtime.spark.clock import TICK, MockClock
 from streams_on_spark.runtime.spark.errors import query_error
-from streams_on_spark.runtime.spark.output import ReturnedOutput, TaskOutput, WrittenOutput
+from streams_on_spark.runtime.spark.output import QueryableOutput, ReturnedOutput, TaskOutput, WrittenOutput
 from streams_on_spark.runtime.spark.sink import CommitReport, DriverAppend
 from streams_on_spark.runtime.spark.slots import task_slots
+from streams_on_spark.runtime.spark.standby import StandbyCopies
 from streams_on_spark.runtime.spark.session import is_spark_connect, quiet_spark_logs, require_rocksdb_state_store
 from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction
 from streams_on_spark.runtime.spark.task_state import CHANGELOG, TASK_STATE, SavedTask, decode_changes
@@ -60,8 +61,11 @@ class SparkRuntime:
                  on_output: Optional[Callable[[list[ProducerRecord]], None]] = None,
                  trigger_interval: str = "100 milliseconds", clock: Optional[MockClock] = None,
                  checkpoint_names: Optional[Mapping[int, str]] = None, driver_task: bool = False,
-                 pipelines: Sequence[Any] = ()) -> None:
+                 pipelines: Sequence[Any] = (), interactive_queries: bool = False) -> None:
         config.check_micro_batches()
+        if interactive_queries and (on_output is not None or pipelines or is_spark_connect(spark)):
+            raise StreamsException("interactive.queries=true needs the tasks' commit rows on the driver: it is not "
+                                   "supported with pipeline.mode=true nor on Spark Connect")
         self.global_reader = connector.global_reader() if topology.global_stores() else None
         self.topology = topology
         self.config = config
@@ -74,7 +78,9 @@ class SparkRuntime:
         self.on_output = on_output
         self.trigger_interval = trigger_interval
         self.clock = clock
-        output: TaskOutput = ReturnedOutput() if on_output is not None else WrittenOutput(connector.writer())
+        output: TaskOutput = (ReturnedOutput() if on_output is not None
+                              else QueryableOutput(connector.writer()) if interactive_queries
+                              else WrittenOutput(connector.writer()))
         run_id = uuid.uuid4().hex   # this run of the application (see SubtopologyTaskFunction.run_id)
         self.functions = {
             s.id: SubtopologyTaskFunction(topology, s.id, config, layout, output, self.global_reader, clock=clock,
@@ -103,6 +109,8 @@ class SparkRuntime:
         self._logged: dict[int, int] = {}
         client_id = (config.app_configs or {}).get("client.id") or f"{layout.application_id}-{uuid.UUID(run_id)}"
         self.progress = RuntimeMetrics(str(client_id), {self.query_name(sid): sid for sid in self.functions})
+        # interactive.queries: the driver's copy of every task's stores (runtime/spark/standby.py)
+        self.standby = StandbyCopies(self) if interactive_queries else None
 
     def query_name(self, subtopology_id: int) -> str:
         return f"{self.layout.application_id}-subtopology-{subtopology_id}"
@@ -136,6 +144,8 @@ class SparkRuntime:
     def start(self) -> None:
         """Start every subtopology's query (upstream first)."""
         quiet_spark_logs(self.spark)
+        if self.standby is not None:   # the checkpoint's state, before any batch commits
+            self.standby.load()
         for topics in self.whole_batches.values():   # what the last run wrote is whole: readable now
             self.connector.publish_batch(topics)
         for sid, fn in self.functions.items():
@@ -187,7 +197,8 @@ class SparkRuntime:
             sink = CommitReport(name)
         else:
             sink = CommitReport(name, lambda: self.lag(sid),
-                                on_commit=lambda batch_id, rows: self._on_commit(sid, batch_id, rows))
+                                on_commit=lambda batch_id, rows: self._on_commit(sid, batch_id, rows),
+                                columns=fn.output.columns)
         query = (stream.writeStream.queryName(name).outputMode("append")
                  .foreachBatch(sink).option("checkpointLocation", self.checkpoint(sid))
                  .trigger(processingTime=self.trigger_interval).start())
@@ -205,6 +216,8 @@ class SparkRuntime:
             for upstream_sid, upstream_tasks in sorted(upstream.items()):
                 self.progress.on_commit(upstream_sid, batch_id, upstream_tasks)
         self.progress.on_commit(sid, batch_id, rows)
+        if self.standby is not None:
+            self.standby.apply(sid, batch_id, rows)
 
     def process_all_available(self, timeout_s: float = 600.0) -> None:
         """Run the queries until every topic they read is fully processed (quiescence), logging progress and lag.
@@ -370,6 +383,13 @@ class SparkRuntime:
             fn = self.upstream_functions[subtopology_id]
             return {p: fn.new_task(p, None, global_stores={}) for p in range(fn.task_count())}
         fn = self.functions[subtopology_id]
+        return {p: fn.new_task(p, snapshot, bytes_stores=fn.bytes_stores(tables))
+                for p, (_, snapshot, tables) in self.read_state(subtopology_id).items()}
+
+    def read_state(self, subtopology_id: int) -> dict[int, tuple[int, Optional[bytes], dict[str, Any]]]:
+        """Partition -> (the batch its state is at (-1: none), its snapshot, its local stores' tables rebuilt in
+        memory from the changelog), read with Spark's state reader (a Spark job)."""
+        fn = self.functions[subtopology_id]
         path = self.checkpoint(subtopology_id)
         tasks = fn.task_count()
         saved: dict[int, SavedTask] = {}
@@ -391,10 +411,8 @@ class SparkRuntime:
             tables = {name: InMemoryKeyValueBytesStore(name) for name in fn.local_store_names()}
             apply_changes(changes.get(p, ()), tables)
             state = saved.get(p)
-            out[p] = fn.new_task(p, None if state is None else bytes(state.snapshot),
-                                 bytes_stores=fn.bytes_stores(tables))
+            out[p] = (-1, None, tables) if state is None else (state.version, bytes(state.snapshot), tables)
         return out
-
 
     def _has_state(self, path: str) -> bool:
         """Whether a remote checkpoint (hdfs://, s3a://, file://) holds state yet, asked through Spark."""

@@ -33,9 +33,11 @@ class CommitReport:
 
     def __init__(self, query: str, lag: Optional[Callable[[], int]] = None,
                  progress_interval_s: float = PROGRESS_INTERVAL_S,
-                 on_commit: Optional[Callable[[int, list], None]] = None) -> None:
+                 on_commit: Optional[Callable[[int, list], None]] = None,
+                 columns: tuple[str, ...] = COMMIT_COLUMNS) -> None:
         self.query, self.lag, self.progress_interval_s = query, lag, progress_interval_s
         self.on_commit = on_commit
+        self.columns = columns
         self._since, self._batches, self._records = time.monotonic(), 0, 0
 
     def bind(self, query_id: str) -> None:
@@ -43,7 +45,7 @@ class CommitReport:
 
     def __call__(self, frame: Any, batch_id: int) -> None:
         started = time.monotonic()
-        rows = frame.select(*COMMIT_COLUMNS).collect()
+        rows = frame.select(*self.columns).collect()
         if self.on_commit is not None:
             self.on_commit(batch_id, rows)
         written = [r for r in rows if r["topic"] is not None]   # the others only carry a task's metrics

@@ -18,9 +18,9 @@ from streams_on_spark.connectors.record_batch import RecordBatch, parse_records
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.spark.clock import TICK, MockClock, WallClock
 from streams_on_spark.runtime.spark.global_stores import global_stores
-from streams_on_spark.runtime.spark.output import TaskOutput, streaming_batch
+from streams_on_spark.runtime.spark.output import QueryableOutput, TaskOutput, streaming_batch
 from streams_on_spark.runtime.spark import live_tasks
-from streams_on_spark.runtime.spark.task_state import TaskState, local_state_path
+from streams_on_spark.runtime.spark.task_state import TaskState, committed_state, local_state_path
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.state.local import LocalTaskStore
 from streams_on_spark.state.local_windows import bytes_store_over
@@ -213,6 +213,8 @@ class SubtopologyTaskFunction:
             marker = state.commit(local, -1 if batch is None else batch, task.snapshot(), wall, image)
             rows = self.output.report(rows, partition, task.metrics.processed - processed,
                                       task.metrics.dropped - dropped, (time.perf_counter() - committing) * 1000.0)
+            if isinstance(self.output, QueryableOutput):   # interactive.queries: the driver's copy follows
+                rows = self.output.with_state(rows, committed_state(state))
             if timers is not None:
                 timers.schedule(task.next_wall_clock_punctuation())
         except BaseException:

@@ -55,6 +55,14 @@ class SavedTask:
         return f"{self.epoch}:{self.version}"
 
 
+def committed_state(state: "TaskState") -> bytes:
+    """What a task just committed, for the driver's copy of its stores: (batch id, snapshot, the batch's changes of
+    its local stores), pickled."""
+    saved = state.saved
+    assert saved is not None, "committed_state() before commit()"
+    return pickle.dumps((saved.version, saved.snapshot, state.last_changes), protocol=pickle.HIGHEST_PROTOCOL)
+
+
 def encode_changes(changes: Changes) -> bytes:
     return pickle.dumps(changes, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -96,6 +104,7 @@ class TaskState:
         self._value = handle.getValueState(TASK_STATE, TASK_STATE_SCHEMA)
         self._changelog = handle.getListState(CHANGELOG, CHANGELOG_SCHEMA)
         self.saved: Optional[SavedTask] = None
+        self.last_changes: Changes = {}
 
     def load(self) -> Optional[SavedTask]:
         """What Spark holds for this task (None for a new task)."""
@@ -132,6 +141,7 @@ class TaskState:
         rows = saved.changelog_rows if saved is not None else 0
         entries = saved.changelog_entries if saved is not None else 0
         changes = local.commit(f"{epoch}:{batch_id}", image)
+        self.last_changes = changes   # what interactive queries' copy on the driver applies (QueryableOutput)
         if changes:
             changed = sum(len(c) for c in changes.values())
             live = sum(store.approximate_num_entries() for store in local.stores.values())

@@ -64,7 +64,8 @@ final class Scenario {
 
     /** A read through the driver after the last step: {@code accessor} names the driver's method ("kv",
      *  "timestamped-kv", "window", "timestamped-window", "session", "versioned"), {@code call} is
-     *  {@code "<method> <arg> ..."} as {@link StoreReadScenarios#call} runs it. */
+     *  {@code "<method> <arg> ..."} as {@link StoreReadScenarios#call} runs it; "iq-..." and "iqv2" are interactive
+     *  queries ({@link QueryScenarios}). */
     Scenario read(final String storeName, final String accessor, final String call) {
         reads.add(new String[] {storeName, accessor, call});
         return this;

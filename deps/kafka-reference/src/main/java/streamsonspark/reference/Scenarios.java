@@ -143,6 +143,7 @@ final class Scenarios {
         all.addAll(StoreReadScenarios.all());
         all.addAll(TimestampScenarios.all());
         all.addAll(RoutingScenarios.all());
+        all.addAll(QueryScenarios.all());
         return all;
     }
 

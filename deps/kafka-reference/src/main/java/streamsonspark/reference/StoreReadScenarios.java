@@ -1,6 +1,7 @@
 package streamsonspark.reference;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -30,6 +31,8 @@ import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
+import org.apache.kafka.streams.state.ReadOnlySessionStore;
+import org.apache.kafka.streams.state.ReadOnlyWindowStore;
 import org.apache.kafka.streams.state.SessionStore;
 import org.apache.kafka.streams.state.Stores;
 import org.apache.kafka.streams.state.TimestampedKeyValueStore;
@@ -101,6 +104,10 @@ final class StoreReadScenarios {
         return (Long) o;
     }
 
+    private static Instant i(final Object o) {
+        return Instant.ofEpochMilli((Long) o);
+    }
+
     @SuppressWarnings({"unchecked", "rawtypes"})
     private static Object invoke(final Object store, final String method, final Object[] a) {
         if (store instanceof VersionedKeyValueStore) {
@@ -122,24 +129,24 @@ final class StoreReadScenarios {
                 case "approximate_num_entries": return s.approximateNumEntries();
                 default: break;
             }
-        } else if (store instanceof WindowStore) {
-            final WindowStore<Object, Object> s = (WindowStore<Object, Object>) store;
-            switch (method + "/" + a.length) {
+        } else if (store instanceof ReadOnlyWindowStore) {   // a store, or a composite one (QueryScenarios)
+            final ReadOnlyWindowStore<Object, Object> s = (ReadOnlyWindowStore<Object, Object>) store;
+            switch (method + "/" + a.length) {   // WindowStore's long overloads are its Instant ones
                 case "fetch/2": return s.fetch(a[0], t(a[1]));
-                case "fetch/3": return s.fetch(a[0], t(a[1]), t(a[2]));
-                case "fetch/4": return s.fetch(a[0], a[1], t(a[2]), t(a[3]));
-                case "backward_fetch/3": return s.backwardFetch(a[0], t(a[1]), t(a[2]));
-                case "backward_fetch/4": return s.backwardFetch(a[0], a[1], t(a[2]), t(a[3]));
-                case "fetch_all/2": return s.fetchAll(t(a[0]), t(a[1]));
-                case "backward_fetch_all/2": return s.backwardFetchAll(t(a[0]), t(a[1]));
+                case "fetch/3": return s.fetch(a[0], i(a[1]), i(a[2]));
+                case "fetch/4": return s.fetch(a[0], a[1], i(a[2]), i(a[3]));
+                case "backward_fetch/3": return s.backwardFetch(a[0], i(a[1]), i(a[2]));
+                case "backward_fetch/4": return s.backwardFetch(a[0], a[1], i(a[2]), i(a[3]));
+                case "fetch_all/2": return s.fetchAll(i(a[0]), i(a[1]));
+                case "backward_fetch_all/2": return s.backwardFetchAll(i(a[0]), i(a[1]));
                 case "all/0": return s.all();
                 case "backward_all/0": return s.backwardAll();
                 default: break;
             }
-        } else if (store instanceof SessionStore) {
-            final SessionStore<Object, Object> s = (SessionStore<Object, Object>) store;
+        } else if (store instanceof ReadOnlySessionStore) {   // a store, or a composite one (QueryScenarios)
+            final ReadOnlySessionStore<Object, Object> s = (ReadOnlySessionStore<Object, Object>) store;
             switch (method + "/" + a.length) {
-                case "find_sessions/2": return s.findSessions(t(a[0]), t(a[1]));
+                case "find_sessions/2": return ((SessionStore<Object, Object>) store).findSessions(t(a[0]), t(a[1]));
                 case "find_sessions/3": return s.findSessions(a[0], t(a[1]), t(a[2]));
                 case "find_sessions/4": return s.findSessions(a[0], a[1], t(a[2]), t(a[3]));
                 case "backward_find_sessions/3": return s.backwardFindSessions(a[0], t(a[1]), t(a[2]));
@@ -414,33 +421,48 @@ final class StoreReadScenarios {
         return s;
     }
 
+    /** "events" grouped by key and counted into "counts" (written to "counts-out"); the grouped stream. */
+    static KGroupedStream<String, String> countedEvents(final StreamsBuilder builder) {
+        final KGroupedStream<String, String> grouped =
+                builder.stream("events", Consumed.with(S, S)).groupByKey(Grouped.with(S, S));
+        grouped.count(Materialized.<String, Long, KeyValueStore<Bytes, byte[]>>as("counts")
+                        .withKeySerde(S).withValueSerde(L))
+                .toStream().to("counts-out", Produced.with(S, L));
+        return grouped;
+    }
+
+    /** Window ("window-counts", 10 ms) and session ("session-counts", gap 5 ms) counts, grace 100 ms. */
+    static void windowedCounts(final KGroupedStream<String, String> grouped) {
+        grouped.windowedBy(TimeWindows.ofSizeAndGrace(Duration.ofMillis(10), Duration.ofMillis(100)))
+                .count(Materialized.<String, Long, WindowStore<Bytes, byte[]>>as("window-counts")
+                        .withKeySerde(S).withValueSerde(L));
+        grouped.windowedBy(SessionWindows.ofInactivityGapAndGrace(Duration.ofMillis(5), Duration.ofMillis(100)))
+                .count(Materialized.<String, Long, SessionStore<Bytes, byte[]>>as("session-counts")
+                        .withKeySerde(S).withValueSerde(L));
+    }
+
+    /** The global table "global-store" of "globals", then {@code between}, then the versioned table "prices". */
+    static void globalStoreAndPrices(final StreamsBuilder builder, final Runnable between) {
+        builder.globalTable("globals", Consumed.with(S, S),
+                Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("global-store"));
+        between.run();
+        builder.table("prices", Consumed.with(S, S),
+                Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore("prices",
+                        Duration.ofMillis(100))).withKeySerde(S).withValueSerde(S));
+    }
+
     static Scenario dsl() {
         final Scenario s = new Scenario("store-reads", "dsl",
                 "the driver's store accessors on DSL stores (counts in a key-value, an in-memory key-value, a window and "
                         + "a session store; a versioned table) through every read of the store API",
                 props -> {
                     final StreamsBuilder builder = new StreamsBuilder();
-                    final KGroupedStream<String, String> grouped =
-                            builder.stream("events", Consumed.with(S, S)).groupByKey(Grouped.with(S, S));
-                    grouped.count(Materialized.<String, Long, KeyValueStore<Bytes, byte[]>>as("counts")
-                                    .withKeySerde(S).withValueSerde(L))
-                            .toStream().to("counts-out", Produced.with(S, L));
+                    final KGroupedStream<String, String> grouped = countedEvents(builder);
                     grouped.count(Materialized.<String, Long>as(Stores.inMemoryKeyValueStore("counts-mem"))
                             .withKeySerde(S).withValueSerde(L));
-                    grouped.windowedBy(TimeWindows.ofSizeAndGrace(Duration.ofMillis(10), Duration.ofMillis(100)))
-                            .count(Materialized.<String, Long, WindowStore<Bytes, byte[]>>as("window-counts")
-                                    .withKeySerde(S).withValueSerde(L));
-                    grouped.windowedBy(SessionWindows.ofInactivityGapAndGrace(Duration.ofMillis(5),
-                                    Duration.ofMillis(100)))
-                            .count(Materialized.<String, Long, SessionStore<Bytes, byte[]>>as("session-counts")
-                                    .withKeySerde(S).withValueSerde(L));
-                    builder.globalTable("globals", Consumed.with(S, S),
-                            Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("global-store"));
-                    builder.stream("lookups", Consumed.with(S, S)).process(Interpreter::new)
-                            .to("lookups-out", Produced.with(S, S));
-                    builder.table("prices", Consumed.with(S, S),
-                            Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore("prices",
-                                    Duration.ofMillis(100))).withKeySerde(S).withValueSerde(S));
+                    windowedCounts(grouped);
+                    globalStoreAndPrices(builder, () -> builder.stream("lookups", Consumed.with(S, S))
+                            .process(Interpreter::new).to("lookups-out", Produced.with(S, S)));
                     return builder.build(props);
                 })
                 .input("events", "string", "string")

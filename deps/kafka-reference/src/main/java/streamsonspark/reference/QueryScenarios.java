@@ -1,0 +1,251 @@
+package streamsonspark.reference;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.errors.InvalidStateStoreException;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.processor.StateStore;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.query.KeyQuery;
+import org.apache.kafka.streams.query.PositionBound;
+import org.apache.kafka.streams.query.Query;
+import org.apache.kafka.streams.query.QueryConfig;
+import org.apache.kafka.streams.query.QueryResult;
+import org.apache.kafka.streams.query.RangeQuery;
+import org.apache.kafka.streams.query.TimestampedKeyQuery;
+import org.apache.kafka.streams.query.TimestampedRangeQuery;
+import org.apache.kafka.streams.query.VersionedKeyQuery;
+import org.apache.kafka.streams.query.WindowKeyQuery;
+import org.apache.kafka.streams.query.WindowRangeQuery;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.QueryableStoreType;
+import org.apache.kafka.streams.state.QueryableStoreTypes;
+import org.apache.kafka.streams.state.Stores;
+import org.apache.kafka.streams.state.TimestampedKeyValueStore;
+import org.apache.kafka.streams.state.TimestampedWindowStore;
+import org.apache.kafka.streams.state.WindowStore;
+import org.apache.kafka.streams.state.ValueAndTimestamp;
+import org.apache.kafka.streams.state.internals.GenericReadOnlyKeyValueStoreFacade;
+import org.apache.kafka.streams.state.internals.GenericReadOnlyWindowStoreFacade;
+import org.apache.kafka.streams.state.internals.StateStoreProvider;
+
+/**
+ * Interactive queries: Kafka's composite read-only stores ({@code QueryableStoreTypes.<type>().create(provider,
+ * name)}, what {@code KafkaStreams.store()} returns) and IQv2 queries run by Kafka's own stores
+ * ({@code StateStore.query}, what {@code KafkaStreams.query()} runs per partition). Kafka's driver has neither API,
+ * so the stores come from {@code getAllStateStores()}: for IQv1 through a provider doing what Kafka's
+ * {@code StreamThreadStateStoreProvider} does with a task's store (the type's {@code accepts}, the facades of
+ * timestamped stores); for IQv2 the store's own {@code query} with an unbounded position.
+ *
+ * <p>A read's accessor is {@code "iq-<type>"} (kv, timestamped-kv, window, timestamped-window, session: the calls of
+ * {@link StoreReadScenarios#call}) or {@code "iqv2"} with a call {@code "<Query> <arg> ..."} ({@link #query}); an IQv2
+ * result is {@code {"result": ...}}, {@code {"failure": "<FailureReason>"}}, or {@code {"error": "unsupported:
+ * <message>"}} for a query a store refuses by throwing (a versioned store's key and range queries). Mirrored in
+ * tests/conformance/test_kafka_reference.py (interactive_queries).
+ */
+final class QueryScenarios {
+    private QueryScenarios() {}
+
+    static final Serde<String> S = Serdes.String();
+    static final Serde<Long> L = Serdes.Long();
+
+    static List<Scenario> all() {
+        return List.of(dsl());
+    }
+
+    /** The store of an "iq-..." or "iqv2" read. */
+    static Object accessor(final TopologyTestDriver driver, final String store, final String accessor) {
+        switch (accessor) {
+            case "iq-kv": return composite(driver, store, QueryableStoreTypes.keyValueStore());
+            case "iq-timestamped-kv": return composite(driver, store, QueryableStoreTypes.timestampedKeyValueStore());
+            case "iq-window": return composite(driver, store, QueryableStoreTypes.windowStore());
+            case "iq-timestamped-window":
+                return composite(driver, store, QueryableStoreTypes.timestampedWindowStore());
+            case "iq-session": return composite(driver, store, QueryableStoreTypes.sessionStore());
+            default: throw new IllegalArgumentException("unknown accessor " + accessor);
+        }
+    }
+
+    private static <T> T composite(final TopologyTestDriver driver, final String name,
+                                   final QueryableStoreType<T> type) {
+        return type.create(new DriverProvider(driver), name);
+    }
+
+    /** Kafka's ValueConverters.extractValue: a timestamped store's value without its timestamp. */
+    private static final java.util.function.Function<ValueAndTimestamp<Object>, Object> VALUE =
+            v -> v == null ? null : v.value();
+
+    /** StreamThreadStateStoreProvider's handling of one task's store, over the driver's one task. */
+    private static final class DriverProvider implements StateStoreProvider {
+        private final TopologyTestDriver driver;
+
+        DriverProvider(final TopologyTestDriver driver) {
+            this.driver = driver;
+        }
+
+        @Override
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        public <T> List<T> stores(final String storeName, final QueryableStoreType<T> type) {
+            final StateStore store = driver.getAllStateStores().get(storeName);
+            if (store == null) {
+                throw new InvalidStateStoreException("The state store, " + storeName
+                        + ", may have migrated to another instance.");
+            }
+            if (!type.accepts(store)) {
+                throw new InvalidStateStoreException("Cannot get state store " + storeName + " because the queryable "
+                        + "store type [" + type.getClass() + "] does not accept the actual store type ["
+                        + store.getClass() + "].");
+            }
+            if (store instanceof TimestampedKeyValueStore && type instanceof QueryableStoreTypes.KeyValueStoreType) {
+                return List.of((T) new GenericReadOnlyKeyValueStoreFacade((TimestampedKeyValueStore) store, VALUE));
+            }
+            if (store instanceof TimestampedWindowStore && type instanceof QueryableStoreTypes.WindowStoreType) {
+                return List.of((T) new GenericReadOnlyWindowStoreFacade((TimestampedWindowStore) store, VALUE));
+            }
+            return List.of((T) store);
+        }
+    }
+
+    /** Runs the IQv2 query {@code call} on the driver's store {@code name}: {"result": ...} or {"failure": ...}. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static Object query(final TopologyTestDriver driver, final String name, final String call) {
+        final String[] words = call.split(" ");
+        final Object[] a = StoreReadScenarios.args(words, 1);
+        final Query q;
+        switch (words[0] + "/" + a.length) {
+            case "KeyQuery/1": q = KeyQuery.withKey(a[0]); break;
+            case "TimestampedKeyQuery/1": q = TimestampedKeyQuery.withKey(a[0]); break;
+            case "RangeQuery/2": q = RangeQuery.withRange(a[0], a[1]); break;
+            case "RangeQuery/3": q = RangeQuery.withRange(a[0], a[1]).withDescendingKeys(); break;
+            case "TimestampedRangeQuery/2": q = TimestampedRangeQuery.withRange(a[0], a[1]); break;
+            case "TimestampedRangeQuery/3": q = TimestampedRangeQuery.withRange(a[0], a[1]).withDescendingKeys(); break;
+            case "WindowKeyQuery/3":
+                q = WindowKeyQuery.withKeyAndWindowStartRange(a[0], java.time.Instant.ofEpochMilli((Long) a[1]),
+                        java.time.Instant.ofEpochMilli((Long) a[2]));
+                break;
+            case "WindowRangeQuery/1": q = WindowRangeQuery.withKey(a[0]); break;
+            case "WindowRangeQuery/2":
+                q = WindowRangeQuery.withWindowStartRange(java.time.Instant.ofEpochMilli((Long) a[0]),
+                        java.time.Instant.ofEpochMilli((Long) a[1]));
+                break;
+            case "VersionedKeyQuery/1": q = VersionedKeyQuery.withKey(a[0]); break;
+            case "VersionedKeyQuery/2":
+                q = VersionedKeyQuery.withKey(a[0]).asOf(java.time.Instant.ofEpochMilli((Long) a[1]));
+                break;
+            default: throw new IllegalArgumentException("unknown query " + call);
+        }
+        final StateStore store = driver.getAllStateStores().get(name);
+        final Map<String, Object> out = new LinkedHashMap<>();
+        final QueryResult<Object> r;
+        try {
+            r = store.query(q, PositionBound.unbounded(), new QueryConfig(false));
+        } catch (final UnsupportedOperationException e) {   // thrown through KafkaStreams.query() to the caller
+            out.put("error", "unsupported: " + e.getMessage());
+            return out;
+        }
+        if (r.isSuccess()) {
+            out.put("result", StoreReadScenarios.encode(r.getResult()));
+        } else {
+            out.put("failure", r.getFailureReason().name());
+        }
+        return out;
+    }
+
+    /** Writes each event to a plain key-value and a plain window store (the DSL's stores are timestamped). */
+    static final class PlainStores implements Processor<String, String, Void, Void> {
+        private KeyValueStore<String, Long> kv;
+        private WindowStore<String, Long> window;
+
+        @Override
+        public void init(final ProcessorContext<Void, Void> context) {
+            kv = context.getStateStore("plain-kv");
+            window = context.getStateStore("plain-window");
+        }
+
+        @Override
+        public void process(final Record<String, String> record) {
+            final Long n = kv.get(record.key());
+            kv.put(record.key(), n == null ? 1L : n + 1);
+            window.put(record.key(), record.timestamp(), record.timestamp() / 10 * 10);
+        }
+    }
+
+    static Scenario dsl() {
+        final Scenario s = new Scenario("interactive-queries", "dsl",
+                "interactive queries: Kafka's composite read-only stores (KafkaStreams.store()) and IQv2 queries "
+                        + "(KafkaStreams.query()) on DSL stores (key-value, window, session counts, a versioned "
+                        + "table, a global table) and on plain key-value and window stores of a processor",
+                props -> {
+                    final StreamsBuilder builder = new StreamsBuilder();
+                    StoreReadScenarios.windowedCounts(StoreReadScenarios.countedEvents(builder));
+                    StoreReadScenarios.globalStoreAndPrices(builder, () -> { });
+                    builder.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("plain-kv"), S,
+                            L));
+                    builder.addStateStore(Stores.windowStoreBuilder(Stores.inMemoryWindowStore("plain-window",
+                            Duration.ofMillis(100), Duration.ofMillis(10), false), S, L));
+                    builder.stream("plain", Consumed.with(S, S)).process(PlainStores::new, "plain-kv",
+                            "plain-window");
+                    return builder.build(props);
+                })
+                .input("events", "string", "string")
+                .input("prices", "string", "string")
+                .input("globals", "string", "string")
+                .input("plain", "string", "string")
+                .output("counts-out", "string", "long");
+        final Object[][] events = {{"a", 0L}, {"b", 2L}, {"a", 4L}, {"c", 11L}, {"a", 12L}, {"ab", 15L}, {"b", 21L},
+            {"a", 30L}, {"d", 31L}, {"e", 32L}};
+        for (final Object[] e : events) {
+            s.pipe("events", e[0], "x", (Long) e[1]);
+            s.pipe("plain", e[0], "x", (Long) e[1]);
+        }
+        for (final String key : new String[] {"c", "a", "b", "ab"}) {
+            s.pipe("globals", key, "g-" + key, 5L);
+        }
+        s.pipe("prices", "a", "p10", 10L).pipe("prices", "a", "p20", 20L).pipe("prices", "b", "q15", 15L)
+                .pipe("prices", "a", null, 30L).pipe("prices", "a", "p40", 40L);
+        // IQv1: the composite stores over every read of the store API
+        for (final String read : StoreReadScenarios.KV_READS) {
+            s.read("counts", "iq-kv", read);
+            s.read("counts", "iq-timestamped-kv", read);
+            s.read("plain-kv", "iq-kv", read);
+        }
+        s.read("plain-kv", "iq-kv", "approximate_num_entries");   // a RocksDB store's count is an estimate
+        for (final String read : new String[] {"get a", "range a b", "reverse_all", "prefix_scan a", "get zz"}) {
+            s.read("global-store", "iq-kv", read);
+            s.read("global-store", "iq-timestamped-kv", read);
+        }
+        for (final String read : StoreReadScenarios.WINDOW_READS) {
+            s.read("window-counts", "iq-window", read);
+            s.read("window-counts", "iq-timestamped-window", read);
+            s.read("plain-window", "iq-window", read);
+        }
+        for (final String read : new String[] {"fetch_session a 0 4", "fetch_session a 0 5", "fetch a",
+            "backward_fetch a", "fetch zz", "fetch a c", "fetch ~ b", "fetch ~ ~", "backward_fetch a c",
+            "find_sessions a 0 100", "find_sessions a 5 10", "backward_find_sessions a 0 100",
+            "find_sessions a c 5 30", "find_sessions ~ ~ 0 100", "fetch ~"}) {
+            s.read("session-counts", "iq-session", read);
+        }
+        // IQv2: each store type with every query (an unknown query type fails with UNKNOWN_QUERY_TYPE)
+        final String[] queries = {"KeyQuery a", "KeyQuery zz", "TimestampedKeyQuery a", "RangeQuery b d",
+            "RangeQuery ~ ~", "RangeQuery ~ b desc", "RangeQuery d b", "TimestampedRangeQuery ~ c",
+            "TimestampedRangeQuery ~ ~ desc", "WindowKeyQuery a 0 20", "WindowKeyQuery zz 0 20",
+            "WindowKeyQuery a 20 0", "WindowRangeQuery 10 30", "WindowRangeQuery a", "VersionedKeyQuery a",
+            "VersionedKeyQuery a 25", "VersionedKeyQuery a 35", "VersionedKeyQuery zz"};
+        for (final String store : new String[] {"counts", "window-counts", "session-counts", "prices", "plain-kv",
+            "plain-window"}) {
+            for (final String query : queries) {
+                s.read(store, "iqv2", query);
+            }
+        }
+        return s;
+    }
+}

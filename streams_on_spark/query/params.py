@@ -1,0 +1,170 @@
+"""What an interactive query asks for: ``StoreQueryParameters``, ``QueryableStoreTypes``, ``KeyQueryMetadata``.
+
+Mirrors Kafka's ``org.apache.kafka.streams.StoreQueryParameters`` and ``state.QueryableStoreTypes``: a store type says
+which stores it accepts (a key-value type accepts timestamped key-value stores and shows them without timestamps, as
+Kafka's ``ReadOnlyKeyValueStoreFacade``) and builds the composite read-only store spanning every task.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional
+
+from streams_on_spark.errors import ConfigException, require_instance, require_int, require_str
+from streams_on_spark.query.composite import (
+    CompositeReadOnlyKeyValueStore,
+    CompositeReadOnlySessionStore,
+    CompositeReadOnlyWindowStore,
+    StoreProvider,
+)
+from streams_on_spark.state.session_stores import SessionStore
+from streams_on_spark.state.stores import KeyValueStore, KeyValueStoreFacade, TimestampedKeyValueStore
+from streams_on_spark.state.window_stores import TimestampedWindowStore, WindowStore, WindowStoreFacade
+
+
+class QueryableStoreType:
+    """Which stores a query accepts, how it shows one task's instance, and the composite store it builds."""
+
+    accepted: tuple[type, ...] = ()
+    composite: Any = None
+
+    def accepts(self, store: Any) -> bool:
+        return isinstance(store, self.accepted)
+
+    def view(self, store: Any) -> Any:
+        """One task's instance as this type reads it."""
+        return store
+
+    def create(self, provider: StoreProvider, store_name: str) -> Any:
+        """The read-only store over every instance ``provider`` finds, looked up again at each read (as Kafka's)."""
+        return self.composite(provider, self, store_name)
+
+    def __repr__(self) -> str:
+        return f"QueryableStoreTypes.{type(self).__name__}"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+
+class KeyValueStoreType(QueryableStoreType):
+    accepted = (KeyValueStore,)
+    composite = CompositeReadOnlyKeyValueStore
+
+    def view(self, store: Any) -> Any:
+        return KeyValueStoreFacade(store) if isinstance(store, TimestampedKeyValueStore) else store
+
+
+class TimestampedKeyValueStoreType(QueryableStoreType):
+    accepted = (TimestampedKeyValueStore,)
+    composite = CompositeReadOnlyKeyValueStore
+
+
+class WindowStoreType(QueryableStoreType):
+    accepted = (WindowStore,)
+    composite = CompositeReadOnlyWindowStore
+
+    def view(self, store: Any) -> Any:
+        return WindowStoreFacade(store) if isinstance(store, TimestampedWindowStore) else store
+
+
+class TimestampedWindowStoreType(QueryableStoreType):
+    accepted = (TimestampedWindowStore,)
+    composite = CompositeReadOnlyWindowStore
+
+
+class SessionStoreType(QueryableStoreType):
+    accepted = (SessionStore,)
+    composite = CompositeReadOnlySessionStore
+
+
+class QueryableStoreTypes:
+    """Kafka's ``QueryableStoreTypes``: the store types ``KafkaStreams.store()`` can return. Versioned stores are
+    queried with IQv2's ``VersionedKeyQuery`` (Kafka has no IQv1 type for them)."""
+
+    @staticmethod
+    def key_value_store() -> QueryableStoreType:
+        """Key-value stores, timestamped ones shown without their timestamps."""
+        return KeyValueStoreType()
+
+    @staticmethod
+    def timestamped_key_value_store() -> QueryableStoreType:
+        """Timestamped key-value stores: values are ``ValueAndTimestamp``."""
+        return TimestampedKeyValueStoreType()
+
+    @staticmethod
+    def window_store() -> QueryableStoreType:
+        """Window stores, timestamped ones shown without their timestamps."""
+        return WindowStoreType()
+
+    @staticmethod
+    def timestamped_window_store() -> QueryableStoreType:
+        """Timestamped window stores: values are ``ValueAndTimestamp``."""
+        return TimestampedWindowStoreType()
+
+    @staticmethod
+    def session_store() -> QueryableStoreType:
+        return SessionStoreType()
+
+
+@dataclass(frozen=True)
+class StoreQueryParameters:
+    """Kafka's ``StoreQueryParameters``: a store name and type, optionally one partition, optionally stale stores."""
+
+    store_name: str
+    queryable_store_type: QueryableStoreType
+    partition: Optional[int] = None
+    stale_stores: bool = False
+
+    @staticmethod
+    def from_name_and_type(store_name: str, queryable_store_type: QueryableStoreType) -> "StoreQueryParameters":
+        require_str(store_name, "storeName")
+        require_instance(queryable_store_type, "queryableStoreType", QueryableStoreType)
+        return StoreQueryParameters(store_name, queryable_store_type)
+
+    def with_partition(self, partition: Optional[int]) -> "StoreQueryParameters":
+        """Query only the task of ``partition`` (None: every task)."""
+        return replace(self, partition=require_int(partition, "partition", minimum=0, optional=True))
+
+    def enable_stale_stores(self) -> "StoreQueryParameters":
+        """Also answer from standby and restoring tasks (see "Querying state" for what that is here)."""
+        return replace(self, stale_stores=True)
+
+    def stale_stores_enabled(self) -> bool:
+        return self.stale_stores
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    """Kafka's ``HostInfo``: the ``application.server`` of an instance; ``unavailable()`` when none is set."""
+
+    host: str
+    port: int
+
+    @staticmethod
+    def unavailable() -> "HostInfo":
+        return HostInfo("unavailable", -1)
+
+    @staticmethod
+    def build_from_endpoint(endpoint: Optional[str]) -> Optional["HostInfo"]:
+        """``host:port`` (Kafka's ``application.server``) as a HostInfo; None for an empty endpoint."""
+        if not endpoint:
+            return None
+        host, sep, port = str(endpoint).rpartition(":")
+        if not sep or not host or not port.isdigit():
+            raise ConfigException(f"Error parsing host address {endpoint}. Expected format host:port.")
+        return HostInfo(host, int(port))
+
+
+@dataclass(frozen=True)
+class KeyQueryMetadata:
+    """Kafka's ``KeyQueryMetadata``: the instance whose active task holds a key, its standbys, and the partition."""
+
+    active_host: HostInfo
+    standby_hosts: frozenset = field(default_factory=frozenset)
+    partition: int = -1
+
+
+#: Kafka's ``KeyQueryMetadata.NOT_AVAILABLE``: the application is not running (yet)
+KeyQueryMetadata.NOT_AVAILABLE = KeyQueryMetadata(HostInfo.unavailable(), frozenset(), -1)  # type: ignore[attr-defined]

@@ -1,0 +1,49 @@
+"""The test driver's tasks as interactive queries see them (a :class:`~streams_on_spark.query.service.QueryableState`).
+
+The driver processes every record to quiescence and commits after each, so an answer reflects every record piped so
+far; the driver is RUNNING until closed, then NOT_RUNNING.
+"""
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import Any, Mapping, Optional
+
+from streams_on_spark.query.iqv2 import Position
+from streams_on_spark.query.service import task_position
+
+
+class DriverQueryableState:
+    """What ``TopologyTestDriver.store()``/``query()`` read: the engine's tasks and their input positions."""
+
+    def __init__(self, driver: Any) -> None:
+        self._driver = driver
+
+    def lifecycle(self) -> str:
+        return "NOT_RUNNING" if self._driver._closed else "RUNNING"
+
+    def store_names(self) -> frozenset:
+        return frozenset(self._driver._topology.internal_builder.state_factories) | frozenset(self.global_stores())
+
+    def global_stores(self) -> Mapping[str, Any]:
+        return self._driver._engine.global_stores
+
+    def instances(self, store_name: str) -> dict[int, Any]:
+        return self._driver._engine.stores(store_name)
+
+    def position(self, store_name: str, partition: int) -> Position:
+        """The offset of the last record the task consumed from each of its input partitions."""
+        return task_position(self._driver._engine.store_tasks(store_name)[partition])
+
+    def reading(self) -> Any:
+        """Nothing to hold: the driver's tasks change only while it processes, in the caller's thread."""
+        return nullcontext()
+
+    def key_topic(self, store_name: str) -> tuple[str, int]:
+        engine = self._driver._engine
+        task = next(iter(engine.store_tasks(store_name).values()))
+        counts = [(engine.partitions(t), -i, t) for i, t in enumerate(task.spec.source_topics)]
+        partitions, _, topic = max(counts)
+        return topic, partitions
+
+    def application_server(self) -> Optional[str]:
+        return self._driver._config.app_configs.get("application.server") or None

@@ -122,14 +122,16 @@ def test_queries_on_a_running_application_equal_the_drivers_after_each_batch(spa
         writer = threading.Thread(target=produce)
         writer.start()
         seen = []
+        # a Spark job started from this thread lands in this group: a query must start none (it reads the copy)
+        spark.sparkContext.setJobGroup("interactive-queries", "queries while input arrives")
         store = app.store(params)
         while writer.is_alive():
-            started = time.perf_counter()
             seen.append(store.get("a"))
-            assert time.perf_counter() - started < 0.05   # no Spark job in a query
-            time.sleep(0.02)
+            time.sleep(0.02)   # pacing: queries spread over the batches, not a wait for a condition
         stop.set()
         writer.join()
+        assert spark.sparkContext.statusTracker().getJobIdsForGroup("interactive-queries") == []
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
         app.process_all_available()
         assert seen == sorted(seen) and seen[0] >= 4
         assert store.get("a") == 4 + 200

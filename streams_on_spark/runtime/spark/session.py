@@ -6,13 +6,16 @@ Spark configured gets :func:`local_session`, the project's loopback defaults.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import shutil
 import sys
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 log = logging.getLogger(__name__)
 
+FORKED_WORKERS = "STREAMS_ON_SPARK_FORKED_WORKERS"
 STATE_STORE_PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 ROCKSDB_CHANGELOG_CHECKPOINTING = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
@@ -70,9 +73,36 @@ def local_session(app_name: str = "streams-on-spark", cores: int = 2, jars: Iter
     else:
         log.warning("%s is missing (run `make setup`, or install the wheel): local checkpoints are written with "
                     "Hadoop's own local file system, a chmod process per file", LOCAL_FS_JAR)
-    spark = builder.getOrCreate()
+    with _forked_workers():
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+_fork_server = None   # this process's ForkServer, once a local session has started one
+
+
+@contextlib.contextmanager
+def _forked_workers() -> Iterator[None]:
+    """While a new local SparkContext is made, ``PYSPARK_PYTHON`` is the launcher of a :class:`ForkServer` when the
+    workers' Python is this process's own (the context keeps it as its ``pythonExec``; this process's environment is
+    restored, so its other children start Python as before). ``STREAMS_ON_SPARK_FORKED_WORKERS=false`` turns it off."""
+    global _fork_server
+    from pyspark import SparkContext
+    python = shutil.which(os.environ["PYSPARK_PYTHON"])
+    if (SparkContext._active_spark_context is not None or python is None
+            or os.path.abspath(python) != os.path.abspath(sys.executable)
+            or os.environ.get(FORKED_WORKERS, "true").lower() == "false"):
+        yield
+        return
+    from streams_on_spark.runtime.spark.fork_server import ForkServer
+    if _fork_server is None or _fork_server.process.poll() is not None:
+        _fork_server = ForkServer(sys.executable)
+    os.environ["PYSPARK_PYTHON"] = _fork_server.launcher
+    try:
+        yield
+    finally:
+        os.environ["PYSPARK_PYTHON"] = python
 
 
 def is_spark_connect(spark: Any) -> bool:

@@ -123,7 +123,8 @@ sys.exit(code)
 class ForkServer:
     """A warm Python process forking Spark's Python workers; :attr:`launcher` is the ``pythonExec`` that uses it."""
 
-    def __init__(self, python: str = sys.executable, preload: Sequence[str] = PRELOAD) -> None:
+    def __init__(self, python: str = sys.executable, preload: Sequence[str] = PRELOAD,
+                 quiet: Sequence[str] = ()) -> None:
         self.directory = tempfile.mkdtemp(prefix="streams-on-spark-workers-")
         self.address = os.path.join(self.directory, "server")
         self.launcher = os.path.join(self.directory, "python")
@@ -137,7 +138,8 @@ class ForkServer:
         read_end, self._alive = os.pipe()
         env = {**os.environ, "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), "PYTHONUNBUFFERED": "YES"}
         self.process = subprocess.Popen(
-            [python, "-m", __name__, self.address, str(read_end), *preload], env=env, pass_fds=(read_end,),
+            [python, "-m", __name__, self.address, str(read_end), ",".join(quiet), *preload], env=env,
+            pass_fds=(read_end,),
             stdin=subprocess.DEVNULL)
         os.close(read_end)
         atexit.register(self.close)
@@ -162,10 +164,11 @@ def _quote(path: str) -> str:
     return "'" + path.replace("'", "'\\''") + "'"
 
 
-def serve(address: str, alive_fd: int, preload: Sequence[str]) -> None:
+def serve(address: str, alive_fd: int, preload: Sequence[str], quiet: Sequence[str] = ()) -> None:
     """The server's loop: fork a worker for each launcher, report its pid and, when it ends, its status; stop when
-    ``alive_fd`` reaches end of file. Launchers arriving while it imports wait in the socket's backlog."""
-    server = _Server(address, alive_fd)
+    ``alive_fd`` reaches end of file. Launchers arriving while it imports wait in the socket's backlog. Workers of a
+    ``quiet`` module get no standard output (one that talks to Spark over its socket and prints only debug lines)."""
+    server = _Server(address, alive_fd, frozenset(quiet))
     for module in preload:
         try:
             __import__(module)
@@ -177,7 +180,8 @@ def serve(address: str, alive_fd: int, preload: Sequence[str]) -> None:
 class _Server:
     """The server's sockets and the workers it forked (pid -> the launcher's connection)."""
 
-    def __init__(self, address: str, alive_fd: int) -> None:
+    def __init__(self, address: str, alive_fd: int, quiet: frozenset = frozenset()) -> None:
+        self.quiet = quiet
         self.started_env = _startup_env(dict(os.environ))
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(address)
@@ -244,6 +248,9 @@ class _Server:
                     sock.close()
                 for fd in (self.alive_fd, self.wake_read, self.wake_write):
                     os.close(fd)
+                if args[1] in self.quiet:
+                    os.close(fds[1])
+                    fds[1] = os.open(os.devnull, os.O_WRONLY)
                 for target, fd in enumerate(fds):
                     os.dup2(fd, target)
                     os.close(fd)
@@ -320,4 +327,4 @@ def _kill(pid: int) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], int(sys.argv[2]), sys.argv[3:])
+    serve(sys.argv[1], int(sys.argv[2]), sys.argv[4:], [m for m in sys.argv[3].split(",") if m])

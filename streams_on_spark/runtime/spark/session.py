@@ -96,8 +96,10 @@ def _forked_workers() -> Iterator[None]:
         yield
         return
     from streams_on_spark.runtime.spark.fork_server import ForkServer
+    from streams_on_spark.runtime.spark.task_function import DRIVER_WORKER
     if _fork_server is None or _fork_server.process.poll() is not None:
-        _fork_server = ForkServer(sys.executable)
+        # pyspark's driver worker of transformWithStateInPandas prints debug lines that Spark copies to the console
+        _fork_server = ForkServer(sys.executable, quiet=(DRIVER_WORKER,))
     os.environ["PYSPARK_PYTHON"] = _fork_server.launcher
     try:
         yield

@@ -32,10 +32,11 @@ def server(tmp_path_factory):
     modules = tmp_path_factory.mktemp("modules")
     (modules / "fork_server_worker.py").write_text(WORKER)
     (modules / "fork_server_preload.py").write_text("")
+    (modules / "fork_server_quiet.py").write_text("import sys; print('debug line'); sys.stderr.write('err')")
     env_path = os.environ.get("PYTHONPATH")   # the server imports its preload list from the environment it starts in
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(modules), env_path) if p)
     try:
-        server = ForkServer(sys.executable, preload=("fork_server_preload",))
+        server = ForkServer(sys.executable, preload=("fork_server_preload",), quiet=("fork_server_quiet",))
     finally:
         if env_path is None:
             del os.environ["PYTHONPATH"]
@@ -68,6 +69,13 @@ def test_a_worker_is_forked_with_the_launchers_arguments_environment_directory_a
     assert worker["cwd"] == str(tmp_path) and worker["env"] == "from-spark"
     assert worker["path"] == [str(tmp_path), server.modules]    # as `python -m` starts: its directory, PYTHONPATH
     assert err == "to stderr\n"
+
+
+def test_a_quiet_modules_worker_prints_nothing_to_standard_output(server):
+    """pyspark's transformWithStateInPandas driver worker talks to Spark over its socket and prints debug lines."""
+    process = launch(server, "-m", "fork_server_quiet")
+    out, err = process.communicate(timeout=30)
+    assert (process.returncode, out, err) == (0, "", "err")
 
 
 def test_signals_reach_the_worker_and_the_launcher_ends_as_it_did(server):

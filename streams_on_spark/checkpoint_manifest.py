@@ -22,6 +22,7 @@ from importlib import metadata
 from typing import Any, Collection, Mapping, Optional
 
 from streams_on_spark.config import PIPELINE_MODE, TOPOLOGY_OPTIMIZATION, UPGRADE_ALLOW_UNSAFE
+from streams_on_spark.files import replace_file
 from streams_on_spark.errors import TopologyException
 from streams_on_spark.topology.description import TopologyDescription
 from streams_on_spark.upgrade import UpgradeReport, check_upgrade
@@ -246,11 +247,7 @@ def _read(path: str, spark: Any) -> Optional[str]:
 def _write(path: str, text: str, spark: Any) -> None:
     if "://" not in path:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path + ".tmp", "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(path + ".tmp", path)
+        replace_file(path, text.encode("utf-8"), durable=True)
         return
     # one text file in a directory of that name, written by Spark: what a classic session and a Spark Connect one
     # (which has no JVM on the client) can both do, on any file system Spark's checkpoints are on

@@ -63,6 +63,12 @@ STARTUP_ENV = frozenset({
     "PYSPARK_ENABLE_NAMEDTUPLE_PATCH", "SPARK_TESTING",
 })
 
+# Thread pools sized when numpy's BLAS loads: the server loads it with one thread (what Spark gives its executors'
+# Python workers, OMP_NUM_THREADS = spark.task.cpus), so it forks from a process with no BLAS threads; a worker asked
+# to run with more starts its own interpreter
+THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 _STATUS = struct.Struct("!q")   # the child's pid, then its wait status; -1: refused, start the interpreter yourself
 
 LAUNCHER = r'''
@@ -136,7 +142,8 @@ class ForkServer:
         os.chmod(self.launcher, 0o700)
         # the server stops when this process ends: it reads the pipe's other end until end of file
         read_end, self._alive = os.pipe()
-        env = {**os.environ, "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), "PYTHONUNBUFFERED": "YES"}
+        env = {**os.environ, "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), "PYTHONUNBUFFERED": "YES",
+               **dict.fromkeys(THREAD_ENV, "1")}
         self.process = subprocess.Popen(
             [python, "-m", __name__, self.address, str(read_end), ",".join(quiet), *preload], env=env,
             pass_fds=(read_end,),
@@ -231,7 +238,7 @@ class _Server:
             args, env, cwd = marshal.loads(data)
         except (OSError, ValueError, EOFError, struct.error):
             return None
-        if len(fds) != 3 or _startup_env(env) != self.started_env:
+        if len(fds) != 3 or not _reproducible(env, self.started_env):
             for fd in fds:
                 os.close(fd)
             conn.sendall(_STATUS.pack(-1))
@@ -287,6 +294,11 @@ class _Server:
 
 def _startup_env(env: dict) -> dict:
     return {k: v for k, v in env.items() if k in STARTUP_ENV}
+
+
+def _reproducible(env: dict, started_env: dict) -> bool:
+    """Whether a worker with ``env`` starts as a fork of the server would: same startup settings, one BLAS thread."""
+    return _startup_env(env) == started_env and all(env.get(k, "1") == "1" for k in THREAD_ENV)
 
 
 def _run_worker(args: list[str], env: dict, cwd: str) -> None:

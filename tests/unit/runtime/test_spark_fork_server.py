@@ -98,7 +98,7 @@ def test_a_launcher_killed_outright_takes_its_worker_along(server):
     assert _gone(worker["pid"])
 
 
-@pytest.mark.parametrize("env", [{"PYTHONHASHSEED": "123"}, {"PYTHONOPTIMIZE": "1"}])
+@pytest.mark.parametrize("env", [{"PYTHONHASHSEED": "123"}, {"PYTHONOPTIMIZE": "1"}, {"OMP_NUM_THREADS": "4"}])
 def test_a_worker_the_server_cannot_reproduce_starts_its_own_interpreter(server, env):
     """An interpreter setting from the environment other than the server's: the launcher runs Python itself."""
     process = launch(server, "-m", "fork_server_worker", env=env)

@@ -51,6 +51,7 @@ from streams_on_spark.metrics import Metrics
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.topology.partitions import TopicLayout, resolve_partition_counts
 from streams_on_spark.topology.topology import Topology
+from streams_on_spark.upgrade import windows_of
 
 log = logging.getLogger(__name__)
 
@@ -268,7 +269,8 @@ class KafkaStreams:
         partitions = {t: counts[builder.decorate_topic(t)] for t in topics if builder.decorate_topic(t) in counts}
         return plan_restart(read_manifest(location, self._spark), self._topology.describe(), partitions,
                             self._config, StreamTask.SNAPSHOT_VERSION, existing,
-                            readable_formats=StreamTask.READABLE_SNAPSHOT_VERSIONS, pipelined=self._pipelined)
+                            readable_formats=StreamTask.READABLE_SNAPSHOT_VERSIONS, pipelined=self._pipelined,
+                            windows=windows_of(self._topology))
 
     def _pipelines(self, builder: Any, counts: Mapping[str, int], kafka: bool) -> list:
         """Pipeline mode's fused subtopologies (none unless ``pipeline.mode=true``; see

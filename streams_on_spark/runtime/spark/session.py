@@ -204,17 +204,23 @@ ROUTINE_WARNING_LOGGERS = (
     "org.apache.spark.sql.execution.python.streaming.TransformWithStateInPySparkStateServer",
     "org.apache.spark.scheduler.DAGScheduler",
 )
+# the JVM Kafka clients of Spark's Kafka source and sink (consumer, producer, admin): a WARN for every reconnect
+# attempt while a broker is down (several a second), and Kafka's notes on the configs Spark hands them; only ERROR
+# passes, as for kafka-python's clients (docs/logging.md says how to bring them back)
+KAFKA_CLIENT_LOGGERS = ("org.apache.kafka",)
 
 
 def quiet_spark_logs(spark: Any) -> None:
-    """Keep Spark's reports of failed tasks and queries (:data:`TASK_FAILURE_LOGGERS`: only what is fatal passes)
-    and its routine warnings about the runtime's queries (:data:`ROUTINE_WARNING_LOGGERS`: errors pass) off the
-    console. A logger the application's log4j configuration names is left as configured."""
+    """Keep Spark's reports of failed tasks and queries (:data:`TASK_FAILURE_LOGGERS`: only what is fatal passes),
+    its routine warnings about the runtime's queries (:data:`ROUTINE_WARNING_LOGGERS`: errors pass) and the JVM Kafka
+    clients' warnings (:data:`KAFKA_CLIENT_LOGGERS`: errors pass) off the console. A logger the application's log4j
+    configuration names is left as configured."""
     try:
         jvm = spark.sparkContext._jvm
         log4j = jvm.org.apache.logging.log4j
         configuration = log4j.LogManager.getContext(False).getConfiguration()
-        for names, level in ((TASK_FAILURE_LOGGERS, log4j.Level.FATAL), (ROUTINE_WARNING_LOGGERS, log4j.Level.ERROR)):
+        for names, level in ((TASK_FAILURE_LOGGERS, log4j.Level.FATAL), (ROUTINE_WARNING_LOGGERS, log4j.Level.ERROR),
+                             (KAFKA_CLIENT_LOGGERS, log4j.Level.ERROR)):
             for name in names:
                 if configuration.getLoggerConfig(name).getName() != name:
                     log4j.core.config.Configurator.setLevel(name, level)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from streams_on_spark.state.headers_stores import TimestampedKeyValueStoreWithHeadersBuilder
 from streams_on_spark.state.stores import (
     KeyValueBytesStoreSupplier,
     KeyValueStoreBuilder,
@@ -42,6 +43,9 @@ class Stores:
         return PersistentKeyValueBytesStoreSupplier(name)
 
     persistent_timestamped_key_value_store = persistent_key_value_store
+    #: Kafka 4.3's ``Stores.persistentTimestampedKeyValueStoreWithHeaders`` (KIP-1271): the same bytes store here,
+    #: the headers live in the value bytes the builder's store writes
+    persistent_timestamped_key_value_store_with_headers = persistent_key_value_store
 
     @staticmethod
     def key_value_store_builder(supplier: KeyValueBytesStoreSupplier, key_serde: Any = None,
@@ -52,6 +56,13 @@ class Stores:
     def timestamped_key_value_store_builder(supplier: KeyValueBytesStoreSupplier, key_serde: Any = None,
                                             value_serde: Any = None) -> TimestampedKeyValueStoreBuilder:
         return TimestampedKeyValueStoreBuilder(supplier, key_serde, value_serde)
+
+    @staticmethod
+    def timestamped_key_value_store_with_headers_builder(
+            supplier: KeyValueBytesStoreSupplier, key_serde: Any = None,
+            value_serde: Any = None) -> TimestampedKeyValueStoreWithHeadersBuilder:
+        """Kafka 4.3's headers-aware key-value store (KIP-1271): values are ``ValueTimestampHeaders``."""
+        return TimestampedKeyValueStoreWithHeadersBuilder(supplier, key_serde, value_serde)
 
     @staticmethod
     def in_memory_window_store(name: str, retention_period: Any, window_size: Any,

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Callable, Generic, NamedTuple, Optional, TypeVar
 
 from streams_on_spark.errors import bad_argument
-from streams_on_spark.headers import Header, Headers, to_headers  # noqa: F401  (re-exported: the Processor API's names)
+from streams_on_spark.headers import Headers, to_headers
 
 if TYPE_CHECKING:  # pragma: no cover
     from streams_on_spark.state import StateStore

@@ -8,6 +8,7 @@ from streams_on_spark.state.stores import (
     KeyValueBytesStoreSupplier,
     KeyValueStoreBuilder,
     PersistentKeyValueBytesStoreSupplier,
+    PersistentKeyValueHeadersBytesStoreSupplier,
     TimestampedKeyValueStoreBuilder,
 )
 from streams_on_spark.state.session_stores import (
@@ -43,9 +44,11 @@ class Stores:
         return PersistentKeyValueBytesStoreSupplier(name)
 
     persistent_timestamped_key_value_store = persistent_key_value_store
-    #: Kafka 4.3's ``Stores.persistentTimestampedKeyValueStoreWithHeaders`` (KIP-1271): the same bytes store here,
-    #: the headers live in the value bytes the builder's store writes
-    persistent_timestamped_key_value_store_with_headers = persistent_key_value_store
+    @staticmethod
+    def persistent_timestamped_key_value_store_with_headers(name: str) -> PersistentKeyValueHeadersBytesStoreSupplier:
+        """Kafka 4.3's RocksDB supplier of a headers-aware key-value store (KIP-1271): for
+        ``timestamped_key_value_store_with_headers_builder``; the DSL's ``Materialized`` refuses it (KIP-1285)."""
+        return PersistentKeyValueHeadersBytesStoreSupplier(name)
 
     @staticmethod
     def key_value_store_builder(supplier: KeyValueBytesStoreSupplier, key_serde: Any = None,

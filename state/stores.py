@@ -576,6 +576,15 @@ class PersistentKeyValueBytesStoreSupplier(KeyValueBytesStoreSupplier):
         return "rocksdb"
 
 
+class HeadersBytesStoreSupplier:
+    """Marks a supplier of headers-aware stores (Kafka's ``HeadersBytesStoreSupplier``)."""
+
+
+class PersistentKeyValueHeadersBytesStoreSupplier(PersistentKeyValueBytesStoreSupplier, HeadersBytesStoreSupplier):
+    """``Stores.persistent_timestamped_key_value_store_with_headers`` (KIP-1271): the RocksDB store of a headers-aware
+    key-value store, whose values carry the headers."""
+
+
 def check_changelog_config(config: Optional[dict], call: str) -> None:
     """Kafka's ``withLoggingEnabled(config)`` configures the store's changelog topic. No changelog topics are created
     here (a task's store changes go to the engine's changelog: Spark's checkpointed state), so topic configs are
@@ -629,7 +638,8 @@ class StoreBuilder(ABC):
 
 class KeyValueStoreBuilder(StoreBuilder):
     store_type = KeyValueStore
-    own_suppliers = (KeyValueBytesStoreSupplier, PersistentKeyValueBytesStoreSupplier)
+    own_suppliers = (KeyValueBytesStoreSupplier, PersistentKeyValueBytesStoreSupplier,
+                     PersistentKeyValueHeadersBytesStoreSupplier)
 
     def __init__(self, supplier: KeyValueBytesStoreSupplier, key_serde: Any = None, value_serde: Any = None) -> None:
         if supplier is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from streams_on_spark import (
+    Materialized,
     Processor,
     Serdes,
     Stores,
@@ -13,6 +14,7 @@ from streams_on_spark import (
     ValueAndTimestamp,
     ValueTimestampHeaders,
 )
+from streams_on_spark.errors import UnsupportedOperationError
 from streams_on_spark.query import (
     KeyQuery,
     QueryableStoreTypes,
@@ -105,6 +107,18 @@ def test_the_driver_shows_a_headers_store_with_and_without_headers(driver):
     with pytest.raises(ValueError, match="Store kept is a headers-aware key-value store and should be accessed via "
                                          "`get_timestamped_key_value_store_with_headers\\(\\)`"):
         driver.get_state_store("kept")
+
+
+def test_the_dsl_refuses_a_headers_aware_supplier_kafka_would_build_a_headers_aware_store_with():
+    with pytest.raises(UnsupportedOperationError, match=r"Materialized.as_\(PersistentKeyValueHeadersBytesStoreSupplier"
+                                                      r"\('t'\)\): the DSL's headers-aware stores \(KIP-1285\)"):
+        Materialized.as_(Stores.persistent_timestamped_key_value_store_with_headers("t"))
+
+
+def test_an_engine_keeps_a_headers_aware_store_where_it_keeps_the_others():   # a local RocksDB on Spark
+    for supplier in (Stores.in_memory_key_value_store("t"),
+                     Stores.persistent_timestamped_key_value_store_with_headers("t")):
+        assert Stores.timestamped_key_value_store_with_headers_builder(supplier, S, S).engine_kept()
 
 
 def test_a_store_without_headers_is_not_a_headers_store():

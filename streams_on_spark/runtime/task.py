@@ -118,9 +118,12 @@ class RecordCollector:
             origin = SerializationExceptionOrigin.VALUE
             value_bytes = value_serde.serialize(topic, value) if value is not None else None
         except Exception as e:
-            if self._on_serialization_error is not None:
-                if self._on_serialization_error(node, record, e, origin).result is Result.RESUME:
-                    return
+            # the handler gets Kafka's ProducerRecord, one per send: the partition a partitioner picked, else None
+            handle = self._on_serialization_error
+            if handle is not None and all(
+                    handle(node, ProducerRecord(topic, p, record.timestamp, key, value, record.headers), e,
+                           origin).result is Result.RESUME for p in (partitions or (None,))):
+                return
             if isinstance(e, StreamsException):
                 raise StreamsException(f"Error serializing the record sent by sink {node} to topic {topic}: "
                                        f"{e}") from e
@@ -747,7 +750,8 @@ class StreamTask:
             cache.flush()
 
     # ------------------------------------------------------------------ errors
-    def _error_context(self, node: str, record: Optional[Record], timestamp: int) -> ErrorHandlerContext:
+    def _error_context(self, node: str, record: Optional[Record | ProducerRecord],
+                       timestamp: int) -> ErrorHandlerContext:
         """Kafka's ``ErrorHandlerContext`` for a failure at ``node`` while it handled ``record``."""
         queue, ctx = self.context.queue, self.context
         raw_key, raw_value = self._source_raw
@@ -786,9 +790,10 @@ class StreamTask:
                     topic, partition, offset, e)
         self.metrics.record_dropped()
 
-    def _serialization_error(self, node: str, record: Record, e: Exception,
+    def _serialization_error(self, node: str, record: ProducerRecord, e: Exception,
                              origin: SerializationExceptionOrigin) -> Response:
-        """A sink's record that its serdes could not serialize: the production handler decides."""
+        """A sink's record that its serdes could not serialize (Kafka's ``ProducerRecord``, its key and value not
+        serialized): the production handler decides."""
         context = self._error_context(node, record, record.timestamp)
         response = self._respond(PRODUCTION_EXCEPTION_HANDLER,
                                  lambda: self.config.production_handler.handle_serialization_error(

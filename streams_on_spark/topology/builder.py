@@ -303,8 +303,6 @@ class InternalTopologyBuilder:
             raise TopologyException(f"A different StateStore has already been added with the name {name}")
         if name in self.global_state_builders:
             raise TopologyException(f"A different GlobalStateStore has already been added with the name {name}")
-        if getattr(store_builder, "logging_enabled", False):
-            raise TopologyException("StateStore " + name + " for global table must not have logging enabled.")
         if source_name == processor_name:
             raise TopologyException("sourceName and processorName must be different.")
         self._validate_topic_not_registered(topic)
@@ -318,6 +316,7 @@ class InternalTopologyBuilder:
         self._grouper.add(processor_name)
         self._grouper.unite(processor_name, [source_name])
         self.global_state_builders[name] = store_builder
+        store_builder.with_logging_disabled()   # a global store's topic is its changelog (Kafka 4.3 disables logging)
         self._node_groups = None
 
     def add_internal_topic(self, topic: str, number_of_partitions: Optional[int] = None) -> None:

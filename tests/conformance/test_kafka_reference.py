@@ -70,7 +70,9 @@ from streams_on_spark import (
     Windowed,
     WindowedSerdes,
 )
-from streams_on_spark.errors import ConfigException, StreamsException, UnsupportedOperationError
+from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.error_handlers import ProductionExceptionHandler, Response
+from streams_on_spark.errors import ConfigException, SerializationException, StreamsException, UnsupportedOperationError
 from streams_on_spark.query import (
     KeyQuery,
     QueryableStoreTypes,
@@ -84,7 +86,9 @@ from streams_on_spark.query import (
     WindowRangeQuery,
 )
 from streams_on_spark.state.session_stores import SessionStore
+from streams_on_spark.serde import Serde
 from streams_on_spark.state.stores import TimestampedKeyValueStore
+from streams_on_spark.state.versioned import VersionedKeyValueStore
 from streams_on_spark.state.window_stores import TimestampedWindowStore
 from streams_on_spark.timestamp_extractors import (
     FailOnInvalidTimestamp,
@@ -791,6 +795,8 @@ class Interpreter(Processor):
     def write(store: Any, call: str, timestamp: int) -> Any:
         method, *words = call.split(" ")
         a = store_args(words)
+        if isinstance(store, VersionedKeyValueStore) and method != "get":   # put and delete at a time
+            return store.put(*a) if method == "put" else encode(store.delete(*a))
         timestamped = isinstance(store, (TimestampedKeyValueStore, TimestampedWindowStore))
         if method == "put":
             if isinstance(store, SessionStore):
@@ -1100,6 +1106,103 @@ def stream_partitioner(variant: str, config: dict) -> Topology:
     return builder.build(config)
 
 
+# ------------------------------------------------------- the processor context (ContextScenarios.java)
+
+def where(context: Any) -> str:
+    """ContextScenarios.where: "topic/partition/offset" of the record being processed, or "none"."""
+    m = context.record_metadata()
+    return "none" if m is None else f"{m.topic}/{m.partition}/{m.offset}"
+
+
+class GlobalRecorder(Processor):
+    """ContextScenarios.GlobalRecorder: a global store's processor putting each value with where it came from."""
+
+    def init(self, context) -> None:
+        self.context = context
+        self.store = context.get_state_store("meta-store")
+
+    def process(self, record: Record) -> None:
+        self.store.put(record.key, f"{record.value}@{where(self.context)}")
+
+
+class GlobalLookup(Processor):
+    """ContextScenarios.GlobalLookup: forwards what the global store holds for the key and where the record came
+    from."""
+
+    def init(self, context) -> None:
+        self.context = context
+        self.store = context.get_state_store("meta-store")
+
+    def process(self, record: Record) -> None:
+        found = self.store.get(record.key)
+        self.context.forward(record.with_value(f"{'null' if found is None else found} seen at {where(self.context)}"))
+
+
+class Picky(Serde):
+    """ContextScenarios.PICKY: a String serde whose serializer refuses data starting with "bad"."""
+
+    def serialize(self, topic, data):
+        if data is not None and data.startswith("bad"):
+            raise SerializationException(f"cannot serialize {data}")
+        return S.serialize(topic, data)
+
+    def deserialize(self, topic, data):
+        return S.deserialize(topic, data)
+
+
+class ToZero(StreamPartitioner):
+    """ContextScenarios.ToZero: every record to partition 0."""
+
+    def partitions(self, topic, key, value, num_partitions):
+        return {0}
+
+
+class RecordingProductionHandler(ProductionExceptionHandler):
+    """ContextScenarios.RecordingProductionHandler: resumes, writing the ProducerRecord it was handed to
+    "handler-saw"."""
+
+    def handle_serialization_error(self, context, record, exception, origin):
+        headers = ", ".join(f"{k}={'null' if v is None else bytes(v).decode('utf-8')}" for k, v in record.headers)
+        seen = (f"topic={record.topic} partition={'null' if record.partition is None else record.partition} "
+                f"key={record.key} value={record.value} timestamp={record.timestamp} headers=[{headers}] "
+                f"origin={origin.name} error={exception}")
+        key = None if record.key is None else str(record.key).encode("utf-8")
+        return Response.resume([ProducerRecord("handler-saw", None, record.timestamp, key, seen.encode("utf-8"))])
+
+
+#: the Java classes the goldens' configs name, as ours
+CONFIG_CLASSES = {"streamsonspark.reference.ContextScenarios$RecordingProductionHandler": RecordingProductionHandler}
+
+
+def golden_config(golden: dict) -> dict:
+    """The golden's config with the harness's own classes as ours."""
+    return {k: CONFIG_CLASSES.get(v, v) for k, v in golden["config"].items()}
+
+
+def processor_context(variant: str, config: dict) -> Topology:
+    if variant == "global-metadata":
+        builder = StreamsBuilder()
+        # logging left enabled: Kafka disables it for a global store (no error)
+        builder.add_global_store(Stores.key_value_store_builder(Stores.in_memory_key_value_store("meta-store"), S, S),
+                                 "globals", Consumed.with_(S, S), GlobalRecorder)
+        builder.stream("lookups", Consumed.with_(S, S)).process(GlobalLookup).to("lookups-out", Produced.with_(S, S))
+        return builder.build(config)
+    if variant == "versioned":
+        topology = Topology()
+        topology.add_source("ops-source", "ops", key_serde=S, value_serde=S)
+        topology.add_processor("interpreter", Interpreter, "ops-source")
+        topology.add_state_store(Stores.versioned_key_value_store_builder(
+            Stores.persistent_versioned_key_value_store("versions", 20), S, S), "interpreter")
+        topology.add_sink("results-sink", "results", "interpreter", key_serde=S, value_serde=S)
+        return topology
+    assert variant == "production-handler", variant
+    builder = StreamsBuilder()
+    events = builder.stream("events", Consumed.with_(S, S))
+    events.to("out", Produced.with_(Picky(), Picky()))
+    events.to("out-pinned", Produced.with_(Picky(), Picky()).with_stream_partitioner(ToZero()))
+    return builder.build(config)
+
+
 BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "wordcount": wordcount,
     "reduce": reduce,
@@ -1153,6 +1256,7 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "dynamic-routing": dynamic_routing,
     "stream-partitioner": stream_partitioner,
     "interactive-queries": interactive_queries,
+    "processor-context": processor_context,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
@@ -1162,11 +1266,13 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
              "stream-table-join-joined", "dead-letter-queue", "fk-join", "table-transform-values",
              "table-transform-values-join", "materialized-flags", "store-reads", "timestamp-extractor",
              "max-task-idle", "dynamic-routing", "stream-partitioner",
-             "interactive-queries"}
+             "interactive-queries", "processor-context"}
 # timestamp-extractor, max-task-idle: every record has the key "k" (one task, with the partition time and the idle
 # deadlines of Kafka's one task, at any partition count). Not max-task-idle-repartition: Kafka's driver's one task
 # waits for its repartition partition too, which at 4 partitions is another task's input (KIP-1238). Nor
 # max-task-idle-three: which partition Kafka visits first (TopicPartition's hash) depends on the partition number.
+# processor-context: the global records' keys (a, b, y) land on partition 0 of 4, so a global store's processor
+# reads Kafka's driver's record metadata; "ops" has the one key "g"; the handler's records are keyed by their source's.
 # store-reads: every record of "ops" has the key "g" (one task holds the interpreter's stores at any partition count);
 # the DSL variant's windows, sessions and versions outlive its times (grace and retentions of 100 ms).
 # Not versioned-*: a versioned store's history retention and a join's grace count back from the stream time its task
@@ -1197,7 +1303,7 @@ def serde(kind: str) -> Any:
 
 
 def build_topology(golden: dict) -> Topology:
-    return BUILDERS[golden["scenario"]](golden["variant"], dict(golden["config"]))
+    return BUILDERS[golden["scenario"]](golden["variant"], golden_config(golden))
 
 
 def is_internal(golden: dict, topic: str) -> bool:
@@ -1359,9 +1465,12 @@ def test_every_golden_has_a_builder_and_the_goldens_come_from_kafka():
 def test_errors_match_kafka(name):
     """The golden's checks that must throw raise our equivalent of Kafka's exception, with Kafka's text."""
     for check, expected in load(name)["errors"].items():
-        with pytest.raises(EXCEPTIONS[expected["exception"]]) as raised:
+        cls = EXCEPTIONS[expected["exception"]]
+        with pytest.raises(cls) as raised:
             ERROR_CHECKS[check]()
         assert str(raised.value) == expected["message"], check
+        if cls is not ValueError:   # Kafka's own class, not a subclass (a TopologyException is a StreamsException)
+            assert type(raised.value) is cls, check
 
 
 @pytest.mark.parametrize("name", GOLDEN_NAMES)
@@ -1431,7 +1540,7 @@ def test_spark_refuses_waiting_for_empty_partitions(name):
 def test_outputs_match_kafka(name, engine, partitions, make_driver):
     golden = load(name)
     topics = [t for t in [*golden["inputs"], *golden["outputs"]] if not is_internal(golden, t)]
-    driver = make_driver(build_topology(golden), *topics, config=dict(golden["config"]),
+    driver = make_driver(build_topology(golden), *topics, config=golden_config(golden),
                          wall_clock_ms=golden["initial_wall_clock_ms"])
     exact = partitions == 1   # Kafka's driver's own setting: the same records in the same order, on both engines
     batched = engine == "spark"

@@ -389,11 +389,13 @@ def test_should_not_allow_to_add_global_stores_with_same_name():
     )
 
 
-def test_global_store_must_not_have_logging_enabled():
-    """InternalTopologyBuilder#validateGlobalStoreArguments (source message; Stores builders log by default)"""
-    with pytest.raises(TopologyException) as excinfo:
-        Topology().add_global_store(_kv_store("global-store"), "globalSource", "globalTopic", "global-processor", _NoopProcessor)
-    _assert_topology_error(excinfo, "StateStore global-store for global table must not have logging enabled.")
+def test_a_global_stores_logging_is_disabled():
+    """Kafka 4.3.1's Topology#addGlobalStore disables a global store builder's logging (its topic is its changelog);
+    the golden processor-context-global-metadata runs one built with logging enabled."""
+    store = _kv_store("global-store")
+    assert store.logging_enabled
+    Topology().add_global_store(store, "globalSource", "globalTopic", "global-processor", _NoopProcessor)
+    assert not store.logging_enabled
 
 
 def test_global_store_connected_explicitly_to_processor():

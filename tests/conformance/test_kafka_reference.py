@@ -72,7 +72,8 @@ from streams_on_spark import (
 )
 from streams_on_spark.connectors.records import ProducerRecord
 from streams_on_spark.error_handlers import ProductionExceptionHandler, Response
-from streams_on_spark.errors import ConfigException, SerializationException, StreamsException, UnsupportedOperationError
+from streams_on_spark.errors import (ConfigException, SerializationException, StreamsException, TopologyException,
+                                     UnsupportedOperationError)
 from streams_on_spark.query import (
     KeyQuery,
     QueryableStoreTypes,
@@ -721,9 +722,141 @@ ERROR_CHECKS: dict[str, Callable[[], Any]] = {
     "fail-on-invalid-timestamp": lambda: FailOnInvalidTimestamp().extract(invalid_record(), 7),
     "partition-time-unknown": lambda: UsePartitionTimeOnInvalidTimestamp().extract(invalid_record(), -1),
 }
+# ------------------------------------------------- Kafka's texts and stages (TopologyErrorScenarios.java)
+
+def kv_store(name: str) -> Any:
+    """TopologyErrorScenarios.store: an in-memory key-value store builder of Strings."""
+    return Stores.key_value_store_builder(Stores.in_memory_key_value_store(name), S, S)
+
+
+class ReadsStore(Processor):
+    """TopologyErrorScenarios.ReadsStore: reads the store "st" in init."""
+
+    def init(self, context) -> None:
+        context.get_state_store("st")
+
+    def process(self, record: Record) -> None:
+        pass
+
+
+class GlobalNoop(Processor):
+    def process(self, record: Record) -> None:
+        pass
+
+
+def source_and_processor() -> Topology:
+    """TopologyErrorScenarios.sourceAndProcessor."""
+    return Topology().add_source("s", "a").add_processor("p", ReadsStore, "s")
+
+
+def at_driver_start(topology: Callable[[], Topology], default_serdes: bool = True) -> None:
+    """TopologyErrorScenarios.atDriverStart: builds (which must not raise the check's error), then starts a driver
+    (with String default serdes, or none)."""
+    try:
+        built = topology()
+    except Exception as e:
+        raise AssertionError(f"the topology failed to build, before the driver: {e!r}") from e
+    serdes = {"default.key.serde": S, "default.value.serde": S} if default_serdes else {}
+    TopologyTestDriver(built, {"application.id": "topology-errors", **serdes}).close()
+
+
+def unnamed_internal_resources() -> None:
+    builder = StreamsBuilder({"ensure.explicit.internal.resource.naming": True})   # Kafka's TopologyConfig
+    builder.stream("t", Consumed.with_(S, S)).group_by_key().count().to_stream().to("t-out")
+    builder.build()
+
+
+def copartition_fixed_counts() -> None:
+    builder = StreamsBuilder()
+    left = builder.stream("l", Consumed.with_(S, S)).repartition(Repartitioned.with_number_of_partitions(2)
+                                                                 .with_name("l"))
+    right = builder.stream("r", Consumed.with_(S, S)).repartition(Repartitioned.with_number_of_partitions(3)
+                                                                  .with_name("r"))
+    left.join(right, lambda a, b: a + b, JoinWindows.of_time_difference_with_no_grace(10)).to("lr")
+    builder.build()
+
+
+def overlapping_sources() -> None:
+    builder = StreamsBuilder()
+    builder.stream(["t1", "t2"], Consumed.with_(S, S)).to("o1")
+    builder.stream(["t2", "t3"], Consumed.with_(S, S)).to("o2")
+    builder.build()
+
+
+def with_global_store(topology: Topology, source_name: str = "gs", processor_name: str = "gp") -> Topology:
+    return topology.add_global_store(kv_store("g").with_logging_disabled(), source_name, "g-topic", processor_name,
+                                     GlobalNoop, key_serde=S, value_serde=S)
+
+
+def suppressed_until_window_closes() -> None:
+    builder = StreamsBuilder()
+    (builder.table("t-topic", Consumed.with_(S, S)).suppress(Suppressed.until_window_closes(BufferConfig.unbounded()))
+     .to_stream().to("t-out"))
+    builder.build()
+
+
+ERROR_CHECKS.update({
+    "add-source-no-topics": lambda: Topology().add_source("s"),
+    "add-source-twice": lambda: Topology().add_source("s", "a").add_source("s", "b"),
+    "add-source-topic-twice": lambda: Topology().add_source("s1", "a").add_source("s2", "a"),
+    "add-sink-twice": lambda: Topology().add_source("s", "a").add_sink("s", "out", "s"),
+    "add-sink-no-parent": lambda: Topology().add_sink("k", "out"),
+    "add-sink-unknown-parent": lambda: Topology().add_sink("k", "out", "nope"),
+    "add-sink-own-parent": lambda: Topology().add_sink("k", "out", "k"),
+    "add-sink-under-sink": lambda: Topology().add_source("s", "a").add_sink("k1", "out", "s").add_sink("k2", "out",
+                                                                                                       "k1"),
+    "add-processor-twice": lambda: source_and_processor().add_processor("p", ReadsStore, "s"),
+    "add-processor-no-parent": lambda: Topology().add_processor("p", ReadsStore),
+    "add-processor-unknown-parent": lambda: Topology().add_processor("p", ReadsStore, "nope"),
+    "add-processor-own-parent": lambda: Topology().add_processor("p", ReadsStore, "p"),
+    "add-state-store-twice": lambda: source_and_processor().add_state_store(kv_store("st"), "p")
+    .add_state_store(kv_store("st"), "p"),
+    "add-state-store-unknown-processor": lambda: Topology().add_state_store(kv_store("st"), "nope"),
+    "connect-no-store": lambda: source_and_processor().connect_processor_and_state_stores("p"),
+    "connect-unknown-store": lambda: source_and_processor().connect_processor_and_state_stores("p", "st"),
+    "connect-unknown-processor": lambda: source_and_processor().add_state_store(kv_store("st"))
+    .connect_processor_and_state_stores("nope", "st"),
+    "connect-source": lambda: source_and_processor().add_state_store(kv_store("st"))
+    .connect_processor_and_state_stores("s", "st"),
+    "global-store-same-names": lambda: with_global_store(Topology(), "gs", "gs"),
+    "global-store-twice": lambda: with_global_store(Topology()).add_state_store(kv_store("g")),
+    "connect-global-store": lambda: with_global_store(source_and_processor()).connect_processor_and_state_stores(
+        "p", "g"),
+    "named-empty": lambda: Named.as_(""),
+    "named-dot": lambda: Named.as_(".."),
+    "named-illegal": lambda: Named.as_("a b"),
+    "named-too-long": lambda: Named.as_("n" * 250),
+    "global-table-versioned": lambda: StreamsBuilder().global_table(
+        "g-topic", materialized=Materialized.as_(Stores.persistent_versioned_key_value_store("gv", 10))),
+    "suppress-versioned": lambda: StreamsBuilder().table(
+        "t-topic", materialized=Materialized.as_(Stores.persistent_versioned_key_value_store("tv", 10)))
+    .suppress(Suppressed.until_time_limit(5, BufferConfig.unbounded())),
+    "suppress-window-close-not-windowed": suppressed_until_window_closes,
+    "driver-store-not-connected": lambda: at_driver_start(lambda: source_and_processor().add_state_store(
+        kv_store("st"))),
+    "driver-store-unknown": lambda: at_driver_start(source_and_processor),
+    "driver-source-without-serde": lambda: at_driver_start(lambda: Topology().add_source(
+        "s", "a", key_serde=S).add_sink("k", "out", "s", key_serde=S, value_serde=S), False),
+    "driver-sink-without-serde": lambda: at_driver_start(lambda: Topology().add_source(
+        "s", "a", key_serde=S, value_serde=S).add_sink("k", "out", "s"), False),
+    "driver-global-source-first": lambda: at_driver_start(lambda: Topology().add_source("s", "a").add_global_store(
+        kv_store("g").with_logging_disabled(), "gs", "g-topic", "gp", GlobalNoop), False),
+    "unnamed-internal-resources": unnamed_internal_resources,
+    "copartition-fixed-counts": copartition_fixed_counts,
+    "overlapping-sources": overlapping_sources,
+})
+
+
+def topology_errors(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    builder.stream("events", Consumed.with_(S, S)).to("events-out", Produced.with_(S, S))
+    return builder.build(config)
+
+
 # Java's exception classes as ours (errors.py: IllegalArgumentException is ValueError).
 EXCEPTIONS = {"java.lang.IllegalArgumentException": ValueError,
-              "org.apache.kafka.streams.errors.StreamsException": StreamsException}
+              "org.apache.kafka.streams.errors.StreamsException": StreamsException,
+              "org.apache.kafka.streams.errors.TopologyException": TopologyException}
 
 
 def materialized_flags(variant: str, config: dict) -> Topology:
@@ -1257,6 +1390,7 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "stream-partitioner": stream_partitioner,
     "interactive-queries": interactive_queries,
     "processor-context": processor_context,
+    "topology-errors": topology_errors,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.

@@ -776,6 +776,16 @@ def copartition_fixed_counts() -> None:
     builder.build()
 
 
+def build_suppress_versioned_upstream() -> None:
+    builder = StreamsBuilder()
+    table = builder.table("t-topic", materialized=Materialized.as_(Stores.persistent_versioned_key_value_store("tv", 10)))
+    try:
+        table.map_values(lambda v: v).suppress(Suppressed.until_time_limit(5, BufferConfig.unbounded()))
+    except Exception as e:
+        raise AssertionError(f"refused at the call, not when building: {e!r}") from e
+    builder.build()
+
+
 def overlapping_sources() -> None:
     builder = StreamsBuilder()
     builder.stream(["t1", "t2"], Consumed.with_(S, S)).to("o1")
@@ -843,6 +853,7 @@ ERROR_CHECKS.update({
         kv_store("g").with_logging_disabled(), "gs", "g-topic", "gp", GlobalNoop), False),
     "unnamed-internal-resources": unnamed_internal_resources,
     "copartition-fixed-counts": copartition_fixed_counts,
+    "build-suppress-versioned-upstream": build_suppress_versioned_upstream,
     "overlapping-sources": overlapping_sources,
 })
 

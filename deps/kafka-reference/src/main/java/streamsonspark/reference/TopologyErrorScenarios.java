@@ -151,6 +151,17 @@ final class TopologyErrorScenarios {
                         Materialized.as(Stores.persistentVersionedKeyValueStore("tv", Duration.ofMillis(10))))
                         .suppress(Suppressed.untilTimeLimit(Duration.ofMillis(5),
                                 Suppressed.BufferConfig.unbounded())))
+                .error("build-suppress-versioned-upstream", () -> {   // the call passes; build() refuses
+                    final StreamsBuilder builder = new StreamsBuilder();
+                    try {
+                        builder.table("t-topic", Materialized.as(Stores.persistentVersionedKeyValueStore("tv",
+                                Duration.ofMillis(10)))).mapValues(v -> v).suppress(Suppressed.untilTimeLimit(
+                                        Duration.ofMillis(5), Suppressed.BufferConfig.unbounded()));
+                    } catch (final RuntimeException e) {
+                        throw new IllegalStateException("refused at the call, not when building: " + e, e);
+                    }
+                    builder.build();
+                })
                 .error("suppress-window-close-not-windowed", () -> {
                     final StreamsBuilder builder = new StreamsBuilder();
                     builder.table("t-topic", Consumed.with(S, S))

@@ -823,6 +823,8 @@ ERROR_CHECKS.update({
     .add_state_store(kv_store("st"), "p"),
     "add-state-store-unknown-processor": lambda: Topology().add_state_store(kv_store("st"), "nope"),
     "connect-no-store": lambda: source_and_processor().connect_processor_and_state_stores("p"),
+    "add-state-store-to-source": lambda: source_and_processor().add_state_store(kv_store("st"), "s"),
+    "global-store-source-name-taken": lambda: with_global_store(source_and_processor(), "s", "gp"),
     "connect-unknown-store": lambda: source_and_processor().connect_processor_and_state_stores("p", "st"),
     "connect-unknown-processor": lambda: source_and_processor().add_state_store(kv_store("st"))
     .connect_processor_and_state_stores("nope", "st"),

@@ -127,6 +127,10 @@ final class TopologyErrorScenarios {
                         .addStateStore(store("st"), "p"))
                 .error("add-state-store-unknown-processor", () -> new Topology().addStateStore(store("st"), "nope"))
                 .error("connect-no-store", () -> sourceAndProcessor().connectProcessorAndStateStores("p"))
+                .error("add-state-store-to-source", () -> sourceAndProcessor().addStateStore(store("st"), "s"))
+                .error("global-store-source-name-taken", () -> sourceAndProcessor().addGlobalStore(
+                        store("g").withLoggingDisabled(), "s", S.deserializer(), S.deserializer(), "g-topic", "gp",
+                        GlobalNoop::new))
                 .error("connect-unknown-store", () -> sourceAndProcessor().connectProcessorAndStateStores("p", "st"))
                 .error("connect-unknown-processor", () -> sourceAndProcessor().addStateStore(store("st"))
                         .connectProcessorAndStateStores("nope", "st"))

@@ -7,10 +7,11 @@ Headers = tuple[tuple[str, Optional[bytes]], ...]
 
 
 class ProducerRecord(NamedTuple):
-    """A serialized record bound for ``topic``/``partition`` (the partition is always resolved)."""
+    """A serialized record bound for ``topic``/``partition`` (Kafka's ``ProducerRecord``); the one a production
+    exception handler gets holds the unserialized key and value, and a partition only where a partitioner picked one."""
 
     topic: str
-    partition: int
+    partition: Optional[int]
     timestamp: int
     key: Optional[bytes]
     value: Optional[bytes]

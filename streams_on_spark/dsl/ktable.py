@@ -194,9 +194,9 @@ class KTable(AbstractStream):
             raise ValueError(f"suppress takes a Suppressed, got {type(suppressed).__name__}")
         if isinstance(getattr(self._node, "store_builder", None), VersionedKeyValueStoreBuilder):
             raise TopologyException("suppress() is only supported for non-versioned KTables")
-        if is_versioned(self):
-            raise TopologyException("suppress() is only supported for non-versioned KTables (note that version "
-                                    "semantics might be inherited from upstream)")
+        if is_versioned(self):   # Kafka refuses it when it builds
+            self._builder.build_failures.append("suppress() is only supported for non-versioned KTables (note that "
+                                                "version semantics might be inherited from upstream)")
         name = suppressed.name if suppressed.name is not None else self._builder.new_processor_name("KTABLE-SUPPRESS-")
         grace = find_window_grace(self._node) if suppressed.final_results else None
         store = f"{suppressed.name}-store" if suppressed.name is not None else self._builder.new_store_name(

@@ -58,11 +58,13 @@ class GlobalTask:
         node, context, key_serde, value_serde = self._by_topic[record.topic]
         key = key_serde.deserialize(record.topic, record.key) if record.key is not None else None
         value = value_serde.deserialize(record.topic, record.value) if record.value is not None else None
-        context.current = node
+        # record_metadata() reads the topic and partition of ``queue`` (the record has both) and ``offset``, as
+        # Kafka's GlobalStateUpdateTask sets the record context before its processor runs
+        context.current, context.queue, context.offset = node, record, record.offset
         try:
             node.processor.process(Record(key, value, record.timestamp, record.headers))
         except Exception as e:
             raise StreamsException(f"Exception caught in global store processor {node.name} for topic "
                                    f"{record.topic}, partition {record.partition}, offset {record.offset}: {e}") from e
         finally:
-            context.current = None
+            context.current = context.queue = None

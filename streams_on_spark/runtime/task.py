@@ -28,7 +28,7 @@ from streams_on_spark.error_handlers import (
 )
 from streams_on_spark.connectors.partitioner import DefaultPartitioner, partition_for_key
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
-from streams_on_spark.errors import IllegalStateError, StreamsException
+from streams_on_spark.errors import ConfigException, IllegalStateError, StreamsException
 from streams_on_spark.processor.api import (
     Cancellable,
     Processor,
@@ -118,9 +118,12 @@ class RecordCollector:
             origin = SerializationExceptionOrigin.VALUE
             value_bytes = value_serde.serialize(topic, value) if value is not None else None
         except Exception as e:
-            if self._on_serialization_error is not None:
-                if self._on_serialization_error(node, record, e, origin).result is Result.RESUME:
-                    return
+            # the handler gets Kafka's ProducerRecord, one per send: the partition a partitioner picked, else None
+            handle = self._on_serialization_error
+            if handle is not None and all(
+                    handle(node, ProducerRecord(topic, p, record.timestamp, key, value, record.headers), e,
+                           origin).result is Result.RESUME for p in (partitions or (None,))):
+                return
             if isinstance(e, StreamsException):
                 raise StreamsException(f"Error serializing the record sent by sink {node} to topic {topic}: "
                                        f"{e}") from e
@@ -423,6 +426,24 @@ def _resolve(serde: Any, default: Any) -> Any:
     return serde if serde is not None else default
 
 
+def check_node_serdes(topology: InternalTopologyBuilder, config: TaskConfig) -> None:
+    """Kafka's ``SourceNode``/``SinkNode`` init when the driver starts (global sources first): a source or sink with
+    neither its own serde nor the config's default fails with Kafka's text, the cause naming what to set."""
+    specs = [s for s in topology.node_factories.values() if isinstance(s, (SourceNodeSpec, SinkNodeSpec))]
+    for spec in sorted(specs, key=lambda s: not topology.is_global_source(s.name)):
+        if isinstance(spec, SourceNodeSpec):
+            kind, node, fix = "source", f"Source {spec.name} reading topic {', '.join(spec.topics)}", "Consumed"
+        else:
+            topic = spec.topic if spec.topic is not None else f"chosen by {spec.topic_extractor}"
+            kind, node, fix = "sink", f"Sink {spec.name} writing to topic {topic}", "Produced/Grouped/Repartitioned"
+        for which, own, default in (("key", spec.key_serde, config.default_key_serde),
+                                    ("value", spec.value_serde, config.default_value_serde)):
+            if _resolve(own, default) is None:
+                raise StreamsException(f"Failed to initialize {which} serdes for {kind} node {spec.name}") from \
+                    ConfigException(f"{node} has no {which} serde: set one with {fix}, or set "
+                                    f"'default.{which}.serde' in the config")
+
+
 class StreamTask:
     """Runs one subtopology for one partition: queues, stream time, punctuation, processors, stores."""
 
@@ -522,11 +543,8 @@ class StreamTask:
                                or _node_forward(ctx, node, bool(self._caches)))
                 try:
                     init(ctx)
-                except StreamsException:
-                    raise
-                except Exception as e:
-                    raise StreamsException(f"failed to initialize processor {node.name} in task {task_id}: "
-                                           f"{e}") from e
+                except Exception as e:   # Kafka's ProcessorNode.init: its text, the cause chained
+                    raise StreamsException(f"failed to initialize processor {node.name}") from e
                 finally:
                     del ctx.forward  # later calls resolve through ``current`` again
         ctx.current = None
@@ -747,7 +765,8 @@ class StreamTask:
             cache.flush()
 
     # ------------------------------------------------------------------ errors
-    def _error_context(self, node: str, record: Optional[Record], timestamp: int) -> ErrorHandlerContext:
+    def _error_context(self, node: str, record: Optional[Record | ProducerRecord],
+                       timestamp: int) -> ErrorHandlerContext:
         """Kafka's ``ErrorHandlerContext`` for a failure at ``node`` while it handled ``record``."""
         queue, ctx = self.context.queue, self.context
         raw_key, raw_value = self._source_raw
@@ -786,9 +805,10 @@ class StreamTask:
                     topic, partition, offset, e)
         self.metrics.record_dropped()
 
-    def _serialization_error(self, node: str, record: Record, e: Exception,
+    def _serialization_error(self, node: str, record: ProducerRecord, e: Exception,
                              origin: SerializationExceptionOrigin) -> Response:
-        """A sink's record that its serdes could not serialize: the production handler decides."""
+        """A sink's record that its serdes could not serialize (Kafka's ``ProducerRecord``, its key and value not
+        serialized): the production handler decides."""
         context = self._error_context(node, record, record.timestamp)
         response = self._respond(PRODUCTION_EXCEPTION_HANDLER,
                                  lambda: self.config.production_handler.handle_serialization_error(

@@ -30,6 +30,7 @@ from streams_on_spark.state.headers_stores import (
     TimestampedKeyValueStoreFacadeForHeaders,
     TimestampedKeyValueStoreWithHeaders,
 )
+from streams_on_spark.runtime.task import check_node_serdes
 from streams_on_spark.state.stores import KeyValueStore, KeyValueStoreFacade, TimestampedKeyValueStore
 from streams_on_spark.state.versioned import VersionedKeyValueStore
 from streams_on_spark.testing.queries import DriverQueryableState
@@ -64,6 +65,7 @@ class TopologyTestDriver:
         wall = int(time.time() * 1000) if initial_wall_clock_time_ms is None else int(initial_wall_clock_time_ms)
         self._topology = topology
         self.engine_name = engine
+        check_node_serdes(topology.internal_builder, self._config)   # at start, as Kafka's driver, on either engine
         if engine == "local":
             self._engine: Any = LocalEngine(topology.internal_builder, self._config, self._declared,
                                             self.multi_partition, wall)

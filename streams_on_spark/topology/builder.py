@@ -181,7 +181,7 @@ class InternalTopologyBuilder:
     def add_source(self, name: str, topics: list[str], key_serde: Any = None, value_serde: Any = None,
                    timestamp_extractor: Any = None) -> None:
         if not topics:
-            raise TopologyException("You must provide at least one topic")
+            raise TopologyException("topics cannot be empty")
         _require(name, "name must not be null")
         if name in self.node_factories:
             raise TopologyException(f"Processor {name} is already added.")
@@ -206,14 +206,7 @@ class InternalTopologyBuilder:
             extractor, topic = topic, None
         if name in self.node_factories:
             raise TopologyException(f"Processor {name} is already added.")
-        if not predecessors:
-            raise TopologyException(f"Sink {name} must have at least one parent")
-        for pred in predecessors:
-            _require(pred, "predecessor name can't be null")
-            if pred == name:
-                raise TopologyException(f"Processor {name} cannot be a predecessor of itself.")
-            if pred not in self.node_factories:
-                raise TopologyException(f"Predecessor processor {pred} is not added yet.")
+        for pred in self._known_predecessors(name, predecessors):
             if pred in self.node_to_sink_topic:
                 raise TopologyException(f"Sink {pred} cannot be used a parent.")
         self.node_factories[name] = SinkNodeSpec(name, list(predecessors), topic, key_serde, value_serde,
@@ -229,18 +222,23 @@ class InternalTopologyBuilder:
         check_supplier(supplier)
         if name in self.node_factories:
             raise TopologyException(f"Processor {name} is already added.")
-        if not predecessors:
-            raise TopologyException(f"Processor {name} must have at least one parent")
-        for pred in predecessors:
-            _require(pred, "predecessor name must not be null")
-            if pred == name:
-                raise TopologyException(f"Processor {name} cannot be a predecessor of itself.")
-            if pred not in self.node_factories:
-                raise TopologyException(f"Predecessor processor {pred} is not added yet for {name}")
+        self._known_predecessors(name, predecessors)
         self.node_factories[name] = ProcessorNodeSpec(name, list(predecessors), supplier)
         self._grouper.add(name)
         self._grouper.unite(name, predecessors)
         self._node_groups = None
+
+    def _known_predecessors(self, name: str, predecessors: list[str]) -> list[str]:
+        """A node's parents, each already added (Kafka's checks and texts)."""
+        if not predecessors:
+            raise TopologyException("predecessorNames cannot be empty")
+        for pred in predecessors:
+            _require(pred, "parent name cannot be null")
+            if pred == name:
+                raise TopologyException(f"Parent node {pred} is unknown (self-reference).")
+            if pred not in self.node_factories:
+                raise TopologyException(f"Parent node {pred} is unknown.")
+        return predecessors
 
     def add_state_store(self, store_builder: Any, processor_names: Iterable[str] = (),
                         allow_override: bool = False) -> None:
@@ -262,7 +260,9 @@ class InternalTopologyBuilder:
         _require(processor_name, "processorName can't be null")
         store_names = list(store_names)
         if not store_names:
-            raise TopologyException("Must provide at least one state store name.")
+            raise TopologyException("stateStoreNames cannot be empty")
+        if isinstance(self.node_factories.get(processor_name), (SourceNodeSpec, SinkNodeSpec)):
+            raise TopologyException("State stores cannot be connect to sources or sinks.")
         for store_name in store_names:
             _require(store_name, "state store name must not be null")
             self._connect_processor_and_state_store(processor_name, store_name)
@@ -303,8 +303,6 @@ class InternalTopologyBuilder:
             raise TopologyException(f"A different StateStore has already been added with the name {name}")
         if name in self.global_state_builders:
             raise TopologyException(f"A different GlobalStateStore has already been added with the name {name}")
-        if getattr(store_builder, "logging_enabled", False):
-            raise TopologyException("StateStore " + name + " for global table must not have logging enabled.")
         if source_name == processor_name:
             raise TopologyException("sourceName and processorName must be different.")
         self._validate_topic_not_registered(topic)
@@ -318,6 +316,7 @@ class InternalTopologyBuilder:
         self._grouper.add(processor_name)
         self._grouper.unite(processor_name, [source_name])
         self.global_state_builders[name] = store_builder
+        store_builder.with_logging_disabled()   # a global store's topic is its changelog (Kafka 4.3 disables logging)
         self._node_groups = None
 
     def add_internal_topic(self, topic: str, number_of_partitions: Optional[int] = None) -> None:
@@ -360,12 +359,13 @@ class InternalTopologyBuilder:
             self._node_groups = groups
         return self._node_groups
 
-    def _is_global_source(self, name: str) -> bool:
+    def is_global_source(self, name: str) -> bool:
+        """Whether ``name`` is the source node of a global store."""
         topics = self.node_to_source_topics.get(name)
         return topics is not None and len(topics) == 1 and topics[0] in self.global_topics
 
     def _is_global_group(self, nodes: list[str]) -> bool:
-        return any(self._is_global_source(n) for n in nodes)
+        return any(self.is_global_source(n) for n in nodes)
 
     def decorate_topic(self, topic: str) -> str:
         """Internal topics carry the application id as prefix (``<application.id>-<name>``)."""
@@ -407,7 +407,7 @@ class InternalTopologyBuilder:
         for gid, names in self.node_groups().items():
             if not self._is_global_group(names):
                 continue
-            source = next(self.node_factories[n] for n in names if self._is_global_source(n))
+            source = next(self.node_factories[n] for n in names if self.is_global_source(n))
             processor = next(self.node_factories[n] for n in names if n != source.name)
             assert isinstance(source, SourceNodeSpec) and isinstance(processor, ProcessorNodeSpec)
             out.append(GlobalStoreSpec(gid, source, processor, processor.stores[0], source.topics[0]))
@@ -453,7 +453,7 @@ class InternalTopologyBuilder:
         description = descriptions.TopologyDescription()
         for gid, names in self.node_groups().items():
             if self._is_global_group(names):
-                source_name = next(n for n in names if self._is_global_source(n))
+                source_name = next(n for n in names if self.is_global_source(n))
                 proc_name = next(n for n in names if n != source_name)
                 proc = self.node_factories[proc_name]
                 assert isinstance(proc, ProcessorNodeSpec)

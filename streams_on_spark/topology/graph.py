@@ -229,6 +229,8 @@ class InternalStreamsBuilder:
         self._copartition_written = 0
         # KIP-1111, from the StreamsBuilder's topology config (Kafka's TopologyConfig); build(config) may set it too
         self.ensure_explicit_naming = False
+        # what Kafka refuses when it builds, not at the DSL call (a suppress of a table versioned upstream)
+        self.build_failures: list[str] = []
 
     # naming (one counter for processors and stores)
     def new_processor_name(self, prefix: str) -> str:
@@ -304,6 +306,8 @@ class InternalStreamsBuilder:
     # ----------------------------------------------------------------- build
     def build(self, config: Optional[dict] = None) -> None:
         self._merge_duplicate_sources()
+        if self.build_failures:
+            raise TopologyException(self.build_failures[0])
         if _optimizations(config) & {"merge.repartition.topics"}:
             self._merge_repartition_topics()
         self._relax_null_key_filters()

@@ -71,7 +71,10 @@ from streams_on_spark import (
     Windowed,
     WindowedSerdes,
 )
-from streams_on_spark.errors import ConfigException, StreamsException, UnsupportedOperationError
+from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.error_handlers import ProductionExceptionHandler, Response
+from streams_on_spark.errors import (ConfigException, SerializationException, StreamsException, TopologyException,
+                                     UnsupportedOperationError)
 from streams_on_spark.query import (
     KeyQuery,
     QueryableStoreTypes,
@@ -85,7 +88,9 @@ from streams_on_spark.query import (
     WindowRangeQuery,
 )
 from streams_on_spark.state.session_stores import SessionStore
+from streams_on_spark.serde import Serde
 from streams_on_spark.state.stores import TimestampedKeyValueStore
+from streams_on_spark.state.versioned import VersionedKeyValueStore
 from streams_on_spark.state.window_stores import TimestampedWindowStore
 from streams_on_spark.timestamp_extractors import (
     FailOnInvalidTimestamp,
@@ -718,9 +723,154 @@ ERROR_CHECKS: dict[str, Callable[[], Any]] = {
     "fail-on-invalid-timestamp": lambda: FailOnInvalidTimestamp().extract(invalid_record(), 7),
     "partition-time-unknown": lambda: UsePartitionTimeOnInvalidTimestamp().extract(invalid_record(), -1),
 }
+# ------------------------------------------------- Kafka's texts and stages (TopologyErrorScenarios.java)
+
+def kv_store(name: str) -> Any:
+    """TopologyErrorScenarios.store: an in-memory key-value store builder of Strings."""
+    return Stores.key_value_store_builder(Stores.in_memory_key_value_store(name), S, S)
+
+
+class ReadsStore(Processor):
+    """TopologyErrorScenarios.ReadsStore: reads the store "st" in init."""
+
+    def init(self, context) -> None:
+        context.get_state_store("st")
+
+    def process(self, record: Record) -> None:
+        pass
+
+
+class GlobalNoop(Processor):
+    def process(self, record: Record) -> None:
+        pass
+
+
+def source_and_processor() -> Topology:
+    """TopologyErrorScenarios.sourceAndProcessor."""
+    return Topology().add_source("s", "a").add_processor("p", ReadsStore, "s")
+
+
+def at_driver_start(topology: Callable[[], Topology], default_serdes: bool = True) -> None:
+    """TopologyErrorScenarios.atDriverStart: builds (which must not raise the check's error), then starts a driver
+    (with String default serdes, or none)."""
+    try:
+        built = topology()
+    except Exception as e:
+        raise AssertionError(f"the topology failed to build, before the driver: {e!r}") from e
+    serdes = {"default.key.serde": S, "default.value.serde": S} if default_serdes else {}
+    TopologyTestDriver(built, {"application.id": "topology-errors", **serdes}).close()
+
+
+def unnamed_internal_resources() -> None:
+    builder = StreamsBuilder({"ensure.explicit.internal.resource.naming": True})   # Kafka's TopologyConfig
+    builder.stream("t", Consumed.with_(S, S)).group_by_key().count().to_stream().to("t-out")
+    builder.build()
+
+
+def copartition_fixed_counts() -> None:
+    builder = StreamsBuilder()
+    left = builder.stream("l", Consumed.with_(S, S)).repartition(Repartitioned.with_number_of_partitions(2)
+                                                                 .with_name("l"))
+    right = builder.stream("r", Consumed.with_(S, S)).repartition(Repartitioned.with_number_of_partitions(3)
+                                                                  .with_name("r"))
+    left.join(right, lambda a, b: a + b, JoinWindows.of_time_difference_with_no_grace(10)).to("lr")
+    builder.build()
+
+
+def build_suppress_versioned_upstream() -> None:
+    builder = StreamsBuilder()
+    table = builder.table("t-topic", materialized=Materialized.as_(Stores.persistent_versioned_key_value_store("tv", 10)))
+    try:
+        table.map_values(lambda v: v).suppress(Suppressed.until_time_limit(5, BufferConfig.unbounded()))
+    except Exception as e:
+        raise AssertionError(f"refused at the call, not when building: {e!r}") from e
+    builder.build()
+
+
+def overlapping_sources() -> None:
+    builder = StreamsBuilder()
+    builder.stream(["t1", "t2"], Consumed.with_(S, S)).to("o1")
+    builder.stream(["t2", "t3"], Consumed.with_(S, S)).to("o2")
+    builder.build()
+
+
+def with_global_store(topology: Topology, source_name: str = "gs", processor_name: str = "gp") -> Topology:
+    return topology.add_global_store(kv_store("g").with_logging_disabled(), source_name, "g-topic", processor_name,
+                                     GlobalNoop, key_serde=S, value_serde=S)
+
+
+def suppressed_until_window_closes() -> None:
+    builder = StreamsBuilder()
+    (builder.table("t-topic", Consumed.with_(S, S)).suppress(Suppressed.until_window_closes(BufferConfig.unbounded()))
+     .to_stream().to("t-out"))
+    builder.build()
+
+
+ERROR_CHECKS.update({
+    "add-source-no-topics": lambda: Topology().add_source("s"),
+    "add-source-twice": lambda: Topology().add_source("s", "a").add_source("s", "b"),
+    "add-source-topic-twice": lambda: Topology().add_source("s1", "a").add_source("s2", "a"),
+    "add-sink-twice": lambda: Topology().add_source("s", "a").add_sink("s", "out", "s"),
+    "add-sink-no-parent": lambda: Topology().add_sink("k", "out"),
+    "add-sink-unknown-parent": lambda: Topology().add_sink("k", "out", "nope"),
+    "add-sink-own-parent": lambda: Topology().add_sink("k", "out", "k"),
+    "add-sink-under-sink": lambda: Topology().add_source("s", "a").add_sink("k1", "out", "s").add_sink("k2", "out",
+                                                                                                       "k1"),
+    "add-processor-twice": lambda: source_and_processor().add_processor("p", ReadsStore, "s"),
+    "add-processor-no-parent": lambda: Topology().add_processor("p", ReadsStore),
+    "add-processor-unknown-parent": lambda: Topology().add_processor("p", ReadsStore, "nope"),
+    "add-processor-own-parent": lambda: Topology().add_processor("p", ReadsStore, "p"),
+    "add-state-store-twice": lambda: source_and_processor().add_state_store(kv_store("st"), "p")
+    .add_state_store(kv_store("st"), "p"),
+    "add-state-store-unknown-processor": lambda: Topology().add_state_store(kv_store("st"), "nope"),
+    "connect-no-store": lambda: source_and_processor().connect_processor_and_state_stores("p"),
+    "add-state-store-to-source": lambda: source_and_processor().add_state_store(kv_store("st"), "s"),
+    "global-store-source-name-taken": lambda: with_global_store(source_and_processor(), "s", "gp"),
+    "connect-unknown-store": lambda: source_and_processor().connect_processor_and_state_stores("p", "st"),
+    "connect-unknown-processor": lambda: source_and_processor().add_state_store(kv_store("st"))
+    .connect_processor_and_state_stores("nope", "st"),
+    "connect-source": lambda: source_and_processor().add_state_store(kv_store("st"))
+    .connect_processor_and_state_stores("s", "st"),
+    "global-store-same-names": lambda: with_global_store(Topology(), "gs", "gs"),
+    "global-store-twice": lambda: with_global_store(Topology()).add_state_store(kv_store("g")),
+    "connect-global-store": lambda: with_global_store(source_and_processor()).connect_processor_and_state_stores(
+        "p", "g"),
+    "named-empty": lambda: Named.as_(""),
+    "named-dot": lambda: Named.as_(".."),
+    "named-illegal": lambda: Named.as_("a b"),
+    "named-too-long": lambda: Named.as_("n" * 250),
+    "global-table-versioned": lambda: StreamsBuilder().global_table(
+        "g-topic", materialized=Materialized.as_(Stores.persistent_versioned_key_value_store("gv", 10))),
+    "suppress-versioned": lambda: StreamsBuilder().table(
+        "t-topic", materialized=Materialized.as_(Stores.persistent_versioned_key_value_store("tv", 10)))
+    .suppress(Suppressed.until_time_limit(5, BufferConfig.unbounded())),
+    "suppress-window-close-not-windowed": suppressed_until_window_closes,
+    "driver-store-not-connected": lambda: at_driver_start(lambda: source_and_processor().add_state_store(
+        kv_store("st"))),
+    "driver-store-unknown": lambda: at_driver_start(source_and_processor),
+    "driver-source-without-serde": lambda: at_driver_start(lambda: Topology().add_source(
+        "s", "a", key_serde=S).add_sink("k", "out", "s", key_serde=S, value_serde=S), False),
+    "driver-sink-without-serde": lambda: at_driver_start(lambda: Topology().add_source(
+        "s", "a", key_serde=S, value_serde=S).add_sink("k", "out", "s"), False),
+    "driver-global-source-first": lambda: at_driver_start(lambda: Topology().add_source("s", "a").add_global_store(
+        kv_store("g").with_logging_disabled(), "gs", "g-topic", "gp", GlobalNoop), False),
+    "unnamed-internal-resources": unnamed_internal_resources,
+    "copartition-fixed-counts": copartition_fixed_counts,
+    "build-suppress-versioned-upstream": build_suppress_versioned_upstream,
+    "overlapping-sources": overlapping_sources,
+})
+
+
+def topology_errors(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    builder.stream("events", Consumed.with_(S, S)).to("events-out", Produced.with_(S, S))
+    return builder.build(config)
+
+
 # Java's exception classes as ours (errors.py: IllegalArgumentException is ValueError).
 EXCEPTIONS = {"java.lang.IllegalArgumentException": ValueError,
-              "org.apache.kafka.streams.errors.StreamsException": StreamsException}
+              "org.apache.kafka.streams.errors.StreamsException": StreamsException,
+              "org.apache.kafka.streams.errors.TopologyException": TopologyException}
 
 
 def materialized_flags(variant: str, config: dict) -> Topology:
@@ -794,6 +944,8 @@ class Interpreter(Processor):
     def write(store: Any, call: str, timestamp: int) -> Any:
         method, *words = call.split(" ")
         a = store_args(words)
+        if isinstance(store, VersionedKeyValueStore) and method != "get":   # put and delete at a time
+            return store.put(*a) if method == "put" else encode(store.delete(*a))
         timestamped = isinstance(store, (TimestampedKeyValueStore, TimestampedWindowStore))
         if method == "put":
             if isinstance(store, SessionStore):
@@ -1144,6 +1296,102 @@ def headers_store(variant: str, config: dict) -> Topology:
     topology.add_sink("kept-sink", "kept-out", "keep", key_serde=S, value_serde=S)
     return topology
 
+# ------------------------------------------------------- the processor context (ContextScenarios.java)
+
+def where(context: Any) -> str:
+    """ContextScenarios.where: "topic/partition/offset" of the record being processed, or "none"."""
+    m = context.record_metadata()
+    return "none" if m is None else f"{m.topic}/{m.partition}/{m.offset}"
+
+
+class GlobalRecorder(Processor):
+    """ContextScenarios.GlobalRecorder: a global store's processor putting each value with where it came from."""
+
+    def init(self, context) -> None:
+        self.context = context
+        self.store = context.get_state_store("meta-store")
+
+    def process(self, record: Record) -> None:
+        self.store.put(record.key, f"{record.value}@{where(self.context)}")
+
+
+class GlobalLookup(Processor):
+    """ContextScenarios.GlobalLookup: forwards what the global store holds for the key and where the record came
+    from."""
+
+    def init(self, context) -> None:
+        self.context = context
+        self.store = context.get_state_store("meta-store")
+
+    def process(self, record: Record) -> None:
+        found = self.store.get(record.key)
+        self.context.forward(record.with_value(f"{'null' if found is None else found} seen at {where(self.context)}"))
+
+
+class Picky(Serde):
+    """ContextScenarios.PICKY: a String serde whose serializer refuses data starting with "bad"."""
+
+    def serialize(self, topic, data):
+        if data is not None and data.startswith("bad"):
+            raise SerializationException(f"cannot serialize {data}")
+        return S.serialize(topic, data)
+
+    def deserialize(self, topic, data):
+        return S.deserialize(topic, data)
+
+
+class ToZero(StreamPartitioner):
+    """ContextScenarios.ToZero: every record to partition 0."""
+
+    def partitions(self, topic, key, value, num_partitions):
+        return {0}
+
+
+class RecordingProductionHandler(ProductionExceptionHandler):
+    """ContextScenarios.RecordingProductionHandler: resumes, writing the ProducerRecord it was handed to
+    "handler-saw"."""
+
+    def handle_serialization_error(self, context, record, exception, origin):
+        headers = ", ".join(f"{k}={'null' if v is None else bytes(v).decode('utf-8')}" for k, v in record.headers)
+        seen = (f"topic={record.topic} partition={'null' if record.partition is None else record.partition} "
+                f"key={record.key} value={record.value} timestamp={record.timestamp} headers=[{headers}] "
+                f"origin={origin.name} error={exception}")
+        key = None if record.key is None else str(record.key).encode("utf-8")
+        return Response.resume([ProducerRecord("handler-saw", None, record.timestamp, key, seen.encode("utf-8"))])
+
+
+#: the Java classes the goldens' configs name, as ours
+CONFIG_CLASSES = {"streamsonspark.reference.ContextScenarios$RecordingProductionHandler": RecordingProductionHandler}
+
+
+def golden_config(golden: dict) -> dict:
+    """The golden's config with the harness's own classes as ours."""
+    return {k: CONFIG_CLASSES.get(v, v) for k, v in golden["config"].items()}
+
+
+def processor_context(variant: str, config: dict) -> Topology:
+    if variant == "global-metadata":
+        builder = StreamsBuilder()
+        # logging left enabled: Kafka disables it for a global store (no error)
+        builder.add_global_store(Stores.key_value_store_builder(Stores.in_memory_key_value_store("meta-store"), S, S),
+                                 "globals", Consumed.with_(S, S), GlobalRecorder)
+        builder.stream("lookups", Consumed.with_(S, S)).process(GlobalLookup).to("lookups-out", Produced.with_(S, S))
+        return builder.build(config)
+    if variant == "versioned":
+        topology = Topology()
+        topology.add_source("ops-source", "ops", key_serde=S, value_serde=S)
+        topology.add_processor("interpreter", Interpreter, "ops-source")
+        topology.add_state_store(Stores.versioned_key_value_store_builder(
+            Stores.persistent_versioned_key_value_store("versions", 20), S, S), "interpreter")
+        topology.add_sink("results-sink", "results", "interpreter", key_serde=S, value_serde=S)
+        return topology
+    assert variant == "production-handler", variant
+    builder = StreamsBuilder()
+    events = builder.stream("events", Consumed.with_(S, S))
+    events.to("out", Produced.with_(Picky(), Picky()))
+    events.to("out-pinned", Produced.with_(Picky(), Picky()).with_stream_partitioner(ToZero()))
+    return builder.build(config)
+
 
 BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "wordcount": wordcount,
@@ -1199,6 +1447,8 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "stream-partitioner": stream_partitioner,
     "interactive-queries": interactive_queries,
     "headers-store": headers_store,
+    "processor-context": processor_context,
+    "topology-errors": topology_errors,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
@@ -1208,11 +1458,13 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
              "stream-table-join-joined", "dead-letter-queue", "fk-join", "table-transform-values",
              "table-transform-values-join", "materialized-flags", "store-reads", "timestamp-extractor",
              "max-task-idle", "dynamic-routing", "stream-partitioner",
-             "interactive-queries", "headers-store"}
+             "interactive-queries", "headers-store", "processor-context"}
 # timestamp-extractor, max-task-idle: every record has the key "k" (one task, with the partition time and the idle
 # deadlines of Kafka's one task, at any partition count). Not max-task-idle-repartition: Kafka's driver's one task
 # waits for its repartition partition too, which at 4 partitions is another task's input (KIP-1238). Nor
 # max-task-idle-three: which partition Kafka visits first (TopicPartition's hash) depends on the partition number.
+# processor-context: the global records' keys (a, b, y) land on partition 0 of 4, so a global store's processor
+# reads Kafka's driver's record metadata; "ops" has the one key "g"; the handler's records are keyed by their source's.
 # store-reads: every record of "ops" has the key "g" (one task holds the interpreter's stores at any partition count);
 # the DSL variant's windows, sessions and versions outlive its times (grace and retentions of 100 ms).
 # Not versioned-*: a versioned store's history retention and a join's grace count back from the stream time its task
@@ -1243,7 +1495,7 @@ def serde(kind: str) -> Any:
 
 
 def build_topology(golden: dict) -> Topology:
-    return BUILDERS[golden["scenario"]](golden["variant"], dict(golden["config"]))
+    return BUILDERS[golden["scenario"]](golden["variant"], golden_config(golden))
 
 
 def is_internal(golden: dict, topic: str) -> bool:
@@ -1414,9 +1666,12 @@ def test_every_golden_has_a_builder_and_the_goldens_come_from_kafka():
 def test_errors_match_kafka(name):
     """The golden's checks that must throw raise our equivalent of Kafka's exception, with Kafka's text."""
     for check, expected in load(name)["errors"].items():
-        with pytest.raises(EXCEPTIONS[expected["exception"]]) as raised:
+        cls = EXCEPTIONS[expected["exception"]]
+        with pytest.raises(cls) as raised:
             ERROR_CHECKS[check]()
         assert str(raised.value) == expected["message"], check
+        if cls is not ValueError:   # Kafka's own class, not a subclass (a TopologyException is a StreamsException)
+            assert type(raised.value) is cls, check
 
 
 @pytest.mark.parametrize("name", GOLDEN_NAMES)
@@ -1486,7 +1741,7 @@ def test_spark_refuses_waiting_for_empty_partitions(name):
 def test_outputs_match_kafka(name, engine, partitions, make_driver):
     golden = load(name)
     topics = [t for t in [*golden["inputs"], *golden["outputs"]] if not is_internal(golden, t)]
-    driver = make_driver(build_topology(golden), *topics, config=dict(golden["config"]),
+    driver = make_driver(build_topology(golden), *topics, config=golden_config(golden),
                          wall_clock_ms=golden["initial_wall_clock_ms"])
     exact = partitions == 1   # Kafka's driver's own setting: the same records in the same order, on both engines
     batched = engine == "spark"

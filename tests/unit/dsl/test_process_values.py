@@ -145,9 +145,10 @@ def test_a_processor_is_refused_with_a_message_naming_process():
 
     builder = StreamsBuilder()
     builder.stream("in", Consumed.with_(S, S)).process_values(Plain)
-    with pytest.raises(StreamsException, match=r"FixedKeyProcessor, got Plain \(use process\(\)"):
+    with pytest.raises(StreamsException, match="^failed to initialize processor KSTREAM-PROCESSVALUES-") as raised:
         with TopologyTestDriver(builder.build(), CONFIG) as driver:
             driver.create_input_topic("in", S, S).pipe_input("k", "v", 1)
+    assert "FixedKeyProcessor, got Plain (use process()" in str(raised.value.__cause__)   # Kafka's: the cause
 
 
 def test_to_stream_with_a_mapper_re_keys_after_the_table_and_names_as_kafka():

@@ -139,8 +139,9 @@ def test_bad_arguments_fail_at_the_call(call, message):
 def test_a_supplier_of_something_else_fails_when_the_task_starts():
     builder = StreamsBuilder()
     table(builder).transform_values(lambda: object()).to_stream().to("out")
-    with pytest.raises(StreamsException, match="transform_values needs a supplier of ValueTransformerWithKey"):
+    with pytest.raises(StreamsException, match="^failed to initialize processor KTABLE-TRANSFORMVALUES-") as raised:
         TopologyTestDriver(builder.build(), CONFIG)
+    assert "transform_values needs a supplier of ValueTransformerWithKey" in str(raised.value.__cause__)
 
 
 def test_materialized_retention_logging_and_caching_arguments():

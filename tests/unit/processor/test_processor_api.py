@@ -152,8 +152,9 @@ def test_unconnected_store_is_a_clear_error():
                 .add_processor("other", Reader, "src")
                 .add_state_store(Stores.key_value_store_builder(Stores.in_memory_key_value_store("secret"), S, S),
                                  "other"))
-    with pytest.raises(StreamsException, match="Processor reader has no access to StateStore secret"):
+    with pytest.raises(StreamsException, match="^failed to initialize processor reader$") as raised:   # Kafka's
         driver_for(topology)
+    assert "Processor reader has no access to StateStore secret" in str(raised.value.__cause__)
 
 
 def test_processor_state_lives_in_its_store_per_task():
@@ -190,8 +191,9 @@ def test_schedule_rejects_bad_intervals(interval):
             pass
 
     topology = Topology().add_source("src", "input", key_serde=S, value_serde=S).add_processor("p", Bad, "src")
-    with pytest.raises(StreamsException, match="scheduling interval"):
+    with pytest.raises(StreamsException, match="^failed to initialize processor p$") as raised:
         driver_for(topology)
+    assert "scheduling interval" in str(raised.value.__cause__)
 
 
 @pytest.mark.parametrize("args, fragment", [

@@ -52,6 +52,7 @@ def _reference_module():
 _reference = _reference_module()
 GOLDEN_NAMES, build_topology, load, serde = (_reference.GOLDEN_NAMES, _reference.build_topology, _reference.load,
                                               _reference.serde)
+golden_config = _reference.golden_config
 S, L = Serdes.String(), Serdes.Long()
 
 
@@ -125,7 +126,7 @@ FUSED_GOLDENS = {"wordcount", "repartition", "split-merge", "merge-rekey", "sele
 def test_every_golden_gives_the_same_with_and_without_the_fast_path(name, partitions):
     golden = load(name)
     inputs = golden_inputs(golden)
-    fused = assert_same(lambda: build_topology(golden), dict(golden["config"]), inputs, partitions)
+    fused = assert_same(lambda: build_topology(golden), golden_config(golden), inputs, partitions)
     if golden["scenario"] in FUSED_GOLDENS and (golden["scenario"] not in ("reduce", "aggregate")
                                                 or golden["variant"] == "cached"):
         assert fused > 0, f"{name}: no task took the fast path"
@@ -322,6 +323,36 @@ def test_a_record_the_sink_cannot_serialize_goes_to_the_production_handler_on_bo
     assert state["0_0"][1] == 1   # dropped
 
 
+class RecordUnserializable(ProductionExceptionHandler):
+    """Resumes, writing the ProducerRecord it was handed to "seen"."""
+
+    def handle_serialization_error(self, context, record, exception, origin):
+        return Response.resume([ProducerRecord("seen", 0, record.timestamp, None, repr(record).encode())])
+
+
+def unserializable_spread():
+    builder = StreamsBuilder()
+    (builder.stream("left", Consumed.with_(S, S))
+     .map_values(lambda v: 7 if v == "bad" else v)
+     .repartition(Repartitioned.with_(S, S).with_name("spread").with_number_of_partitions(3)
+                  .with_stream_partitioner(Spread()))
+     .to("out", Produced.with_(S, S)))
+    return builder.build()
+
+
+def test_the_production_handler_gets_kafkas_producer_record_per_partition_sent_to_on_both_paths():
+    """Kafka's RecordCollectorImpl sends (and serializes) once per partition a partitioner picks: the handler gets a
+    ProducerRecord per partition, with that partition, and without one where the default partitioning applies."""
+    inputs = [ProducerRecord("left", 0, i, k, b"bad", (("h", b"1"),)) for i, k in enumerate([b"k0", b"k1", b"k3"])]
+    config = {"application.id": "ser", "production.exception.handler": RecordUnserializable}
+    assert assert_same(unserializable_spread, config, inputs, 1) == 1
+    out, state, _ = batch_run(unserializable_spread(), config, inputs, 1, True)
+    assert [r.value.decode() for _, r in out] == [
+        f"ProducerRecord(topic='ser-spread-repartition', partition={p}, timestamp={ts}, key='{k}', value=7, "
+        "headers=(('h', b'1'),))" for ts, k, p in [(0, "k0", None), *((1, "k1", p) for p in range(3)), (2, "k3", 1)]]
+    assert state["0_0"][1] == 5   # each send dropped
+
+
 def kinds(topology, config: dict, inputs: list[ProducerRecord], partitions: int) -> list[str]:
     """Which fast path each task took (its plan's class name, or "per-record")."""
     builder = topology.internal_builder
@@ -336,7 +367,7 @@ def kinds(topology, config: dict, inputs: list[ProducerRecord], partitions: int)
 
 def test_which_tasks_take_which_path():
     golden = load("wordcount-cached")
-    inputs, config = golden_inputs(golden), dict(golden["config"])
+    inputs, config = golden_inputs(golden), golden_config(golden)
     assert kinds(build_topology(golden), config, inputs, 2) == ["FusedChains"] * 2 + ["BatchAggregation"] * 2
     uncached = load("wordcount-uncached")   # no record cache: every update leaves, so one by one
     assert kinds(build_topology(uncached), dict(uncached["config"]), inputs, 2) == ["FusedChains"] * 2 + [
@@ -426,7 +457,7 @@ def test_a_task_moved_to_another_worker_plans_its_fast_path_again():
     from streams_on_spark.runtime.spark import live_tasks
 
     golden = load("wordcount-cached")
-    inputs, config = golden_inputs(golden), dict(golden["config"])
+    inputs, config = golden_inputs(golden), golden_config(golden)
     builder = build_topology(golden).internal_builder
     engine = LocalEngine(builder, TaskConfig.from_config(config), {"sentences": 1}, True, 0)
     task = engine.tasks[min(engine.tasks)]
@@ -580,7 +611,7 @@ def assert_same_in_driver(topology_factory, config: dict, inputs: list[ProducerR
 @pytest.mark.parametrize("name", GOLDEN_NAMES)
 def test_every_golden_piped_through_the_driver_gives_the_same_with_and_without_the_fast_paths(name, partitions):
     golden = load(name)
-    paths = assert_same_in_driver(lambda: build_topology(golden), dict(golden["config"]), golden_inputs(golden),
+    paths = assert_same_in_driver(lambda: build_topology(golden), golden_config(golden), golden_inputs(golden),
                                   partitions)
     if name in ("wordcount-cached", "repartition") and partitions > 1:
         assert "fused" in paths, f"{name}: no task ran its fused chain"
@@ -650,7 +681,7 @@ def test_a_fused_forward_leaves_a_task_image_as_what_plans_it_again():
     from streams_on_spark.runtime.spark import live_tasks
 
     golden = load("wordcount-cached")
-    inputs, config = golden_inputs(golden), dict(golden["config"])
+    inputs, config = golden_inputs(golden), golden_config(golden)
     builder = build_topology(golden).internal_builder
     engine = LocalEngine(builder, TaskConfig.from_config(config, commit_every_record=True), {"sentences": 1}, True, 0)
     upstream, downstream = (engine.tasks[tid] for tid in sorted(engine.tasks))

@@ -10,6 +10,7 @@ from streams_on_spark import (
     Serdes,
     StreamsBuilder,
     StreamsException,
+    Topology,
     TopologyTestDriver,
     TopologyTestDriverBuilder,
 )
@@ -71,8 +72,16 @@ def _rebuild():
 def test_missing_serdes_fail_when_the_driver_is_built_naming_the_node():
     builder = StreamsBuilder()
     builder.stream("in").to("out")
-    with pytest.raises(StreamsException, match="Sink KSTREAM-SINK-0000000001 writing to topic out has no key serde"):
+    with pytest.raises(StreamsException) as raised:
         TopologyTestDriver(builder.build(), {"application.id": "e"})
+    # Kafka's text (its SourceNode's init, the first node without one); the cause names what to set
+    assert str(raised.value) == "Failed to initialize key serdes for source node KSTREAM-SOURCE-0000000000"
+    assert str(raised.value.__cause__) == ("Source KSTREAM-SOURCE-0000000000 reading topic in has no key serde: set "
+                                           "one with Consumed, or set 'default.key.serde' in the config")
+    topology = Topology().add_source("s", "in", key_serde=S, value_serde=S).add_sink("k", "out", "s")
+    with pytest.raises(StreamsException, match="^Failed to initialize key serdes for sink node k$") as raised:
+        TopologyTestDriver(topology, {"application.id": "e"})
+    assert "Sink k writing to topic out has no key serde" in str(raised.value.__cause__)
 
 
 def test_serialization_error_at_a_sink_names_sink_and_topic():

@@ -145,6 +145,8 @@ final class Scenarios {
         all.addAll(RoutingScenarios.all());
         all.addAll(QueryScenarios.all());
         all.addAll(HeadersStoreScenarios.all());
+        all.addAll(ContextScenarios.all());
+        all.addAll(TopologyErrorScenarios.all());
         return all;
     }
 

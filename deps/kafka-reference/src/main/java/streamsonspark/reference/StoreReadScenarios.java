@@ -228,6 +228,10 @@ final class StoreReadScenarios {
         private static Object write(final StateStore store, final String call, final long timestamp) {
             final String[] words = call.split(" ");
             final Object[] a = args(words, 1);
+            if (store instanceof VersionedKeyValueStore && !words[0].equals("get")) {   // put and delete at a time
+                final VersionedKeyValueStore<Object, Object> s = (VersionedKeyValueStore<Object, Object>) store;
+                return words[0].equals("put") ? (Object) s.put(a[0], a[1], t(a[2])) : encode(s.delete(a[0], t(a[1])));
+            }
             final boolean timestamped = store instanceof TimestampedKeyValueStore
                     || store instanceof TimestampedWindowStore;
             switch (words[0]) {

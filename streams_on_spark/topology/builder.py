@@ -327,11 +327,6 @@ class InternalTopologyBuilder:
     def copartition_sources(self, source_nodes: Iterable[str]) -> None:
         self.copartition_source_groups.append(list(source_nodes))
 
-    def maybe_update_copartition_source_groups(self, replaced: str, optimized: str) -> None:
-        for group in self.copartition_source_groups:
-            if replaced in group:
-                group[group.index(replaced)] = optimized
-
     def _validate_topic_not_registered(self, topic: str) -> None:
         if topic in self.raw_source_topics or topic in self.global_topics:
             raise TopologyException(f"Topic {topic} has already been registered by another source.")

@@ -16,6 +16,7 @@ from streams_on_spark.timestamp_extractors import timestamp_extractor as resolve
 from streams_on_spark.processor.api import topic_name_extractor
 from streams_on_spark.topology import description as descriptions
 from streams_on_spark.topology.java_order import hash_set_order
+from streams_on_spark.window import OperatorWindows
 
 log = logging.getLogger(__name__)
 
@@ -31,10 +32,13 @@ class SourceNodeSpec:
 
 @dataclass
 class ProcessorNodeSpec:
+    """A processor: its supplier, the stores it uses and (a windowed DSL operator's) time parameters."""
+
     name: str
     predecessors: list[str]
     supplier: Callable[[], Any]
     stores: list[str] = field(default_factory=list)
+    windows: Optional[OperatorWindows] = None
 
 
 @dataclass
@@ -223,7 +227,9 @@ class InternalTopologyBuilder:
         self._grouper.unite(name, predecessors)
         self._node_groups = None
 
-    def add_processor(self, name: str, supplier: Callable[[], Any], predecessors: list[str]) -> None:
+    def add_processor(self, name: str, supplier: Callable[[], Any], predecessors: list[str],
+                      windows: Optional[OperatorWindows] = None) -> None:
+        """Add processor ``name`` after ``predecessors``; ``windows``: a windowed DSL operator's time parameters."""
         _require(name, "name must not be null")
         _require(supplier, "supplier must not be null")
         check_supplier(supplier)
@@ -237,7 +243,9 @@ class InternalTopologyBuilder:
                 raise TopologyException(f"Processor {name} cannot be a predecessor of itself.")
             if pred not in self.node_factories:
                 raise TopologyException(f"Predecessor processor {pred} is not added yet for {name}")
-        self.node_factories[name] = ProcessorNodeSpec(name, list(predecessors), supplier)
+        if windows is not None and not isinstance(windows, OperatorWindows):
+            raise TopologyException(f"Processor {name}: windows must be OperatorWindows, got {type(windows).__name__}")
+        self.node_factories[name] = ProcessorNodeSpec(name, list(predecessors), supplier, windows=windows)
         self._grouper.add(name)
         self._grouper.unite(name, predecessors)
         self._node_groups = None

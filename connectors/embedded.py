@@ -55,6 +55,7 @@ from array import array
 from itertools import repeat
 from typing import Any, Iterable, Mapping, Optional, Union
 
+from streams_on_spark.files import replace_file
 from streams_on_spark.connectors.record_batch import BIG_ENDIAN, RecordBatch, parse_records
 from streams_on_spark.connectors.records import ConsumerRecord, Headers, ProducerRecord
 
@@ -190,10 +191,8 @@ class EmbeddedTopics:
                     os.close(fd)
             open(os.path.join(tdir, _LOCK), "ab").close()
             _write_end_offsets(tdir, [0] * partitions)
-            tmp = os.path.join(tdir, f".{_META}.tmp")
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump({"format": FORMAT_VERSION, "partitions": partitions}, f)
-            os.replace(tmp, os.path.join(tdir, _META))
+            replace_file(os.path.join(tdir, _META),
+                         json.dumps({"format": FORMAT_VERSION, "partitions": partitions}).encode("utf-8"))
             self._partition_counts[name] = partitions
             log.debug("created topic %s with %d partitions in %s", name, partitions, self._root)
 
@@ -543,12 +542,8 @@ def _write_end_offsets(topic_dir: str, ends: list[int], producers: Optional[Mapp
     data = array("q", ends)
     if BIG_ENDIAN:  # pragma: no cover
         data.byteswap()
-    tmp = os.path.join(topic_dir, f".{name}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data.tobytes())
-        if producers:
-            f.write(json.dumps(producers, separators=(",", ":")).encode())
-    os.replace(tmp, os.path.join(topic_dir, name))
+    table = json.dumps(producers, separators=(",", ":")).encode() if producers else b""
+    replace_file(os.path.join(topic_dir, name), data.tobytes() + table)
 
 
 def _pwrite_all(fd: int, data: Union[bytes, bytearray], position: int) -> None:

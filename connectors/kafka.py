@@ -255,9 +255,9 @@ class KafkaConnector:
         # the admin client's (admin.) and the global stores' consumer's (consumer. under global.consumer., as
         # StreamsConfig.getGlobalConsumerConfigs resolves them): those clients only
         self.admin_config = {k[len(ADMIN_PREFIX):]: v for k, v in config.items() if k.startswith(ADMIN_PREFIX)}
-        self.global_consumer_config = {k[len(prefix):]: config[k] for prefix in ("consumer.", GLOBAL_CONSUMER_PREFIX)
-                                       for k in config if k.startswith(prefix)}
-        self._global_only = {k[len(GLOBAL_CONSUMER_PREFIX):] for k in config if k.startswith(GLOBAL_CONSUMER_PREFIX)}
+        self.global_consumer_shared = {k[len("consumer."):]: v for k, v in config.items() if k.startswith("consumer.")}
+        self.global_consumer_own = {k[len(GLOBAL_CONSUMER_PREFIX):]: v for k, v in config.items()
+                                    if k.startswith(GLOBAL_CONSUMER_PREFIX)}
         self.client_config = {k: v for k, v in config.items()
                               if not k.startswith((*_CONSUMER_PREFIXES, PRODUCER_PREFIX, ADMIN_PREFIX,
                                                    GLOBAL_CONSUMER_PREFIX)) and k not in PRODUCER_CONFIG_NAMES}
@@ -280,7 +280,7 @@ class KafkaConnector:
     def _secret_values(self) -> list[str]:
         values: list[str] = []
         for config in (self.client_config, self.consumer_config, self.producer_config, self.admin_config,
-                       self.global_consumer_config):
+                       self.global_consumer_shared, self.global_consumer_own):
             values += [str(v) for k, v in config.items() if is_secret(k) and v not in (None, "")]
             jaas = config.get("sasl.jaas.config")
             if jaas:
@@ -339,10 +339,9 @@ class KafkaConnector:
 
     def global_reader(self) -> KafkaGlobalReader:
         """What Spark tasks read global topics through (each Python worker keeps its global stores and follows)."""
-        shared = {k: v for k, v in self.global_consumer_config.items() if k not in self._global_only}
-        own = {k: v for k, v in self.global_consumer_config.items() if k in self._global_only}
+        shared = {k: v for k, v in self.global_consumer_shared.items() if k not in self.global_consumer_own}
         config = {**self._python_config, **_python_client_config(shared),   # consumer.: the source's too
-                  **client_settings_of(own, "global stores' consumer", GLOBAL_CONSUMER_PREFIX)}
+                  **client_settings_of(self.global_consumer_own, "global stores' consumer", GLOBAL_CONSUMER_PREFIX)}
         if self.exactly_once_group is not None:
             config["isolation_level"] = "read_committed"
         return KafkaGlobalReader(self.bootstrap_servers, config, self.timeout_ms)

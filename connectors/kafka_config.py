@@ -118,9 +118,16 @@ class _OutageFilter(logging.Filter):
     unreachable, and once that it is reachable again (kafka-python's INFO "Connected"/"Bootstrap complete", which
     this filter reads and drops with every other record below WARNING)."""
 
+    # what kafka-python 3 says while a broker is down; from "socket disconnected" on, seen when a running broker
+    # stopped (a test's own broker stopped and started again: tests/integration/kafka/test_broker_outage.py)
     FAILURE = re.compile(r"Connection (failed|lost)|Bootstrap (connection to \S+ failed|\S+ not ready|failed)|"
                          r"Bootstrap attempt to \S+ failed|Unable to bootstrap|DNS lookup failed|ECONNREFUSED|"
-                         r"KafkaConnectionError|NodeNotReady")
+                         r"KafkaConnectionError|NodeNotReady|socket disconnected$|No node available|"
+                         r"Error receiving network data")
+    # not worth a line: a request the lost connection cancelled, reported when it is given up (possibly after the
+    # recovery: the outage's line said it already), and kafka-python's note that one of its own tasks was slow (a
+    # busy machine, during an outage or not)
+    NOISE = re.compile(r"^Metadata refresh: failed Cancelled|It is blocking the event loop")
     RECOVERED = re.compile(r": Connected$|^Bootstrap complete")
     ADDRESS = re.compile(r"\bat \[?([\w.\-]+:\d+)")   # "Attempting bootstrap to bootstrap-0 at host:port ..."
 
@@ -148,6 +155,8 @@ class _OutageFilter(logging.Filter):
                     where, self.down = self.down, None
                 if where is not None:
                     log.warning("Kafka at %s is reachable again", where)
+            return False
+        if self.NOISE.search(text):
             return False
         if self.FAILURE.search(text):
             with self._lock:

@@ -1,5 +1,10 @@
 """State stores (installed as ``streams_on_spark.state``)."""
 from streams_on_spark.state.factory import Stores
+from streams_on_spark.state.headers_stores import (
+    TimestampedKeyValueStoreWithHeaders,
+    TimestampedKeyValueStoreWithHeadersBuilder,
+    ValueTimestampHeaders,
+)
 from streams_on_spark.state.stores import (
     InMemoryKeyValueBytesStore,
     KeyValueBytesStoreSupplier,
@@ -17,4 +22,5 @@ from streams_on_spark.state.stores import (
 
 __all__ = ["InMemoryKeyValueBytesStore", "KeyValueBytesStoreSupplier", "KeyValueIterator", "KeyValueStore",
            "KeyValueStoreBuilder", "KeyValueStoreFacade", "StateStore", "StoreBuilder", "Stores",
-           "TimestampedKeyValueStore", "TimestampedKeyValueStoreBuilder", "ValueAndTimestamp", "ValueAndTimestampSerde"]
+           "TimestampedKeyValueStore", "TimestampedKeyValueStoreBuilder", "ValueAndTimestamp", "ValueAndTimestampSerde",
+           "TimestampedKeyValueStoreWithHeaders", "TimestampedKeyValueStoreWithHeadersBuilder", "ValueTimestampHeaders"]

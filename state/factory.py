@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from streams_on_spark.state.headers_stores import TimestampedKeyValueStoreWithHeadersBuilder
 from streams_on_spark.state.stores import (
     KeyValueBytesStoreSupplier,
     KeyValueStoreBuilder,
     PersistentKeyValueBytesStoreSupplier,
+    PersistentKeyValueHeadersBytesStoreSupplier,
     TimestampedKeyValueStoreBuilder,
 )
 from streams_on_spark.state.session_stores import (
@@ -42,6 +44,11 @@ class Stores:
         return PersistentKeyValueBytesStoreSupplier(name)
 
     persistent_timestamped_key_value_store = persistent_key_value_store
+    @staticmethod
+    def persistent_timestamped_key_value_store_with_headers(name: str) -> PersistentKeyValueHeadersBytesStoreSupplier:
+        """Kafka 4.3's RocksDB supplier of a headers-aware key-value store (KIP-1271): for
+        ``timestamped_key_value_store_with_headers_builder``; the DSL's ``Materialized`` refuses it (KIP-1285)."""
+        return PersistentKeyValueHeadersBytesStoreSupplier(name)
 
     @staticmethod
     def key_value_store_builder(supplier: KeyValueBytesStoreSupplier, key_serde: Any = None,
@@ -52,6 +59,13 @@ class Stores:
     def timestamped_key_value_store_builder(supplier: KeyValueBytesStoreSupplier, key_serde: Any = None,
                                             value_serde: Any = None) -> TimestampedKeyValueStoreBuilder:
         return TimestampedKeyValueStoreBuilder(supplier, key_serde, value_serde)
+
+    @staticmethod
+    def timestamped_key_value_store_with_headers_builder(
+            supplier: KeyValueBytesStoreSupplier, key_serde: Any = None,
+            value_serde: Any = None) -> TimestampedKeyValueStoreWithHeadersBuilder:
+        """Kafka 4.3's headers-aware key-value store (KIP-1271): values are ``ValueTimestampHeaders``."""
+        return TimestampedKeyValueStoreWithHeadersBuilder(supplier, key_serde, value_serde)
 
     @staticmethod
     def in_memory_window_store(name: str, retention_period: Any, window_size: Any,

@@ -30,6 +30,7 @@ from itertools import takewhile
 from operator import itemgetter
 from typing import Any, Generator, Iterable, Iterator, Optional
 
+from streams_on_spark.files import replace_file
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.state.stores import StateStore, invalid_range, raise_written_while_scanning
 
@@ -385,10 +386,8 @@ class _CopyFile:
         return entries
 
     def _write(self) -> None:
-        temporary = self._file + ".tmp"
-        with open(temporary, "wb") as f:
-            f.write(b"".join(_LENGTH.pack(len(part)) + part for entry in self._entries.items() for part in entry))
-        os.replace(temporary, self._file)
+        replace_file(self._file, b"".join(_LENGTH.pack(len(part)) + part
+                                          for entry in self._entries.items() for part in entry))
 
     def get(self, key: bytes) -> Optional[bytes]:
         return self._entries.get(key)

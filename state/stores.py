@@ -398,22 +398,26 @@ class TimestampedValues(SerdeStore):
     """Values kept as Kafka's ``ValueAndTimestamp`` bytes (8-byte timestamp, then the value): what DSL key-value and
     window stores hold; a cache flush hands on the value and its timestamp."""
 
+    #: what the store holds (a headers-aware store: ``ValueTimestampHeaders``) and the serde of its bytes
+    value_type: Any = ValueAndTimestamp
+    stored_serde: Any = ValueAndTimestampSerde
+
     def __init__(self, inner: Any, key_serde: Any = None, value_serde: Any = None) -> None:
         super().__init__(inner, key_serde, None)
         self.plain_value_serde = value_serde
         if value_serde is not None:
-            self.value_serde = ValueAndTimestampSerde(value_serde)
+            self.value_serde = self.stored_serde(value_serde)
 
     def init(self, context: Any) -> None:
         super().init(context)
         if self.plain_value_serde is None:
             self.plain_value_serde = getattr(context, "default_value_serde", None)
         if self.plain_value_serde is not None:
-            self.value_serde = ValueAndTimestampSerde(self.plain_value_serde)
+            self.value_serde = self.stored_serde(self.plain_value_serde)
 
     def _vser(self, value: Any) -> Optional[bytes]:
-        if value is not None and not isinstance(value, ValueAndTimestamp):
-            raise ValueError(f"store {self.name} holds ValueAndTimestamp values, got {type(value).__name__}")
+        if value is not None and not isinstance(value, self.value_type):
+            raise ValueError(f"store {self.name} holds {self.value_type.__name__} values, got {type(value).__name__}")
         return super()._vser(value)
 
     @abstractmethod
@@ -476,23 +480,34 @@ class KeyValueStoreFacade:
         self.store = store
         self.name = store.name
 
+    def _shown(self, stored: Any) -> Any:
+        """What the view shows for a stored value."""
+        return None if stored is None else stored.value
+
+    def _stored(self, value: Any) -> Any:
+        """What the store keeps for a value written through the view (no timestamp, no headers)."""
+        return None if value is None else self.store.value_type.make(value, -1)
+
     def get(self, key: Any) -> Any:
-        return ValueAndTimestamp.get_value_or_null(self.store.get(key))
+        return self._shown(self.store.get(key))
 
     def put(self, key: Any, value: Any) -> None:
-        self.store.put(key, ValueAndTimestamp.make(value, -1) if value is not None else None)
+        self.store.put(key, self._stored(value))
 
     def put_if_absent(self, key: Any, value: Any) -> Any:
-        return ValueAndTimestamp.get_value_or_null(self.store.put_if_absent(key, ValueAndTimestamp(value, -1)))
+        return self._shown(self.store.put_if_absent(key, self._stored(value)))
 
     def delete(self, key: Any) -> Any:
-        return ValueAndTimestamp.get_value_or_null(self.store.delete(key))
+        return self._shown(self.store.delete(key))
+
+    def _rows(self, rows: Iterator[KeyValue]) -> KeyValueIterator:
+        return KeyValueIterator([KeyValue(k, self._shown(v)) for k, v in rows])
 
     def range(self, key_from: Any, key_to: Any) -> KeyValueIterator:
-        return plain_values(self.store.range(key_from, key_to))
+        return self._rows(self.store.range(key_from, key_to))
 
     def reverse_range(self, key_from: Any, key_to: Any) -> KeyValueIterator:
-        return plain_values(self.store.reverse_range(key_from, key_to))
+        return self._rows(self.store.reverse_range(key_from, key_to))
 
     def all(self) -> KeyValueIterator:
         return self.range(None, None)
@@ -501,13 +516,13 @@ class KeyValueStoreFacade:
         return self.reverse_range(None, None)
 
     def prefix_scan(self, prefix: Any, prefix_key_serializer: Any) -> KeyValueIterator:
-        return plain_values(self.store.prefix_scan(prefix, prefix_key_serializer))
+        return self._rows(self.store.prefix_scan(prefix, prefix_key_serializer))
 
     def approximate_num_entries(self) -> int:
         return self.store.approximate_num_entries()
 
     def __repr__(self) -> str:
-        return f"KeyValueStoreFacade({self.name!r})"
+        return f"{type(self).__name__}({self.name!r})"
 
 
 def plain_values(rows: Iterator[KeyValue]) -> KeyValueIterator:
@@ -559,6 +574,15 @@ class PersistentKeyValueBytesStoreSupplier(KeyValueBytesStoreSupplier):
 
     def metrics_scope(self) -> str:
         return "rocksdb"
+
+
+class HeadersBytesStoreSupplier:
+    """Marks a supplier of headers-aware stores (Kafka's ``HeadersBytesStoreSupplier``)."""
+
+
+class PersistentKeyValueHeadersBytesStoreSupplier(PersistentKeyValueBytesStoreSupplier, HeadersBytesStoreSupplier):
+    """``Stores.persistent_timestamped_key_value_store_with_headers`` (KIP-1271): the RocksDB store of a headers-aware
+    key-value store, whose values carry the headers."""
 
 
 def check_changelog_config(config: Optional[dict], call: str) -> None:
@@ -614,7 +638,8 @@ class StoreBuilder(ABC):
 
 class KeyValueStoreBuilder(StoreBuilder):
     store_type = KeyValueStore
-    own_suppliers = (KeyValueBytesStoreSupplier, PersistentKeyValueBytesStoreSupplier)
+    own_suppliers = (KeyValueBytesStoreSupplier, PersistentKeyValueBytesStoreSupplier,
+                     PersistentKeyValueHeadersBytesStoreSupplier)
 
     def __init__(self, supplier: KeyValueBytesStoreSupplier, key_serde: Any = None, value_serde: Any = None) -> None:
         if supplier is None:

@@ -69,6 +69,7 @@ _EXPORTS = {
     "WindowedSerdes": "streams_on_spark.serde.windowed",
     "Stores": "streams_on_spark.state.factory",
     "ValueAndTimestamp": "streams_on_spark.state.stores",
+    "ValueTimestampHeaders": "streams_on_spark.state.headers_stores",
     "VersionedKeyValueStore": "streams_on_spark.state.versioned",
     "VersionedRecord": "streams_on_spark.state.versioned",
     "TestRecord": "streams_on_spark.testing",
@@ -136,6 +137,7 @@ if TYPE_CHECKING:   # what type checkers and IDEs read
     from streams_on_spark.serde import Serde, Serdes
     from streams_on_spark.serde.windowed import WindowedSerdes
     from streams_on_spark.state.factory import Stores
+    from streams_on_spark.state.headers_stores import ValueTimestampHeaders
     from streams_on_spark.state.stores import ValueAndTimestamp
     from streams_on_spark.state.versioned import VersionedKeyValueStore, VersionedRecord
     from streams_on_spark.testing import TestRecord, TopologyTestDriver, TopologyTestDriverBuilder
@@ -158,7 +160,8 @@ __all__ = [
     "ProcessorContext", "Produced", "PunctuationType", "Record", "RecordMetadata", "Repartitioned",
     "SerializationException", "Serde", "Serdes", "Stores", "StreamsBuilder", "StreamsException", "TestRecord",
     "Topology", "TopologyDescription", "TopologyException", "TopologyTestDriver", "TopologyTestDriverBuilder",
-    "ValueAndTimestamp", "BufferConfig", "Suppressed", "TimeWindows", "SessionWindows", "SlidingWindows",
+    "ValueAndTimestamp", "ValueTimestampHeaders", "BufferConfig", "Suppressed", "TimeWindows", "SessionWindows",
+    "SlidingWindows",
     "JoinWindows", "Windowed", "WindowedSerdes", "TimeWindowedKStream", "SessionWindowedKStream",
     "EmitStrategy", "Joined", "StreamJoined", "FixedKeyProcessor", "FixedKeyProcessorContext", "FixedKeyRecord",
     "check_upgrade", "Finding", "UpgradeReport", "TableJoined", "StreamsConfig",

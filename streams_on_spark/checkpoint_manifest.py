@@ -35,6 +35,8 @@ MANIFEST = "topology.json"
 MANIFEST_VERSION = 1
 # findings Kafka must restore state for that the manifest handles: checkpoints are matched by source topics
 HANDLED_HERE = frozenset({"subtopology-renumbered"})
+# findings not logged at a restart: building the topology already warned of its generated names (KIP-1111's warning)
+SAID_AT_BUILD = frozenset({"generated-names"})
 
 
 def library_version() -> str:
@@ -57,6 +59,8 @@ class CheckpointManifest:
     checkpoints: Mapping[int, str] = field(default_factory=dict)
     # repartition topics (decorated) that pipeline mode replaced by Spark's shuffle; absent in older manifests
     pipelined: tuple[str, ...] = ()
+    # the topology's windows (upgrade.windows_of: describe() does not show them); None in older manifests
+    windows: Optional[Mapping[str, Any]] = None
 
     def to_json(self) -> str:
         data = {"manifest_version": MANIFEST_VERSION, **asdict(self)}
@@ -76,7 +80,7 @@ class CheckpointManifest:
                                       str(data["optimization"]), int(data["snapshot_format"]),
                                       str(data["library_version"]),
                                       {int(sid): str(name) for sid, name in data["checkpoints"].items()},
-                                      tuple(str(t) for t in data.get("pipelined", ())))
+                                      tuple(str(t) for t in data.get("pipelined", ())), data.get("windows"))
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise TopologyException(f"{where} is not a checkpoint manifest this version can read: {e}") from None
 
@@ -97,12 +101,14 @@ def write_manifest(location: Union[CheckpointLocation, str], manifest: Checkpoin
 def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDescription,
                  partitions: Mapping[str, int], config: Mapping[str, Any], snapshot_format: int,
                  existing: frozenset[str] = frozenset(), *,
-                 readable_formats: Collection[int] = (), pipelined: Collection[str] = ()) -> CheckpointManifest:
+                 readable_formats: Collection[int] = (), pipelined: Collection[str] = (),
+                 windows: Optional[Mapping[str, Any]] = None) -> CheckpointManifest:
     """The manifest for this run: the checkpoint directory of every subtopology, after checking the change from
     ``previous`` (None: nothing to compare with). ``existing`` names directories already under the location, which
     a new subtopology must not take; ``readable_formats`` the older task snapshot formats this version still reads;
-    ``pipelined`` the repartition topics pipeline mode replaces in this run (see :func:`_check_pipelined`).
-    Raises :class:`TopologyException` on an unsafe change unless allowed."""
+    ``pipelined`` the repartition topics pipeline mode replaces in this run (see :func:`_check_pipelined`);
+    ``windows`` the topology's windows (:func:`streams_on_spark.upgrade.windows_of`), checked against the previous
+    run's. Raises :class:`TopologyException` on an unsafe change unless allowed."""
     optimization = str(config.get(TOPOLOGY_OPTIMIZATION, "none"))
     subtopologies = [s.id for s in description.subtopologies]
     if previous is None:
@@ -116,11 +122,12 @@ def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDe
         report = check_upgrade(previous.description, description,
                                before_config={TOPOLOGY_OPTIMIZATION: previous.optimization},
                                after_config={TOPOLOGY_OPTIMIZATION: optimization},
-                               before_partitions=previous.partitions, after_partitions=partitions)
+                               before_partitions=previous.partitions, after_partitions=partitions,
+                               before_windows=previous.windows, after_windows=windows)
         _refuse_unsafe(report, config)
         checkpoints = _match_checkpoints(previous, description, existing)
     return CheckpointManifest(str(description), dict(partitions), optimization, snapshot_format, library_version(),
-                              checkpoints, tuple(sorted(pipelined)))
+                              checkpoints, tuple(sorted(pipelined)), None if windows is None else dict(windows))
 
 
 def _check_pipelined(previous: CheckpointManifest, pipelined: frozenset[str], config: Mapping[str, Any]) -> None:
@@ -165,7 +172,7 @@ def _refuse_unsafe(report: UpgradeReport, config: Mapping[str, Any]) -> None:
     """Refuse what loses state on Spark: unsafe findings, and those needing a restore (a store whose state moves to
     another subtopology: Kafka rebuilds it from its changelog; here it lives in the old subtopology's checkpoint)."""
     for finding in report.findings:
-        if finding.severity not in ("safe",):
+        if finding.severity != "safe" and finding.rule not in SAID_AT_BUILD:
             log.warning("topology upgrade: %s: %s", finding.subject, finding.detail)
     blocking = [f for f in report.findings if f.severity in ("unsafe", "restore") and f.rule not in HANDLED_HERE]
     if not blocking:

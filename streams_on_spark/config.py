@@ -383,7 +383,8 @@ STREAMS_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
     ConfigKey("dsl.store.format", STRING, "DEFAULT", ValidString(("HEADERS", "DEFAULT"), case_insensitive=True),
               refused=True,
               instead="the DSL's stores keep values and timestamps, not record headers (KIP-1285 is not "
-                      "implemented): records out of stateful operators would lose the headers HEADERS keeps"),
+                      "implemented; the Processor API's headers-aware key-value store of KIP-1271 is: "
+                      "Stores.timestamped_key_value_store_with_headers_builder)"),
     ConfigKey("default.client.supplier", CLASS,
               instead="the clients are Spark's Kafka source and the library's own admin client and producers"),
     ConfigKey("log.summary.interval.ms", LONG, 120000,

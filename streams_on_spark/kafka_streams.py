@@ -46,6 +46,7 @@ from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
 from streams_on_spark.runtime.spark.topics import TopicPlanner
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.topology.topology import Topology
+from streams_on_spark.upgrade import windows_of
 
 log = logging.getLogger(__name__)
 
@@ -235,7 +236,8 @@ class KafkaStreams:
         existing = location.checkpoint_names(self._spark)
         return plan_restart(read_manifest(location, self._spark), self._topology.describe(),
                             planner.read_partitions(), self._config, StreamTask.SNAPSHOT_VERSION, existing,
-                            readable_formats=StreamTask.READABLE_SNAPSHOT_VERSIONS, pipelined=self._pipelined)
+                            readable_formats=StreamTask.READABLE_SNAPSHOT_VERSIONS, pipelined=self._pipelined,
+                            windows=windows_of(self._topology))
 
     def _pipelines(self, builder: Any, planner: TopicPlanner, kafka: bool) -> list:
         """Pipeline mode's fused subtopologies (none unless ``pipeline.mode=true``; see

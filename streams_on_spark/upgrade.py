@@ -9,7 +9,9 @@ their number. The check is pure: no I/O, no Spark.
 
 Partition counts (``before_partitions`` / ``after_partitions``) map a *topic name* to its partition count, as the
 admin client and the checkpoint manifest report them; a changed count of a topic read by a subtopology with stores
-is unsafe.
+is unsafe. Windows are not in ``describe()`` text: a side given as text is checked for them when its windows come
+along (``before_windows`` / ``after_windows``, as :func:`windows_of` records them; the checkpoint manifest keeps
+them).
 """
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ from functools import cached_property
 from typing import Any, Callable, Mapping, Optional, Union
 
 from streams_on_spark.config import APPLICATION_ID, TOPOLOGY_OPTIMIZATION
-from streams_on_spark.dsl.windows import SlidingWindows, TimeWindows
+from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
+from streams_on_spark.dsl.windows import JoinWindows, SessionWindows, SlidingWindows, TimeWindows
 from streams_on_spark.errors import bad_argument, require_instance, require_int
 from streams_on_spark.topology.builder import ProcessorNodeSpec
 from streams_on_spark.topology.description import Node, Processor, Sink, Source, TopologyDescription
@@ -111,8 +114,12 @@ class _Group:
 class _View:
     """One side of the comparison: the description, its groups and (for a Topology) its windows."""
 
-    def __init__(self, value: Any, what: str) -> None:
+    def __init__(self, value: Any, what: str, windows: Optional[Mapping[str, Any]] = None) -> None:
         self.windows: Optional[dict[str, list[_Windows]]] = None
+        if windows is not None:
+            if isinstance(value, Topology):
+                raise ValueError(f"{what}_windows: not with a Topology, whose windows are read from it")
+            self.windows = _decode_windows(windows, f"{what}_windows")
         if isinstance(value, Topology):
             self.description = value.describe()
             self.windows = _windows_of(value)
@@ -185,6 +192,36 @@ def _windows_of(topology: Topology) -> dict[str, list[_Windows]]:
             found = _Windows(spec.windows.kind, spec.windows.spec, spec.name)
             for store in spec.stores:
                 out.setdefault(store, []).append(found)
+    return out
+
+
+_WINDOW_CLASSES = {cls.__name__: cls for cls in (TimeWindows, SlidingWindows, SessionWindows, JoinWindows, Suppressed)}
+
+
+def windows_of(topology: Topology) -> dict[str, list[dict[str, Any]]]:
+    """A topology's windows as JSON-ready data (store -> the windows of the operators using it), which
+    ``check_upgrade``'s ``before_windows``/``after_windows`` take beside ``describe()`` text."""
+    require_instance(topology, "topology", Topology)
+    return {store: [{"kind": w.kind, "processor": w.processor, "type": type(w.spec).__name__, "spec": asdict(w.spec)}
+                    for w in found] for store, found in _windows_of(topology).items()}
+
+
+def _decode_windows(data: Mapping[str, Any], what: str) -> dict[str, list[_Windows]]:
+    """The windows :func:`windows_of` recorded, as the rules compare them."""
+    require_instance(data, what, Mapping)
+    out: dict[str, list[_Windows]] = {}
+    try:
+        for store, entries in data.items():
+            for entry in entries:
+                fields = dict(entry["spec"])
+                cls = _WINDOW_CLASSES[entry["type"]]
+                if cls is Suppressed:
+                    fields["buffer_config"] = BufferConfig(**fields["buffer_config"])
+                out.setdefault(str(store), []).append(_Windows(str(entry["kind"]), cls(**fields),
+                                                               str(entry["processor"])))
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"{what}: not windows as windows_of records them ({type(error).__name__}: {error})") \
+            from None
     return out
 
 
@@ -498,8 +535,8 @@ def windows_changed(change: Change) -> list[Finding]:
             return []
         return [Finding("windows-not-checked", "warning", "windows",
                         "Window sizes, grace periods and suppression are not in describe() text, so they could not "
-                        "be checked; compare Topology objects to check them (an aggregation's window size, advance "
-                        "or gap must not change).")]
+                        "be checked; compare Topology objects (or pass before_windows/after_windows from "
+                        "windows_of) to check them (an aggregation's window size, advance or gap must not change).")]
     out = []
     for store in change.before.store_group:
         new = change.renamed_store(store)
@@ -667,10 +704,13 @@ RULES: list[tuple[str, Callable[[Change], list[Finding]]]] = [
 def check_upgrade(before: TopologyLike, after: TopologyLike, *, before_config: Optional[Mapping[str, Any]] = None,
                   after_config: Optional[Mapping[str, Any]] = None,
                   before_partitions: Optional[Mapping[str, int]] = None,
-                  after_partitions: Optional[Mapping[str, int]] = None) -> UpgradeReport:
+                  after_partitions: Optional[Mapping[str, int]] = None,
+                  before_windows: Optional[Mapping[str, Any]] = None,
+                  after_windows: Optional[Mapping[str, Any]] = None) -> UpgradeReport:
     """Apply every rule to ``before`` -> ``after``; configs compare ``topology.optimization``, partitions map a topic
-    name to its partition count (both sides needed)."""
-    views = _View(before, "before"), _View(after, "after")
+    name to its partition count (both sides needed), windows (:func:`windows_of`, for a side given as a description)
+    let the window rules check what ``describe()`` text does not show."""
+    views = _View(before, "before", before_windows), _View(after, "after", after_windows)
     require_instance(before_config, "before_config", Mapping, optional=True)
     require_instance(after_config, "after_config", Mapping, optional=True)
     for what, partitions in (("before_partitions", before_partitions), ("after_partitions", after_partitions)):
@@ -686,4 +726,4 @@ def check_upgrade(before: TopologyLike, after: TopologyLike, *, before_config: O
     return report
 
 
-__all__ = ["Finding", "UpgradeReport", "check_upgrade", "RULES", "SEVERITIES"]
+__all__ = ["Finding", "UpgradeReport", "check_upgrade", "windows_of", "RULES", "SEVERITIES"]

@@ -10,13 +10,14 @@ from typing import Any, Callable, Optional
 
 from streams_on_spark.errors import (
     TopologyException,
+    UnsupportedOperationError,
     bad_argument,
     require,
     require_callable,
     require_int,
     require_serde,
 )
-from streams_on_spark.state.stores import check_changelog_config
+from streams_on_spark.state.stores import HeadersBytesStoreSupplier, check_changelog_config
 from streams_on_spark.timestamp_extractors import timestamp_extractor
 from streams_on_spark.window import validate_millis
 
@@ -225,6 +226,12 @@ class Materialized:
             return Materialized(name=supplier)
         if not (isinstance(getattr(supplier, "name", None), str) and callable(getattr(supplier, "get", None))):
             raise bad_argument(what, "a str or a store supplier (Stores.in_memory_key_value_store(...))", supplier)
+        if isinstance(supplier, HeadersBytesStoreSupplier):   # Kafka 4.3 then builds a headers-aware DSL store
+            raise UnsupportedOperationError(
+                f"Materialized.as_({type(supplier).__name__}({supplier.name!r})): the DSL's headers-aware stores "
+                "(KIP-1285) are not supported by streams-on-spark; use a store without headers "
+                "(Stores.persistent_key_value_store), or the supplier in a Processor API store "
+                "(Stores.timestamped_key_value_store_with_headers_builder)")
         return Materialized(name=supplier.name, store_supplier=supplier)
 
     @staticmethod

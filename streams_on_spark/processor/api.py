@@ -4,44 +4,16 @@ from __future__ import annotations
 import enum
 import numbers
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, NamedTuple, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, NamedTuple, Optional, TypeVar
 
 from streams_on_spark.errors import bad_argument
+from streams_on_spark.headers import Headers, to_headers
 
 if TYPE_CHECKING:  # pragma: no cover
     from streams_on_spark.state import StateStore
 
 K = TypeVar("K")
 V = TypeVar("V")
-
-Header = tuple[str, Optional[bytes]]
-Headers = tuple[Header, ...]
-
-
-def to_headers(headers: Any) -> Headers:
-    """Normalize user headers (None, a dict or an iterable of (key, value) pairs) to an immutable tuple."""
-    if headers is None:
-        return ()
-    if isinstance(headers, dict):
-        items: Iterable = headers.items()
-    elif isinstance(headers, Iterable) and not isinstance(headers, (str, bytes, bytearray)):
-        items = headers
-    else:
-        raise bad_argument("headers", "a dict or an iterable of (key, value) pairs", headers)
-    out = []
-    for header in items:
-        if not isinstance(header, (tuple, list)) or len(header) != 2:
-            raise bad_argument("each header", "a (key, value) pair", header)
-        key, value = header
-        if not isinstance(key, str):
-            raise ValueError(f"header keys must be str, got {type(key).__name__}")
-        if isinstance(value, str):
-            value = value.encode("utf-8")
-        if value is not None and not isinstance(value, (bytes, bytearray)):
-            raise ValueError(f"header {key!r} must be bytes, str or None, got {type(value).__name__}")
-        out.append((key, None if value is None else bytes(value)))
-    return tuple(out)
-
 
 class Record(Generic[K, V]):
     """A record flowing through processors: key, value, timestamp (ms) and headers.

@@ -27,6 +27,10 @@ from streams_on_spark.query.iqv2 import (
     WindowKeyQuery,
     WindowRangeQuery,
 )
+from streams_on_spark.state.headers_stores import (
+    TimestampedKeyValueStoreFacadeForHeaders,
+    TimestampedKeyValueStoreWithHeaders,
+)
 from streams_on_spark.state.session_stores import SessionStore
 from streams_on_spark.state.stores import KeyValueStore, TimestampedKeyValueStore, ValueAndTimestamp, plain_values
 from streams_on_spark.state.versioned import VersionedKeyValueStore
@@ -60,7 +64,10 @@ def _handler(store: Any, query: Query) -> Optional[Callable[[Any, Any], Any]]:
         if kind in (KeyQuery, RangeQuery):   # Kafka's versioned store throws these (through KafkaStreams.query)
             raise UnsupportedOperationError(f"Versioned stores do not support {kind.__name__} queries at this time.")
         return _versioned_key if kind is VersionedKeyQuery else None
-    if isinstance(store, TimestampedKeyValueStore):
+    if isinstance(store, TimestampedKeyValueStoreWithHeaders):   # Kafka's: answered as a timestamped store
+        handler = _handler(TimestampedKeyValueStoreFacadeForHeaders(store), query)
+        return None if handler is None else lambda s, q: handler(TimestampedKeyValueStoreFacadeForHeaders(s), q)
+    if isinstance(store, (TimestampedKeyValueStore, TimestampedKeyValueStoreFacadeForHeaders)):
         return {KeyQuery: _plain_key, TimestampedKeyQuery: _key, RangeQuery: _plain_range,
                 TimestampedRangeQuery: _range}.get(kind)
     if isinstance(store, KeyValueStore):

@@ -16,6 +16,10 @@ from streams_on_spark.query.composite import (
     CompositeReadOnlyWindowStore,
     StoreProvider,
 )
+from streams_on_spark.state.headers_stores import (
+    TimestampedKeyValueStoreFacadeForHeaders,
+    TimestampedKeyValueStoreWithHeaders,
+)
 from streams_on_spark.state.session_stores import SessionStore
 from streams_on_spark.state.stores import KeyValueStore, KeyValueStoreFacade, TimestampedKeyValueStore
 from streams_on_spark.state.window_stores import TimestampedWindowStore, WindowStore, WindowStoreFacade
@@ -53,11 +57,21 @@ class KeyValueStoreType(QueryableStoreType):
     composite = CompositeReadOnlyKeyValueStore
 
     def view(self, store: Any) -> Any:
-        return KeyValueStoreFacade(store) if isinstance(store, TimestampedKeyValueStore) else store
+        timestamped = isinstance(store, (TimestampedKeyValueStore, TimestampedKeyValueStoreWithHeaders))
+        return KeyValueStoreFacade(store) if timestamped else store
 
 
 class TimestampedKeyValueStoreType(QueryableStoreType):
-    accepted = (TimestampedKeyValueStore,)
+    accepted = (TimestampedKeyValueStore, TimestampedKeyValueStoreWithHeaders)
+    composite = CompositeReadOnlyKeyValueStore
+
+    def view(self, store: Any) -> Any:
+        headers = isinstance(store, TimestampedKeyValueStoreWithHeaders)
+        return TimestampedKeyValueStoreFacadeForHeaders(store) if headers else store
+
+
+class TimestampedKeyValueStoreWithHeadersType(QueryableStoreType):
+    accepted = (TimestampedKeyValueStoreWithHeaders,)
     composite = CompositeReadOnlyKeyValueStore
 
 
@@ -92,6 +106,11 @@ class QueryableStoreTypes:
     def timestamped_key_value_store() -> QueryableStoreType:
         """Timestamped key-value stores: values are ``ValueAndTimestamp``."""
         return TimestampedKeyValueStoreType()
+
+    @staticmethod
+    def timestamped_key_value_store_with_headers() -> QueryableStoreType:
+        """Headers-aware key-value stores (KIP-1271): values are ``ValueTimestampHeaders``."""
+        return TimestampedKeyValueStoreWithHeadersType()
 
     @staticmethod
     def window_store() -> QueryableStoreType:

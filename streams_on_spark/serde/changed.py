@@ -22,7 +22,7 @@ class ChangedSerde:
         new = None if change.new_value is None else self.inner.serialize(topic, change.new_value)
         old = None if change.old_value is None else self.inner.serialize(topic, change.old_value)
         if new is not None and old is not None:
-            return _zigzag_varint(len(new)) + new + old + b"\x02"
+            return zigzag_varint(len(new)) + new + old + b"\x02"
         if new is not None:
             return new + b"\x01"
         if old is not None:
@@ -38,7 +38,7 @@ class ChangedSerde:
         if flag == 1:
             return Change(self.inner.deserialize(topic, data[:-1]), None)
         if flag == 2:
-            length, pos = _read_zigzag_varint(data)
+            length, pos = read_zigzag_varint(data)
             new = data[pos:pos + length]
             old = data[pos + length:-1]
             return Change(self.inner.deserialize(topic, new), self.inner.deserialize(topic, old))
@@ -48,7 +48,8 @@ class ChangedSerde:
         return f"ChangedSerde({self.inner!r})"
 
 
-def _zigzag_varint(value: int) -> bytes:
+def zigzag_varint(value: int) -> bytes:
+    """Kafka's ``ByteUtils.writeVarint``: a zigzag-encoded signed 32-bit varint."""
     v = ((value << 1) ^ (value >> 31)) & 0xFFFFFFFF
     out = bytearray()
     while v & ~0x7F:
@@ -58,8 +59,9 @@ def _zigzag_varint(value: int) -> bytes:
     return bytes(out)
 
 
-def _read_zigzag_varint(data: bytes) -> tuple[int, int]:
-    value = shift = pos = 0
+def read_zigzag_varint(data: bytes, pos: int = 0) -> tuple[int, int]:
+    """Kafka's ``ByteUtils.readVarint`` at ``pos``: the value and the position after it."""
+    value = shift = 0
     while True:
         b = data[pos]
         pos += 1

@@ -26,6 +26,10 @@ from streams_on_spark.query.iqv2 import StateQueryRequest, StateQueryResult
 from streams_on_spark.query.params import KeyQueryMetadata, StoreQueryParameters
 from streams_on_spark.query.service import InteractiveQueries
 from streams_on_spark.runtime.local import LocalEngine
+from streams_on_spark.state.headers_stores import (
+    TimestampedKeyValueStoreFacadeForHeaders,
+    TimestampedKeyValueStoreWithHeaders,
+)
 from streams_on_spark.state.stores import KeyValueStore, KeyValueStoreFacade, TimestampedKeyValueStore
 from streams_on_spark.state.versioned import VersionedKeyValueStore
 from streams_on_spark.testing.queries import DriverQueryableState
@@ -69,6 +73,7 @@ class TopologyTestDriver:
                                        self.multi_partition, wall, spark)
         self._placement = DefaultPartitioner()
         self._facades: dict[int, KeyValueStoreFacade] = {}
+        self._header_facades: dict[int, KeyValueStoreFacade] = {}   # headers-aware stores seen as timestamped
         self._closed = False
         self._queries = InteractiveQueries(DriverQueryableState(self))
 
@@ -166,6 +171,8 @@ class TopologyTestDriver:
         from streams_on_spark.state.window_stores import TimestampedWindowStore, WindowStore
         for kind, what, accessor in (
                 (VersionedKeyValueStore, "versioned key-value store", "get_versioned_key_value_store"),
+                (TimestampedKeyValueStoreWithHeaders, "headers-aware key-value store",
+                 "get_timestamped_key_value_store_with_headers"),
                 (TimestampedKeyValueStore, "timestamped key-value store", "get_timestamped_key_value_store"),
                 (KeyValueStore, "key-value store", "get_key_value_store"),
                 (TimestampedWindowStore, "timestamped window store", "get_timestamped_window_store"),
@@ -176,15 +183,24 @@ class TopologyTestDriver:
         return store
 
     def get_key_value_store(self, name: str, partition: Optional[int] = None) -> Any:
-        """The key-value store ``name`` (of ``partition``'s task); DSL stores are shown without timestamps."""
+        """The key-value store ``name`` (of ``partition``'s task); DSL (and headers-aware) stores are shown without
+        timestamps (and headers)."""
         store = self._store(name, partition, "get_key_value_store")
-        if isinstance(store, TimestampedKeyValueStore):
+        if isinstance(store, (TimestampedKeyValueStore, TimestampedKeyValueStoreWithHeaders)):
             return _view(self._facades, store, KeyValueStoreFacade)
         return store if isinstance(store, KeyValueStore) else None
 
     def get_timestamped_key_value_store(self, name: str, partition: Optional[int] = None) -> Any:
+        """The timestamped key-value store ``name``; a headers-aware one is shown without its headers."""
         store = self._store(name, partition, "get_timestamped_key_value_store")
+        if isinstance(store, TimestampedKeyValueStoreWithHeaders):
+            return _view(self._header_facades, store, TimestampedKeyValueStoreFacadeForHeaders)
         return store if isinstance(store, TimestampedKeyValueStore) else None
+
+    def get_timestamped_key_value_store_with_headers(self, name: str, partition: Optional[int] = None) -> Any:
+        """The headers-aware key-value store ``name`` (KIP-1271): values are ``ValueTimestampHeaders``."""
+        store = self._store(name, partition, "get_timestamped_key_value_store_with_headers")
+        return store if isinstance(store, TimestampedKeyValueStoreWithHeaders) else None
 
     def get_versioned_key_value_store(self, name: str, partition: Optional[int] = None) -> Any:
         """The versioned key-value store ``name`` (KIP-889): ``get(key)``, ``get(key, as_of_timestamp)``."""

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from streams_on_spark.errors import require_int
-from streams_on_spark.processor.api import Headers, to_headers
+from streams_on_spark.headers import Headers, to_headers
 
 
 @dataclass(eq=True)

@@ -65,6 +65,7 @@ from streams_on_spark import (
     Topology,
     TopologyTestDriver,
     ValueAndTimestamp,
+    ValueTimestampHeaders,
     ValueTransformerWithKey,
     VersionedRecord,
     Windowed,
@@ -752,6 +753,8 @@ def encode(result: Any) -> Any:
         return result
     if isinstance(result, ValueAndTimestamp):
         return [encode(result.value), result.timestamp]
+    if isinstance(result, ValueTimestampHeaders):
+        return [encode(result.value), result.timestamp, headers_json(result.headers)]
     if isinstance(result, VersionedRecord):
         return [encode(result.value), result.timestamp, result.valid_to]
     if isinstance(result, Windowed):
@@ -944,6 +947,7 @@ def store_reads(variant: str, config: dict) -> Topology:
 
 #: the driver's store accessors by the golden's names (Scenario.read)
 ACCESSORS = {"kv": "get_key_value_store", "timestamped-kv": "get_timestamped_key_value_store",
+             "timestamped-kv-headers": "get_timestamped_key_value_store_with_headers",
              "window": "get_window_store", "timestamped-window": "get_timestamped_window_store",
              "session": "get_session_store", "versioned": "get_versioned_key_value_store"}
 
@@ -1100,6 +1104,47 @@ def stream_partitioner(variant: str, config: dict) -> Topology:
     return builder.build(config)
 
 
+def describe_kept(stored: Any) -> str:
+    """HeadersStoreScenarios.describe: "value@timestamp[k=v,...]" ("~" for a null header value), "none"."""
+    if stored is None:
+        return "none"
+    headers = ",".join(f"{k}={'~' if v is None else v.decode('utf-8')}" for k, v in stored.headers)
+    return f"{stored.value}@{stored.timestamp}[{headers}]"
+
+
+class Keep(Processor):
+    """HeadersStoreScenarios.Keep: keeps each record (value, timestamp, headers) in the headers-aware store "kept";
+    forwards "value|what was kept before" (Java's "null" for a null value)."""
+
+    def init(self, context) -> None:
+        super().init(context)
+        self.kept = context.get_state_store("kept")
+
+    def process(self, record: Record) -> None:
+        old = self.kept.get(record.key)
+        if record.value is None:
+            self.kept.delete(record.key)
+        else:
+            self.kept.put(record.key, ValueTimestampHeaders.make(record.value, record.timestamp, record.headers))
+        value = "null" if record.value is None else record.value
+        self.context.forward(record.with_value(f"{value}|{describe_kept(old)}"))
+
+
+def headers_store(variant: str, config: dict) -> Topology:
+    """HeadersStoreScenarios: KIP-1271's headers-aware key-value store from the Processor API."""
+    supplier = (Stores.persistent_timestamped_key_value_store_with_headers("kept") if variant.startswith("persistent")
+                else Stores.in_memory_key_value_store("kept"))
+    store = Stores.timestamped_key_value_store_with_headers_builder(supplier, S, S)
+    if variant.endswith("cached"):
+        store.with_caching_enabled()
+    topology = Topology()
+    topology.add_source("events-source", "events", key_serde=S, value_serde=S)
+    topology.add_processor("keep", Keep, "events-source")
+    topology.add_state_store(store, "keep")
+    topology.add_sink("kept-sink", "kept-out", "keep", key_serde=S, value_serde=S)
+    return topology
+
+
 BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "wordcount": wordcount,
     "reduce": reduce,
@@ -1153,6 +1198,7 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "dynamic-routing": dynamic_routing,
     "stream-partitioner": stream_partitioner,
     "interactive-queries": interactive_queries,
+    "headers-store": headers_store,
 }
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
@@ -1162,7 +1208,7 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
              "stream-table-join-joined", "dead-letter-queue", "fk-join", "table-transform-values",
              "table-transform-values-join", "materialized-flags", "store-reads", "timestamp-extractor",
              "max-task-idle", "dynamic-routing", "stream-partitioner",
-             "interactive-queries"}
+             "interactive-queries", "headers-store"}
 # timestamp-extractor, max-task-idle: every record has the key "k" (one task, with the partition time and the idle
 # deadlines of Kafka's one task, at any partition count). Not max-task-idle-repartition: Kafka's driver's one task
 # waits for its repartition partition too, which at 4 partitions is another task's input (KIP-1238). Nor
@@ -1213,8 +1259,13 @@ def record_json(step: int, r: TestRecord) -> dict:
         out["key"] = r.key
     out["value"] = r.value
     out["timestamp"] = r.timestamp
-    out["headers"] = [[k, None if v is None else bytes(v).decode("utf-8")] for k, v in r.headers]
+    out["headers"] = headers_json(r.headers)
     return out
+
+
+def headers_json(headers: Any) -> list:
+    """ReferenceMain.headers: [[name, UTF-8 value or None], ...]."""
+    return [[k, None if v is None else bytes(v).decode("utf-8")] for k, v in headers]
 
 
 def entry_json(key: Any, value: Any, timestamp: int | None = None) -> dict:
@@ -1286,6 +1337,10 @@ def dump_stores(golden: dict, driver) -> dict:
             elif kind == "timestamped-kv":
                 entries += [entry_json(e.key, e.value.value, e.value.timestamp)
                             for e in driver.get_timestamped_key_value_store(name, p).all()]
+            elif kind == "timestamped-kv-headers":
+                entries += [{**entry_json(e.key, e.value.value, e.value.timestamp),
+                             "headers": headers_json(e.value.headers)}
+                            for e in driver.get_timestamped_key_value_store_with_headers(name, p).all()]
             elif kind == "window":
                 entries += [entry_json(e.key, e.value) for e in driver.get_window_store(name, p).all()]
             elif kind == "session":

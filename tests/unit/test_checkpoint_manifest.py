@@ -6,7 +6,16 @@ import json
 
 import pytest
 
-from streams_on_spark import Consumed, Grouped, Materialized, Serdes, StreamsBuilder, TopologyException
+from streams_on_spark import (
+    Consumed,
+    Grouped,
+    Materialized,
+    Serdes,
+    StreamsBuilder,
+    TimeWindows,
+    Topology,
+    TopologyException,
+)
 from streams_on_spark.checkpoint_manifest import (
     MANIFEST,
     CheckpointManifest,
@@ -14,6 +23,7 @@ from streams_on_spark.checkpoint_manifest import (
     read_manifest,
     write_manifest,
 )
+from streams_on_spark.upgrade import windows_of
 
 S = Serdes.String()
 
@@ -102,3 +112,55 @@ def test_an_unreadable_manifest_names_its_file(tmp_path):
     (tmp_path / MANIFEST).write_text(json.dumps({"manifest_version": 99, "library_version": "9.0"}))
     with pytest.raises(TopologyException, match="manifest version 99 .* streams-on-spark 9.0"):
         read_manifest(str(tmp_path))
+
+
+def windowed_counts(size_ms: int) -> Topology:
+    """Generated names (a grouping and an unnamed store) and a window: what a restart used to warn about."""
+    builder = StreamsBuilder()
+    (builder.stream("sentences", Consumed.with_(S, S)).flat_map_values(str.split)
+     .group_by(lambda _k, w: w, Grouped.with_(S, S)).windowed_by(TimeWindows.of_size_with_no_grace(size_ms))
+     .count().to_stream().to("out"))
+    return builder.build()
+
+
+WINDOWED_PARTITIONS = {"sentences": 4, "KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition": 4}
+
+
+def restart(previous, topology: Topology, config=None) -> CheckpointManifest:
+    return plan_restart(previous, topology.describe(), WINDOWED_PARTITIONS, config or {}, 2,
+                        windows=windows_of(topology))
+
+
+def test_a_restart_with_the_same_topology_says_nothing(tmp_path, caplog):
+    """Neither the windows (the manifest keeps them) nor the generated names (building the topology warned of them,
+    KIP-1111's warning) are worth a line when nothing changed."""
+    write_manifest(str(tmp_path), restart(None, windowed_counts(60_000)))
+    previous = read_manifest(str(tmp_path))
+    assert previous.windows == json.loads(json.dumps(windows_of(windowed_counts(60_000))))
+    caplog.set_level("DEBUG", "streams_on_spark.checkpoint_manifest")
+    manifest = restart(previous, windowed_counts(60_000))
+    assert [r for r in caplog.records if r.levelname != "DEBUG"] == []
+    assert manifest.windows == previous.windows
+
+
+def test_a_window_size_changed_between_runs_is_refused(tmp_path):
+    """describe() text is the same: only the windows the manifest keeps tell the two runs apart."""
+    previous = restart(None, windowed_counts(60_000))
+    assert str(windowed_counts(120_000).describe()) == previous.description
+    with pytest.raises(TopologyException, match="window-size-changed: KSTREAM-AGGREGATE-STATE-STORE-0000000003"):
+        restart(previous, windowed_counts(120_000))
+
+
+def test_a_manifest_without_windows_warns_once_that_they_could_not_be_checked(tmp_path, caplog):
+    """A manifest an earlier version wrote has no windows: that restart says so, the next one is silent."""
+    older = restart(None, windowed_counts(60_000))
+    older = CheckpointManifest(**{**older.__dict__, "windows": None})
+    write_manifest(str(tmp_path), older)
+    assert "windows" not in {k for k, v in json.loads((tmp_path / MANIFEST).read_text()).items() if v is not None}
+    caplog.set_level("WARNING", "streams_on_spark")
+    manifest = restart(read_manifest(str(tmp_path)), windowed_counts(60_000))
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 1 and "could not be checked" in warned[0], warned
+    caplog.clear()
+    restart(manifest, windowed_counts(60_000))
+    assert caplog.records == []

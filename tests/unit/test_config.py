@@ -321,7 +321,8 @@ def test_the_driver_takes_keys_with_an_effect_without_a_warning(caplog):
      "implemented): wrap them in your ProcessorSupplier instead"),
     ("dsl.store.format", "headers", "Invalid value headers for configuration dsl.store.format: not supported by "
      "streams-on-spark: the DSL's stores keep values and timestamps, not record headers (KIP-1285 is not "
-     "implemented): records out of stateful operators would lose the headers HEADERS keeps"),
+     "implemented; the Processor API's headers-aware key-value store of KIP-1271 is: "
+     "Stores.timestamped_key_value_store_with_headers_builder)"),
 ])
 def test_a_key_the_runtime_cannot_honour_is_refused_naming_it(key, value, message):
     with pytest.raises(ConfigException) as info:

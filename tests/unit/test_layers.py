@@ -12,7 +12,7 @@ SOURCES = {"streams_on_spark": ROOT / "streams_on_spark", "streams_on_spark.conn
            "streams_on_spark.state": ROOT / "state"}
 # bottom to top; a module may import its own layer and the ones below it
 LAYERS = [
-    {"errors", "keyvalue", "window", "emit", "change", "metrics", "lazy"},   # leaf types
+    {"errors", "keyvalue", "window", "emit", "change", "metrics", "lazy", "files", "headers"},   # leaf types
     {"serde"},
     {"connectors"},                                  # records, partitioner, topics (embedded, Kafka)
     {"error_handlers", "timestamp_extractors", "config"},

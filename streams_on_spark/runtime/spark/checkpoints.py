@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 from streams_on_spark.errors import TopologyException
+from streams_on_spark.files import replace_file
 
 log = logging.getLogger(__name__)
 _SCHEMA_DIR = "/_stateSchema/"
@@ -97,11 +98,7 @@ class CheckpointLocation:
         path = self.join(name)
         if not self.is_remote:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path + ".tmp", "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(path + ".tmp", path)
+            replace_file(path, text.encode("utf-8"), durable=True)
             return
         # one text file in a directory of that name, written by Spark: what a classic session and a Spark Connect
         # one (which has no JVM on the client) can both do, on any file system Spark's checkpoints are on

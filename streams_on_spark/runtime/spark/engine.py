@@ -23,6 +23,13 @@ from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.topology.builder import InternalTopologyBuilder
 
 
+# How often the driver's queries look for input. Each pipe waits for a query's next trigger to start its batch, and
+# Spark's processAllAvailable returns only after a later trigger found nothing new: at 100 ms (an application's
+# default) that was ~100 ms of waiting per query per pipe; measured at 10 ms, a pipe took 16-22% less (1 and 4
+# partitions), idle polling included
+TRIGGER_INTERVAL = "10 milliseconds"
+
+
 class SparkEngine:
     """Spark runs the tasks over embedded topics; the driver API stays the in-process one.
 
@@ -55,7 +62,8 @@ class SparkEngine:
         self.checkpoints = tempfile.mkdtemp(prefix=f"{config.application_id}-checkpoints-")
         self.runtime = SparkRuntime(topology, config, self.layout, connector, self.spark,
                                     CheckpointLocation(self.checkpoints), on_output=self._capture,
-                                    clock=MockClock(wall_clock_ms), driver_task=not multi_partition)
+                                    clock=MockClock(wall_clock_ms), driver_task=not multi_partition,
+                                    trigger_interval=TRIGGER_INTERVAL)
         self._sources = {t for s in topology.subtopologies() for t in s.source_topics} | set(topology.global_topics)
         self._tasks_cache: dict[Any, Any] = {}
         self.thread_id = threading.current_thread().name   # as the in-process engine (Kafka's driver)

@@ -16,6 +16,7 @@ import logging
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from streams_on_spark.config import TaskConfig
@@ -398,13 +399,16 @@ class SparkRuntime:
         changes: dict[int, list[Changes]] = {}
         if self.checkpoint_location.has_state(self.checkpoint_name(subtopology_id), self.spark):
             self.spark.streams.active  # noqa: B018 - creates the state store coordinator the RocksDB reader needs
-            reader = self.spark.read.format("statestore")
-            for row in reader.option("stateVarName", TASK_STATE).load(path).collect():
-                value = row["value"]
-                if value is not None:
-                    saved[int(row["key"]["slot"]) % tasks] = SavedTask(*value)
-            if fn.local_store_names():
-                for row in reader.option("stateVarName", CHANGELOG).load(path).collect():
+
+            def read(state_variable: str) -> list:
+                return self.spark.read.format("statestore").option("stateVarName", state_variable).load(path).collect()
+            with ThreadPoolExecutor(1) as pool:   # the two jobs side by side: their fixed costs overlap
+                changelog = pool.submit(read, CHANGELOG) if fn.local_store_names() else None
+                for row in read(TASK_STATE):
+                    value = row["value"]
+                    if value is not None:
+                        saved[int(row["key"]["slot"]) % tasks] = SavedTask(*value)
+                for row in changelog.result() if changelog is not None else ():
                     if row["list_element"] is not None:
                         changes.setdefault(int(row["key"]["slot"]) % tasks, []).append(
                             decode_changes(bytes(row["list_element"]["changes"])))

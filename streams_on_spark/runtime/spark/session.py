@@ -6,13 +6,16 @@ Spark configured gets :func:`local_session`, the project's loopback defaults.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import shutil
 import sys
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 log = logging.getLogger(__name__)
 
+FORKED_WORKERS = "STREAMS_ON_SPARK_FORKED_WORKERS"
 STATE_STORE_PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 ROCKSDB_CHANGELOG_CHECKPOINTING = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
@@ -70,9 +73,38 @@ def local_session(app_name: str = "streams-on-spark", cores: int = 2, jars: Iter
     else:
         log.warning("%s is missing (run `make setup`, or install the wheel): local checkpoints are written with "
                     "Hadoop's own local file system, a chmod process per file", LOCAL_FS_JAR)
-    spark = builder.getOrCreate()
+    with _forked_workers():
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+_fork_server = None   # this process's ForkServer, once a local session has started one
+
+
+@contextlib.contextmanager
+def _forked_workers() -> Iterator[None]:
+    """While a new local SparkContext is made, ``PYSPARK_PYTHON`` is the launcher of a :class:`ForkServer` when the
+    workers' Python is this process's own (the context keeps it as its ``pythonExec``; this process's environment is
+    restored, so its other children start Python as before). ``STREAMS_ON_SPARK_FORKED_WORKERS=false`` turns it off."""
+    global _fork_server
+    from pyspark import SparkContext
+    python = shutil.which(os.environ["PYSPARK_PYTHON"])
+    if (SparkContext._active_spark_context is not None or python is None
+            or os.path.abspath(python) != os.path.abspath(sys.executable)
+            or os.environ.get(FORKED_WORKERS, "true").lower() == "false"):
+        yield
+        return
+    from streams_on_spark.runtime.spark.fork_server import ForkServer
+    from streams_on_spark.runtime.spark.task_function import DRIVER_WORKER
+    if _fork_server is None or _fork_server.process.poll() is not None:
+        # pyspark's driver worker of transformWithStateInPandas prints debug lines that Spark copies to the console
+        _fork_server = ForkServer(sys.executable, quiet=(DRIVER_WORKER,))
+    os.environ["PYSPARK_PYTHON"] = _fork_server.launcher
+    try:
+        yield
+    finally:
+        os.environ["PYSPARK_PYTHON"] = python
 
 
 def is_spark_connect(spark: Any) -> bool:
@@ -172,17 +204,23 @@ ROUTINE_WARNING_LOGGERS = (
     "org.apache.spark.sql.execution.python.streaming.TransformWithStateInPySparkStateServer",
     "org.apache.spark.scheduler.DAGScheduler",
 )
+# the JVM Kafka clients of Spark's Kafka source and sink (consumer, producer, admin): a WARN for every reconnect
+# attempt while a broker is down (several a second), and Kafka's notes on the configs Spark hands them; only ERROR
+# passes, as for kafka-python's clients (docs/logging.md says how to bring them back)
+KAFKA_CLIENT_LOGGERS = ("org.apache.kafka",)
 
 
 def quiet_spark_logs(spark: Any) -> None:
-    """Keep Spark's reports of failed tasks and queries (:data:`TASK_FAILURE_LOGGERS`: only what is fatal passes)
-    and its routine warnings about the runtime's queries (:data:`ROUTINE_WARNING_LOGGERS`: errors pass) off the
-    console. A logger the application's log4j configuration names is left as configured."""
+    """Keep Spark's reports of failed tasks and queries (:data:`TASK_FAILURE_LOGGERS`: only what is fatal passes),
+    its routine warnings about the runtime's queries (:data:`ROUTINE_WARNING_LOGGERS`: errors pass) and the JVM Kafka
+    clients' warnings (:data:`KAFKA_CLIENT_LOGGERS`: errors pass) off the console. A logger the application's log4j
+    configuration names is left as configured."""
     try:
         jvm = spark.sparkContext._jvm
         log4j = jvm.org.apache.logging.log4j
         configuration = log4j.LogManager.getContext(False).getConfiguration()
-        for names, level in ((TASK_FAILURE_LOGGERS, log4j.Level.FATAL), (ROUTINE_WARNING_LOGGERS, log4j.Level.ERROR)):
+        for names, level in ((TASK_FAILURE_LOGGERS, log4j.Level.FATAL), (ROUTINE_WARNING_LOGGERS, log4j.Level.ERROR),
+                             (KAFKA_CLIENT_LOGGERS, log4j.Level.ERROR)):
             for name in names:
                 if configuration.getLoggerConfig(name).getName() != name:
                     log4j.core.config.Configurator.setLevel(name, level)

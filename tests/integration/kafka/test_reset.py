@@ -15,7 +15,6 @@ from streams_on_spark.connectors.records import ProducerRecord
 from streams_on_spark.reset import reset_application
 
 S, L = Serdes.String(), Serdes.Long()
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def word_count(source: str, sink: str):
@@ -63,25 +62,12 @@ def test_reset_then_restart_counts_the_input_again_from_the_start(kafka_bootstra
     assert counts == [("a", 1), ("b", 1), ("a", 2), ("b", 2), ("a", 3)] * 2
 
 
-@pytest.fixture
-def fresh_broker(broker_jars, tmp_path):
-    """A broker of its own, just started: no consumer group ever existed on it (its __consumer_offsets topic, where
-    group coordinators live, is not even created yet), as on a new cluster."""
-    run = tmp_path / "fresh-broker"
-    ctl = [sys.executable, str(ROOT / "deps" / "kafka_ctl.py"), "--jars", str(broker_jars), "--run-dir", str(run)]
-    up = subprocess.run([*ctl[:2], "up", *ctl[2:]], capture_output=True, text=True, timeout=180)
-    assert up.returncode == 0, up.stdout + up.stderr
-    try:
-        yield (run / "bootstrap").read_text().strip()
-    finally:
-        subprocess.run([*ctl[:2], "down", *ctl[2:]], capture_output=True, text=True, timeout=120)
-
-
 @pytest.mark.kafka
-def test_reset_on_a_fresh_broker_succeeds_and_again(fresh_broker, tmp_path):
+def test_reset_on_a_fresh_broker_succeeds_and_again(own_broker, tmp_path):
     """``streams-on-spark reset`` as a user types it, on a broker where the application never ran (its consumer group
     does not exist, nor the broker's group coordinator yet): nothing to delete but the checkpoints, and exit 0; and
     run again, the same (idempotent)."""
+    fresh_broker = own_broker.bootstrap
     checkpoints = tmp_path / "checkpoints"
     (checkpoints / "subtopology-0").mkdir(parents=True)
     command = [str(Path(sys.executable).parent / "streams-on-spark"), "reset", "--application-id", "never-ran",

@@ -100,6 +100,24 @@ def test_an_unsafe_change_is_refused_with_its_findings_and_the_ways_out(spark, t
         streams.process_all_available()
 
 
+def test_a_restart_with_the_same_topology_says_nothing(spark, tmp_path, caplog):
+    """Generated names and a store whose windows describe() does not show: the restart logs no warning (building the
+    topology warned of the names once, KIP-1111's warning; the manifest keeps the windows, so they are checked)."""
+    topics = make_topics(tmp_path)
+    append(topics, FIRST, 1_000)
+    with KafkaStreams(word_count(named=False, upgraded=False), config(topics, tmp_path), spark) as streams:
+        streams.start()
+        streams.process_all_available()
+    append(topics, SECOND, 2_000)
+    same = word_count(named=False, upgraded=False)
+    caplog.clear()   # building it may warn of its generated names (once per process): the restart is what counts
+    with KafkaStreams(same, config(topics, tmp_path), spark) as streams, caplog.at_level("WARNING"):
+        streams.start()
+        streams.process_all_available()
+        assert counts_in(streams, 1, "KSTREAM-AGGREGATE-STATE-STORE-0000000003") == expected_counts(FIRST + SECOND)
+    assert [f"{r.name}: {r.getMessage()}" for r in caplog.records if r.name.startswith("streams_on_spark")] == []
+
+
 def test_the_same_change_with_named_operators_resumes_every_store(spark, tmp_path):
     topics = make_topics(tmp_path)
     append(topics, FIRST, 1_000)

@@ -77,3 +77,32 @@ def test_an_application_that_set_the_kafka_level_gets_every_line(fresh_filter, c
     logging.getLogger("kafka.net.manager").error("Connection failed: %s", "KafkaConnectionError: 111 ECONNREFUSED")
     logging.getLogger("kafka.net.connection").info("<KafkaConnection node_id=1>: Connected")
     assert [r.name for r in caplog.records] == ["kafka.net.manager", "kafka.net.connection"]
+
+
+def test_a_running_broker_that_stops_is_one_line_too(fresh_filter, caplog):
+    """What kafka-python 3 says when a broker it was connected to stops (seen on a real broker killed and started
+    again, tests/integration/kafka/test_broker_outage.py): a disconnect and a reset at ERROR, a metadata WARNING per
+    retry, the cancelled metadata request given up after the recovery; and its note of a slow task (a busy machine)."""
+    quiet_kafka_python_logs("broker:9092")
+    _guard_kafka_python_logs(())
+    caplog.set_level(logging.DEBUG)
+    logging.getLogger("kafka.net.transport").error("%s: socket disconnected", "<KafkaTCPTransport [broker:9092<-1]>")
+    logging.getLogger("kafka.net.connection").error("%s: Abort (KafkaConnectionError: socket disconnected)",
+                                                    "<KafkaTCPTransport [broker:9092<-1]>")
+    try:
+        raise ConnectionResetError(104, "Connection reset by peer")
+    except ConnectionResetError:
+        logging.getLogger("kafka.net.transport").exception("%s: Error receiving network data closing socket",
+                                                           "<KafkaTCPTransport [none]>")
+    for _ in range(5):
+        logging.getLogger("kafka.cluster").warning("No node available for metadata refresh - backoff/retry")
+    logging.getLogger("kafka.net.connection").info("<KafkaConnection node_id=1 (connected)>: Connected")
+    logging.getLogger("kafka.cluster").error("Metadata refresh: failed %s", "Cancelled")   # given up after it
+    logging.getLogger("kafka.net.selector").warning(
+        "Task %s ran for 0.107s (>0.100s threshold). It is blocking the event loop -- likely a tight sync loop inside "
+        "a coroutine. Other pollers will time out.", "<kafka.net.selector.Task object at 0x7ff31dc48590>")
+    assert [(r.name, r.getMessage()) for r in caplog.records] == [
+        (OURS, "Kafka at broker:9092 is unreachable (<KafkaTCPTransport [broker:9092<-1]>: socket disconnected); "
+               "retrying"),
+        (OURS, "Kafka at broker:9092 is reachable again"),
+    ]

@@ -26,7 +26,7 @@ from streams_on_spark import (
     TimeWindows,
     Topology,
 )
-from streams_on_spark.upgrade import RULES, SEVERITIES, Finding, UpgradeReport, check_upgrade
+from streams_on_spark.upgrade import RULES, SEVERITIES, Finding, UpgradeReport, check_upgrade, windows_of
 
 S = Serdes.String()
 GOLDENS = Path(__file__).resolve().parents[2] / "data" / "kafka-reference"
@@ -405,6 +405,41 @@ def test_windows_cannot_be_checked_from_text():
         assert ("windows-not-checked", "warning", "windows") in found(report)
         assert report.is_safe     # unknown, not known to be unsafe
         assert "window-size-changed" not in rules(report)
+
+
+def test_text_with_the_windows_windows_of_recorded_is_checked_as_the_topologies_are():
+    """What the checkpoint manifest does: describe() text plus the JSON-ready windows of each side."""
+    def text_and_windows(topology: Topology) -> tuple[str, dict]:
+        return str(topology.describe()), json.loads(json.dumps(windows_of(topology)))   # through JSON, as stored
+
+    for make, before, after, expected in [
+        (windowed_count, TimeWindows.of_size_with_no_grace(100), TimeWindows.of_size_with_no_grace(10),
+         ("window-size-changed", "unsafe", "clicks-per-window")),
+        (windowed_count, TimeWindows.of_size_and_grace(100, 10), TimeWindows.of_size_and_grace(100, 50),
+         ("window-grace-changed", "safe", "clicks-per-window")),
+        (suppressed_count, BufferConfig.unbounded(), BufferConfig.max_records_(1000).shutdown_when_full(),
+         ("suppression-changed", "safe", "final-store")),
+    ]:
+        (text, windows), (new_text, new_windows) = text_and_windows(make(before)), text_and_windows(make(after))
+        report = check_upgrade(text, new_text, before_windows=windows, after_windows=new_windows)
+        assert expected in found(report) and "windows-not-checked" not in rules(report)
+        assert found(report) == found(check_upgrade(make(before), make(after)))
+        same = check_upgrade(text, text, before_windows=windows, after_windows=windows)
+        assert {f.rule for f in same.findings} == {"unchanged"}
+    joined = windows_of(windowed_join(JoinWindows.of_time_difference_and_grace(10, 5)))
+    assert {w["type"] for found_ in joined.values() for w in found_} == {"JoinWindows"}
+
+
+def test_windows_that_are_not_windows_of_data_are_refused_naming_the_side():
+    text = str(windowed_count(TimeWindows.of_size_with_no_grace(100)).describe())
+    with pytest.raises(ValueError, match="before_windows: not windows as windows_of records them"):
+        check_upgrade(text, text, before_windows={"clicks-per-window": [{"kind": "aggregation"}]})
+    with pytest.raises(ValueError, match="after_windows: not with a Topology"):
+        check_upgrade(text, windowed_count(TimeWindows.of_size_with_no_grace(100)), after_windows={})
+    with pytest.raises(ValueError, match="after_windows"):
+        check_upgrade(text, text, after_windows=["not", "a", "mapping"])
+    with pytest.raises(ValueError, match="topology"):
+        windows_of(text)
 
 
 # ---------------------------------------------------------------------------------------------------------------

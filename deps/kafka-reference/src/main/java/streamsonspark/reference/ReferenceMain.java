@@ -29,6 +29,7 @@ import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.kstream.WindowedSerdes;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.ValueAndTimestamp;
+import org.apache.kafka.streams.state.ValueTimestampHeaders;
 import org.apache.kafka.streams.test.TestRecord;
 
 /**
@@ -60,6 +61,9 @@ import org.apache.kafka.streams.test.TestRecord;
  *   "stores": {"name": {"kind": KIND, "entries": [
  *     {"key": k, "value": v}                          kind "kv":             getKeyValueStore(name).all()
  *     {"key": k, "value": v, "timestamp": ms}         kind "timestamped-kv": getTimestampedKeyValueStore(name).all()
+ *     {"key": k, "value": v, "timestamp": ms, "headers": [[name, value]]}
+ *                                                     kind "timestamped-kv-headers":
+ *                                                     getTimestampedKeyValueStoreWithHeaders(name).all()
  *     {"key": k, "window": [start, end], "value": v}  kind "window": getWindowStore(name).all();
  *                                                     kind "session": getSessionStore(name).fetch(key) per listed key
  *   ]}},
@@ -134,7 +138,7 @@ public final class ReferenceMain {
         throw new IllegalArgumentException("unsupported value " + value.getClass() + ": " + value);
     }
 
-    private static List<Object> headers(final Iterable<Header> headers) {
+    static List<Object> headers(final Iterable<Header> headers) {
         final List<Object> out = new ArrayList<>();
         for (final Header h : headers) {
             final List<Object> pair = new ArrayList<>();
@@ -233,6 +237,15 @@ public final class ReferenceMain {
                                  driver.getTimestampedKeyValueStore(spec[0]).all()) {
                         it.forEachRemaining(kv -> entries.add(entry(kv.key, kv.value.value(), kv.value.timestamp())));
                     }
+                } else if (kind.equals("timestamped-kv-headers")) {
+                    try (KeyValueIterator<Object, ValueTimestampHeaders<Object>> it =
+                                 driver.getTimestampedKeyValueStoreWithHeaders(spec[0]).all()) {
+                        it.forEachRemaining(kv -> {
+                            final Map<String, Object> e = entry(kv.key, kv.value.value(), kv.value.timestamp());
+                            e.put("headers", headers(kv.value.headers()));
+                            entries.add(e);
+                        });
+                    }
                 } else if (kind.equals("window")) {
                     try (KeyValueIterator<Windowed<Object>, Object> it = driver.getWindowStore(spec[0]).all()) {
                         it.forEachRemaining(kv -> entries.add(entry(kv.key, kv.value, null)));
@@ -307,6 +320,7 @@ public final class ReferenceMain {
         switch (accessor) {
             case "kv": return driver.getKeyValueStore(store);
             case "timestamped-kv": return driver.getTimestampedKeyValueStore(store);
+            case "timestamped-kv-headers": return driver.getTimestampedKeyValueStoreWithHeaders(store);
             case "window": return driver.getWindowStore(store);
             case "timestamped-window": return driver.getTimestampedWindowStore(store);
             case "session": return driver.getSessionStore(store);

@@ -1,6 +1,7 @@
 package streamsonspark.reference;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -84,7 +85,7 @@ final class Scenario {
         step.put("timestamp", timestamp);
         final List<Object> hs = new ArrayList<>();
         for (int i = 0; i < headers.length; i += 2) {
-            hs.add(List.of(headers[i], headers[i + 1]));
+            hs.add(Arrays.asList(headers[i], headers[i + 1]));   // a null header value allowed
         }
         step.put("headers", hs);
         steps.add(step);

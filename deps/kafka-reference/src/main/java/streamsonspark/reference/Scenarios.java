@@ -144,6 +144,7 @@ final class Scenarios {
         all.addAll(TimestampScenarios.all());
         all.addAll(RoutingScenarios.all());
         all.addAll(QueryScenarios.all());
+        all.addAll(HeadersStoreScenarios.all());
         return all;
     }
 

@@ -38,6 +38,7 @@ import org.apache.kafka.streams.state.Stores;
 import org.apache.kafka.streams.state.TimestampedKeyValueStore;
 import org.apache.kafka.streams.state.TimestampedWindowStore;
 import org.apache.kafka.streams.state.ValueAndTimestamp;
+import org.apache.kafka.streams.state.ValueTimestampHeaders;
 import org.apache.kafka.streams.state.VersionedKeyValueStore;
 import org.apache.kafka.streams.state.VersionedRecord;
 import org.apache.kafka.streams.state.WindowStore;
@@ -170,6 +171,10 @@ final class StoreReadScenarios {
         if (o instanceof ValueAndTimestamp) {
             final ValueAndTimestamp<Object> v = (ValueAndTimestamp<Object>) o;
             return listOf(encode(v.value()), v.timestamp());
+        }
+        if (o instanceof ValueTimestampHeaders) {
+            final ValueTimestampHeaders<Object> v = (ValueTimestampHeaders<Object>) o;
+            return listOf(encode(v.value()), v.timestamp(), ReferenceMain.headers(v.headers()));
         }
         if (o instanceof VersionedRecord) {
             final VersionedRecord<Object> v = (VersionedRecord<Object>) o;

@@ -1,0 +1,162 @@
+"""Spark's Python workers forked from a warm process: the launcher Spark runs behaves as ``python -m`` would."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from streams_on_spark.runtime.spark.fork_server import ForkServer
+
+WORKER = textwrap.dedent("""
+    import json, os, sys
+    print(json.dumps({"pid": os.getpid(), "ppid": os.getppid(), "argv": sys.argv[1:], "cwd": os.getcwd(),
+                      "env": os.environ.get("WORKER_SETTING"), "name": __name__, "path": sys.path[:2],
+                      "preloaded": "fork_server_preload" in sys.modules}), flush=True)
+    sys.stderr.write("to stderr\\n")
+    line = sys.stdin.readline()
+    if line.strip() == "sleep":
+        import time
+        time.sleep(60)
+    sys.exit(int(line or 0))
+""")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    modules = tmp_path_factory.mktemp("modules")
+    (modules / "fork_server_worker.py").write_text(WORKER)
+    (modules / "fork_server_preload.py").write_text("")
+    (modules / "fork_server_quiet.py").write_text("import sys; print('debug line'); sys.stderr.write('err')")
+    env_path = os.environ.get("PYTHONPATH")   # the server imports its preload list from the environment it starts in
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(modules), env_path) if p)
+    try:
+        server = ForkServer(sys.executable, preload=("fork_server_preload",), quiet=("fork_server_quiet",))
+    finally:
+        if env_path is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = env_path
+    server.modules = str(modules)
+    yield server
+    server.close()
+
+
+def launch(server, *args, env=None, cwd=None):
+    worker_env = {**os.environ, "PYTHONPATH": server.modules, "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"),
+                  "PYTHONUNBUFFERED": "YES", "WORKER_SETTING": "from-spark", **(env or {})}
+    return subprocess.Popen([server.launcher, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=worker_env, cwd=cwd, text=True)
+
+
+def started(process) -> dict:
+    return json.loads(process.stdout.readline())
+
+
+def test_a_worker_is_forked_with_the_launchers_arguments_environment_directory_and_streams(server, tmp_path):
+    process = launch(server, "-m", "fork_server_worker", "a", "b", cwd=tmp_path)
+    worker = started(process)
+    out, err = process.communicate("3\n", timeout=30)
+    assert process.returncode == 3                              # the worker's exit status, through the launcher
+    assert worker["ppid"] == server.process.pid                 # forked by the server, not started by the launcher
+    assert worker["preloaded"]                                  # with what the server imported
+    assert worker["argv"] == ["a", "b"] and worker["name"] == "__main__"
+    assert worker["cwd"] == str(tmp_path) and worker["env"] == "from-spark"
+    assert worker["path"] == [str(tmp_path), server.modules]    # as `python -m` starts: its directory, PYTHONPATH
+    assert err == "to stderr\n"
+
+
+def test_a_quiet_modules_worker_prints_nothing_to_standard_output(server):
+    """pyspark's transformWithStateInPandas driver worker talks to Spark over its socket and prints debug lines."""
+    process = launch(server, "-m", "fork_server_quiet")
+    out, err = process.communicate(timeout=30)
+    assert (process.returncode, out, err) == (0, "", "err")
+
+
+def test_signals_reach_the_worker_and_the_launcher_ends_as_it_did(server):
+    process = launch(server, "-m", "fork_server_worker")
+    worker = started(process)
+    process.stdin.write("sleep\n")
+    process.stdin.flush()
+    process.send_signal(signal.SIGTERM)                         # what Spark's Process.destroy() sends
+    assert process.wait(timeout=30) == -signal.SIGTERM
+    assert _gone(worker["pid"])
+
+
+def test_a_launcher_killed_outright_takes_its_worker_along(server):
+    process = launch(server, "-m", "fork_server_worker")
+    worker = started(process)
+    process.stdin.write("sleep\n")
+    process.stdin.flush()
+    process.kill()
+    process.wait(timeout=30)
+    assert _gone(worker["pid"])
+
+
+@pytest.mark.parametrize("env", [{"PYTHONHASHSEED": "123"}, {"PYTHONOPTIMIZE": "1"}, {"OMP_NUM_THREADS": "4"}])
+def test_a_worker_the_server_cannot_reproduce_starts_its_own_interpreter(server, env):
+    """An interpreter setting from the environment other than the server's: the launcher runs Python itself."""
+    process = launch(server, "-m", "fork_server_worker", env=env)
+    worker = started(process)
+    process.communicate("0\n", timeout=30)
+    assert process.returncode == 0
+    assert worker["pid"] == process.pid and not worker["preloaded"]   # the launcher exec'd the interpreter
+
+
+def test_anything_but_a_module_runs_in_the_interpreter_itself(server):
+    result = subprocess.run([server.launcher, "-c", "import os, sys; print(os.getpid()); sys.exit(4)"],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 4 and result.stdout.strip()
+
+
+def test_without_its_server_a_launcher_starts_its_own_interpreter():
+    server = ForkServer(sys.executable, preload=())
+    try:
+        server.process.kill()
+        server.process.wait(timeout=30)
+        result = subprocess.run([server.launcher, "-m", "json.tool"], input='{"a": 1}', capture_output=True,
+                                text=True, timeout=30)
+        assert result.returncode == 0 and '"a": 1' in result.stdout
+    finally:
+        server.close()
+
+
+def test_the_server_ends_with_the_process_that_started_it():
+    script = ("import sys; from streams_on_spark.runtime.spark.fork_server import ForkServer; "
+              "s = ForkServer(sys.executable, preload=()); print(s.process.pid, flush=True); import os; os._exit(0)")
+    pid = int(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60).stdout)
+    assert _gone(pid)
+
+
+def test_a_local_session_starts_its_workers_through_the_server(monkeypatch):
+    from streams_on_spark.runtime.spark import session
+
+    class Context:
+        _active_spark_context = None
+
+    seen = {}
+    monkeypatch.setattr("pyspark.SparkContext", Context)
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
+    with session._forked_workers():
+        seen["inside"] = os.environ["PYSPARK_PYTHON"]
+    assert seen["inside"] == session._fork_server.launcher      # what the new context keeps as its pythonExec
+    assert os.environ["PYSPARK_PYTHON"] == sys.executable        # and this process's children start Python as before
+    monkeypatch.setenv(session.FORKED_WORKERS, "false")
+    with session._forked_workers():
+        assert os.environ["PYSPARK_PYTHON"] == sys.executable
+
+
+def _gone(pid: int, timeout_s: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.02)
+    return False

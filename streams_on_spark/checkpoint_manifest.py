@@ -11,19 +11,21 @@ resumes each one from its own offsets and state.
 
 A store that moves to another subtopology is not carried over: ``check_upgrade`` calls that unsafe, and the start
 is refused (its state lives in the other subtopology's Spark checkpoint).
+
+The manifest is read and written through the application's
+:class:`~streams_on_spark.runtime.spark.checkpoints.CheckpointLocation` (local, or remote through Spark).
 """
 from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
-from typing import Any, Collection, Mapping, Optional
+from typing import Any, Collection, Mapping, Optional, Union
 
 from streams_on_spark.config import PIPELINE_MODE, TOPOLOGY_OPTIMIZATION, UPGRADE_ALLOW_UNSAFE
-from streams_on_spark.files import replace_file
 from streams_on_spark.errors import TopologyException
+from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
 from streams_on_spark.topology.description import TopologyDescription
 from streams_on_spark.upgrade import UpgradeReport, check_upgrade
 
@@ -83,17 +85,17 @@ class CheckpointManifest:
             raise TopologyException(f"{where} is not a checkpoint manifest this version can read: {e}") from None
 
 
-def read_manifest(location: str, spark: Any = None) -> Optional[CheckpointManifest]:
+def read_manifest(location: Union[CheckpointLocation, str], spark: Any = None) -> Optional[CheckpointManifest]:
     """The manifest under checkpoint ``location``, or None when there is none (a first run, or checkpoints written
-    before manifests existed)."""
-    path = _join(location, MANIFEST)
-    text = _read(path, spark)
-    return None if text is None else CheckpointManifest.from_json(text, path)
+    before manifests existed); a remote location is read through ``spark``."""
+    location = CheckpointLocation.of(location)
+    text = location.read_text(MANIFEST, spark)
+    return None if text is None else CheckpointManifest.from_json(text, location.join(MANIFEST))
 
 
-def write_manifest(location: str, manifest: CheckpointManifest, spark: Any = None) -> None:
-    """Replace the manifest under ``location`` (atomically on a local file system)."""
-    _write(_join(location, MANIFEST), manifest.to_json(), spark)
+def write_manifest(location: Union[CheckpointLocation, str], manifest: CheckpointManifest, spark: Any = None) -> None:
+    """Replace the manifest under ``location`` (atomically on a local file system; a remote one through ``spark``)."""
+    CheckpointLocation.of(location).write_text(MANIFEST, manifest.to_json(), spark)
 
 
 def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDescription,
@@ -212,58 +214,3 @@ def _match_checkpoints(previous: CheckpointManifest, description: TopologyDescri
                      name)
         checkpoints[sid] = name
     return checkpoints
-
-
-def checkpoint_names(location: str, spark: Any = None) -> frozenset[str]:
-    """The subtopology checkpoint directories (``subtopology-*``) under ``location``. A remote one (hdfs://, s3a://,
-    file://) is listed through Spark, by the ``metadata`` file every query's checkpoint holds: what a classic session
-    and a Spark Connect one can both do."""
-    if "://" not in location:
-        return frozenset(name for name in (os.listdir(location) if os.path.isdir(location) else ())
-                         if name.startswith("subtopology-"))
-    pattern = _join(location, "subtopology-*/metadata")
-    try:
-        rows = _session(location, spark).read.text(pattern).select("_metadata.file_path").distinct().collect()
-    except Exception as e:   # pyspark's AnalysisException, classic or Connect
-        if "PATH_NOT_FOUND" in str(e) or "Path does not exist" in str(e):
-            return frozenset()
-        raise
-    return frozenset(str(row[0]).rstrip("/").split("/")[-2] for row in rows)
-
-
-def _join(location: str, name: str) -> str:
-    return location.rstrip("/") + "/" + name if "://" in location else os.path.join(location, name)
-
-
-def _read(path: str, spark: Any) -> Optional[str]:
-    if "://" not in path:
-        try:
-            with open(path, encoding="utf-8") as f:
-                return f.read()
-        except FileNotFoundError:
-            return None
-    try:
-        rows = _session(path, spark).read.option("wholetext", "true").text(path).collect()
-    except Exception as e:   # pyspark's AnalysisException, classic or Connect
-        if "PATH_NOT_FOUND" in str(e) or "Path does not exist" in str(e):
-            return None
-        raise
-    return "".join(row[0] for row in rows) if rows else None
-
-
-def _write(path: str, text: str, spark: Any) -> None:
-    if "://" not in path:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        replace_file(path, text.encode("utf-8"), durable=True)
-        return
-    # one text file in a directory of that name, written by Spark: what a classic session and a Spark Connect one
-    # (which has no JVM on the client) can both do, on any file system Spark's checkpoints are on
-    session = _session(path, spark)
-    session.createDataFrame([(text,)], "value string").coalesce(1).write.mode("overwrite").text(path)
-
-
-def _session(path: str, spark: Any) -> Any:
-    """The session a remote checkpoint (hdfs://, s3a://, file://) is read and written through."""
-    if spark is None:
-        raise TopologyException(f"checkpoint location {path} is remote: it is read through a SparkSession")
-    return spark

@@ -657,15 +657,6 @@ class TaskConfig:
                                           "partitions)")
 
 
-def processing_guarantee(config: Mapping[str, Any]) -> str:
-    """``processing.guarantee``: ``at_least_once`` (the default) or ``exactly_once_v2``, with Kafka's error for
-    anything else (Kafka 4 removed ``exactly_once`` and ``exactly_once_beta``)."""
-    key = STREAMS_CONFIG_KEYS[PROCESSING_GUARANTEE]
-    value = parse_type(PROCESSING_GUARANTEE, config.get(PROCESSING_GUARANTEE, AT_LEAST_ONCE), key.type)
-    key.validator(PROCESSING_GUARANTEE, value)   # type: ignore[misc]
-    return value
-
-
 def internal_long(config: Mapping[str, Any], key: str, default: int) -> int:
     """Kafka's ``InternalConfig.getLong``: a number, or a numeric string (another string is a ``ValueError``, as
     ``Long.parseLong`` throws); a value of any other type is warned about and the default used."""

@@ -26,13 +26,7 @@ import time
 import weakref
 from typing import Any, Callable, Mapping, Optional, Union
 
-from streams_on_spark.checkpoint_manifest import (
-    CheckpointManifest,
-    checkpoint_names,
-    plan_restart,
-    read_manifest,
-    write_manifest,
-)
+from streams_on_spark.checkpoint_manifest import CheckpointManifest, plan_restart, read_manifest, write_manifest
 from streams_on_spark.config import (
     APPLICATION_ID,
     BOOTSTRAP_SERVERS,
@@ -46,10 +40,11 @@ from streams_on_spark.config import (
     TaskConfig,
 )
 from streams_on_spark.connectors.kafka_producer import PRODUCER_CONFIG_NAMES, PRODUCER_PREFIX, producer_settings
-from streams_on_spark.errors import IllegalStateError, StreamsException, TopologyException
+from streams_on_spark.errors import IllegalStateError, StreamsException
 from streams_on_spark.metrics import Metrics
+from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
+from streams_on_spark.runtime.spark.topics import TopicPlanner
 from streams_on_spark.runtime.task import StreamTask
-from streams_on_spark.topology.partitions import TopicLayout, resolve_partition_counts
 from streams_on_spark.topology.topology import Topology
 from streams_on_spark.upgrade import windows_of
 
@@ -188,7 +183,6 @@ class KafkaStreams:
         if self.state is not State.CREATED:
             raise IllegalStateError(f"KafkaStreams can only be started once (state is {self.state.value})")
         builder = self._topology.internal_builder
-        builder.application_id = self.application_id
         kafka = bool(self._config.get(BOOTSTRAP_SERVERS))
         jars: list[str] = []
         if kafka and self._spark is None:
@@ -202,52 +196,27 @@ class KafkaStreams:
                                        f"check {BOOTSTRAP_SERVERS} and that the brokers are up")
             self._connector = self._make_connector(None)
         existing = self._connector.topics() if kafka else self.embedded_topics.topics()
-        missing = [t for t in builder.source_topics() if t not in existing]
-        if missing:
-            raise TopologyException(f"source topics {missing} do not exist (application {self.application_id}); "
-                                    "create them before starting")
-        counts = resolve_partition_counts(builder, existing)
-        pipelines = self._pipelines(builder, counts, kafka)
+        planner = TopicPlanner.for_application(builder, self._task_config, existing)
+        pipelines = self._pipelines(builder, planner, kafka)
         self._pipelined = frozenset(t for p in pipelines for t in p.topics)
-        remote = "://" in self.checkpoint_location   # hdfs://, s3a://: read and created through Spark
-        if not remote:
-            os.makedirs(self.checkpoint_location, exist_ok=True)
-        manifest = None if remote and self._spark is None else self._check_checkpoints(builder, counts)
+        location = CheckpointLocation(self.checkpoint_location)
+        location.ensure_exists()   # a remote one (hdfs://, s3a://) is read and created through Spark
+        manifest = None if location.is_remote and self._spark is None else self._check_checkpoints(planner)
         if self._spark is None:
             from streams_on_spark.runtime.spark import application_session
             self._spark = application_session(self.application_id, jars=jars)
         if manifest is None:
-            manifest = self._check_checkpoints(builder, counts)   # before anything is created or run
+            manifest = self._check_checkpoints(planner)   # before anything is created or run
         if self._connector is None:
             self._connector = self._make_connector(self._spark)
         connector = self._connector
-        for topic in builder.internal_topics:
-            decorated = builder.decorate_topic(topic)
-            if decorated in self._pipelined:   # pipeline mode: Spark's shuffle takes its place
-                continue
-            want = counts[decorated]
-            if decorated in existing and existing[decorated] != want:
-                raise TopologyException(f"repartition topic {decorated} exists with {existing[decorated]} "
-                                        f"partitions, but the topology needs {want}")
-            connector.create_repartition_topic(decorated, want)
-        for topic in builder.output_topics(self._task_config.dead_letter_queue_topic):
-            if topic not in counts:
-                if topic not in existing:
-                    log.warning("sink topic %s does not exist; creating it with 1 partition", topic)
-                    connector.create_topic(topic, 1)
-                counts[topic] = connector.partitions(topic)
-        dynamic = builder.has_topic_name_extractors()
-        if dynamic:   # a TopicNameExtractor may route to any topic that exists now; another is an UnknownTopicException
-            for topic, n in existing.items():
-                counts.setdefault(topic, n)
-        layout = TopicLayout.of(builder, self.application_id, counts, known_topics_only=dynamic)
+        layout = planner.create(connector, skip=self._pipelined)   # pipeline mode: Spark's shuffle replaces those
         from streams_on_spark.runtime.spark import SparkRuntime
-        self._runtime = SparkRuntime(builder, self._task_config, layout, connector, self._spark,
-                                     self.checkpoint_location,
+        self._runtime = SparkRuntime(builder, self._task_config, layout, connector, self._spark, location,
                                      trigger_interval=self._config.get(TRIGGER_INTERVAL, "100 milliseconds"),
                                      checkpoint_names=manifest.checkpoints, pipelines=pipelines,
                                      interactive_queries=StreamsConfig(self._config).get(INTERACTIVE_QUERIES))
-        write_manifest(self.checkpoint_location, manifest, self._spark)
+        write_manifest(location, manifest, self._spark)
         try:
             self._runtime.start()
         except Exception:
@@ -260,19 +229,17 @@ class KafkaStreams:
         log.info("application %s running %d subtopology queries (%s), checkpoints in %s", self.application_id,
                  len(self._runtime.queries), self._task_config.processing_guarantee, self.checkpoint_location)
 
-    def _check_checkpoints(self, builder: Any, counts: Mapping[str, int]) -> CheckpointManifest:
+    def _check_checkpoints(self, planner: TopicPlanner) -> CheckpointManifest:
         """Compare the topology with the one the checkpoints were written for, refusing an unsafe change: the
         manifest of this run, written when it starts (see :mod:`streams_on_spark.checkpoint_manifest`)."""
-        location = self.checkpoint_location
-        existing = checkpoint_names(location, self._spark)
-        topics = [*builder.source_topics(), *builder.internal_topics]
-        partitions = {t: counts[builder.decorate_topic(t)] for t in topics if builder.decorate_topic(t) in counts}
-        return plan_restart(read_manifest(location, self._spark), self._topology.describe(), partitions,
-                            self._config, StreamTask.SNAPSHOT_VERSION, existing,
+        location = CheckpointLocation(self.checkpoint_location)
+        existing = location.checkpoint_names(self._spark)
+        return plan_restart(read_manifest(location, self._spark), self._topology.describe(),
+                            planner.read_partitions(), self._config, StreamTask.SNAPSHOT_VERSION, existing,
                             readable_formats=StreamTask.READABLE_SNAPSHOT_VERSIONS, pipelined=self._pipelined,
                             windows=windows_of(self._topology))
 
-    def _pipelines(self, builder: Any, counts: Mapping[str, int], kafka: bool) -> list:
+    def _pipelines(self, builder: Any, planner: TopicPlanner, kafka: bool) -> list:
         """Pipeline mode's fused subtopologies (none unless ``pipeline.mode=true``; see
         :mod:`streams_on_spark.runtime.spark.pipeline`)."""
         if not StreamsConfig(self._config).get(PIPELINE_MODE):
@@ -282,7 +249,7 @@ class KafkaStreams:
                         "positions of the topics it reads): every subtopology keeps its own query", PIPELINE_MODE)
             return []
         from streams_on_spark.runtime.spark.pipeline import plan_pipelines
-        return plan_pipelines(builder, self._task_config, TopicLayout.of(builder, self.application_id, counts))
+        return plan_pipelines(builder, self._task_config, planner.layout())
 
     def _running(self) -> Any:
         if self.state is not State.RUNNING or self._runtime is None:

@@ -16,13 +16,12 @@ Stop the application first. ``dry_run=True`` only lists what would go. A reset i
 from __future__ import annotations
 
 import logging
-import os
-import shutil
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from streams_on_spark.config import APPLICATION_ID, BOOTSTRAP_SERVERS, EMBEDDED_TOPICS_DIR
 from streams_on_spark.kafka_streams import checkpoint_location, client_config
+from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +61,8 @@ def reset_application(config: Mapping[str, Any], *, dry_run: bool = False) -> Re
     application_id = config.get(APPLICATION_ID)
     if not isinstance(application_id, str) or not application_id:
         raise ValueError(f"Missing required configuration '{APPLICATION_ID}'")
-    checkpoints = checkpoint_location(config)
-    local = "://" not in checkpoints
-    has_checkpoints = os.path.exists(checkpoints) if local else True
+    location = CheckpointLocation(checkpoint_location(config))
+    has_checkpoints = location.may_exist()
     bootstrap = config.get(BOOTSTRAP_SERVERS)
     if bootstrap:
         from streams_on_spark.connectors.kafka import KafkaConnector
@@ -87,22 +85,17 @@ def reset_application(config: Mapping[str, Any], *, dry_run: bool = False) -> Re
             for topic in topics:
                 embedded.delete_topic(topic)
     if has_checkpoints and not dry_run:
-        if local:
-            shutil.rmtree(checkpoints)
-        else:
-            _delete_remote(checkpoints)
-    result = ResetResult(application_id, topics, checkpoints if has_checkpoints else None, group, dry_run)
+        location.delete(_active_session(location) if location.is_remote else None)
+    result = ResetResult(application_id, topics, location.path if has_checkpoints else None, group, dry_run)
     log.info("%s", result)
     return result
 
 
-def _delete_remote(path: str) -> None:
-    """Delete a checkpoint on a Hadoop file system (hdfs://, s3a://) through Spark's JVM."""
+def _active_session(location: CheckpointLocation) -> Any:
+    """The active SparkSession a remote checkpoint location is deleted through (hdfs://, s3a://)."""
     from pyspark.sql import SparkSession
     spark = SparkSession.getActiveSession()
     if spark is None:
-        raise ValueError(f"checkpoint.location {path} is remote: reset it from a Spark application (an active "
+        raise ValueError(f"checkpoint.location {location} is remote: reset it from a Spark application (an active "
                          "SparkSession), or delete it with your file system's tools")
-    from streams_on_spark.runtime.spark.checkpoints import hadoop_file_system
-    fs, hadoop_path = hadoop_file_system(path, spark)
-    fs.delete(hadoop_path, True)
+    return spark

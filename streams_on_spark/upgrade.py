@@ -25,10 +25,8 @@ from streams_on_spark.config import APPLICATION_ID, TOPOLOGY_OPTIMIZATION
 from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
 from streams_on_spark.dsl.windows import JoinWindows, SessionWindows, SlidingWindows, TimeWindows
 from streams_on_spark.errors import bad_argument, require_instance, require_int
-from streams_on_spark.processor.joins import KStreamKStreamJoin
 from streams_on_spark.topology.builder import ProcessorNodeSpec
 from streams_on_spark.topology.description import Node, Processor, Sink, Source, TopologyDescription
-from streams_on_spark.topology.graph import DslSupplier
 from streams_on_spark.topology.topology import Topology
 
 log = logging.getLogger(__name__)
@@ -95,7 +93,7 @@ class UpgradeReport:
 
 @dataclass(frozen=True)
 class _Windows:
-    """The time parameters of one stateful operator, read from a Topology built by the DSL."""
+    """The time parameters of one stateful operator (its node spec's ``OperatorWindows``) and the processor's name."""
 
     kind: str                 # "aggregation", "join" or "suppression"
     spec: Any                 # TimeWindows / SlidingWindows / SessionWindows / JoinWindows / Suppressed
@@ -187,22 +185,11 @@ def _group(group_id: int, nodes: list[Node], is_global: bool) -> _Group:
 
 
 def _windows_of(topology: Topology) -> dict[str, list[_Windows]]:
-    """Store name -> the windows of the operators using it, read from the DSL's processor suppliers."""
+    """Store name -> the windows of the operators using it, from their node specs' ``windows``."""
     out: dict[str, list[_Windows]] = {}
     for spec in topology.internal_builder.node_factories.values():
-        supplier = getattr(spec, "supplier", None)
-        if not isinstance(spec, ProcessorNodeSpec) or not isinstance(supplier, DslSupplier):
-            continue
-        found: Optional[_Windows] = None
-        if supplier.factory is KStreamKStreamJoin and all(isinstance(a, int) for a in supplier.args[2:5]):
-            before_ms, after_ms, grace_ms = supplier.args[2:5]   # (name, store, before, after, grace, ...)
-            found = _Windows("join", JoinWindows(before_ms, after_ms, grace_ms), spec.name)
-        for arg in supplier.args:
-            if isinstance(arg, (TimeWindows, SlidingWindows, SessionWindows)):
-                found = _Windows("aggregation", arg, spec.name)
-            elif isinstance(arg, Suppressed):
-                found = _Windows("suppression", arg, spec.name)
-        if found is not None:
+        if isinstance(spec, ProcessorNodeSpec) and spec.windows is not None:
+            found = _Windows(spec.windows.kind, spec.windows.spec, spec.name)
             for store in spec.stores:
                 out.setdefault(store, []).append(found)
     return out

@@ -10,7 +10,7 @@ import datetime
 import logging
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Optional, TypeVar
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +26,7 @@ __all__ = [
     "LONG_MIN",
     "NO_GRACE_PERIOD",
     "DEPRECATED_DEFAULT_24_HR_GRACE_PERIOD",
+    "OperatorWindows",
 ]
 K = TypeVar("K")
 
@@ -196,3 +197,43 @@ class Windowed(Generic[K]):
 
     def __str__(self) -> str:
         return f"[{self.key}@{self.window.start}/{self.window.end}]"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# A stateful operator's time parameters
+
+OPERATOR_WINDOW_KINDS = ("aggregation", "join", "suppression")
+
+
+@dataclass(frozen=True)
+class OperatorWindows:
+    """A stateful DSL operator's time parameters, carried by its supplier and its topology node: its processor is
+    built from them and the upgrade check compares them. ``spec`` is the user's ``TimeWindows``/``SlidingWindows``/
+    ``SessionWindows`` (an aggregation), ``JoinWindows`` (a join) or ``Suppressed`` (a suppression); ``grace_ms`` the
+    window's grace, for a suppression the close delay of the windows upstream (None unless it waits for them)."""
+
+    kind: str
+    spec: Any
+    grace_ms: Optional[int]
+
+    def __post_init__(self) -> None:
+        if self.kind not in OPERATOR_WINDOW_KINDS:
+            raise ValueError(f"OperatorWindows kind must be one of {list(OPERATOR_WINDOW_KINDS)}, got {self.kind!r}")
+        if self.spec is None:
+            raise ValueError(f"OperatorWindows of a {self.kind} needs its window specification, got None")
+
+    @classmethod
+    def aggregation(cls, windows: Any) -> "OperatorWindows":
+        """A windowed aggregation's windows (time, sliding or session)."""
+        return cls("aggregation", windows, windows.grace_ms)
+
+    @classmethod
+    def join(cls, windows: Any) -> "OperatorWindows":
+        """A stream-stream join's ``JoinWindows`` (both sides carry the same; each reads its own bounds)."""
+        return cls("join", windows, windows.grace_ms)
+
+    @classmethod
+    def suppression(cls, suppressed: Any, grace_ms: Optional[int]) -> "OperatorWindows":
+        """A suppression's ``Suppressed`` and the close delay of the windows upstream (None unless it waits for
+        them to close)."""
+        return cls("suppression", suppressed, grace_ms)

@@ -179,7 +179,7 @@ class CogroupedKStream:
             store_builder = None if agg_nodes else make_store(m, store, key_serde, m.value_serde)
             store_names = [store] if agg_nodes else ()
             node = (ProcessorGraphNode(name, supplier, store_builder, store_names) if windows is None
-                    else GracePeriodGraphNode(name, supplier, windows, store_builder, store_names))
+                    else GracePeriodGraphNode(name, supplier, store_builder, store_names))
             self._builder.add_graph_node(parents[key], node)
             agg_nodes.append(node)
         merge_name = self._builder.suffixed_or_generate(None if named is None else named.name, "-cogroup-merge",

@@ -18,6 +18,7 @@ from streams_on_spark.state.outer_join_store import OuterJoinStoreBuilder
 from streams_on_spark.state.stores import ValueAndTimestamp
 from streams_on_spark.state.versioned import VersionedKeyValueStore
 from streams_on_spark.topology.graph import DslSupplier, GraphNode, InternalStreamsBuilder, ProcessorGraphNode
+from streams_on_spark.window import OperatorWindows
 
 if TYPE_CHECKING:  # pragma: no cover
     from streams_on_spark.dsl.kstream import KStream
@@ -157,7 +158,7 @@ def value_getter(table: "KTable") -> Any:
         store_name = supplier.args[0]
         return StoreGetter(store_name) if store_name is not None else table._joined_getter
     if factory is KTableSuppress:
-        return SuppressedGetter(supplier.args[1], value_getter(table._parent))
+        return SuppressedGetter(supplier.args[0], value_getter(table._parent))
     store = table._join_store or table.queryable_store_name
     if store is not None:
         return StoreGetter(store)
@@ -176,8 +177,8 @@ class StreamStreamJoinNode(GraphNode):
 
     def write(self, builder: Any) -> None:
         (this_name, this_supplier, this_windowed), (other_name, other_supplier, other_windowed) = self.this, self.other
-        builder.add_processor(this_name, this_supplier, [this_windowed])
-        builder.add_processor(other_name, other_supplier, [other_windowed])
+        builder.add_processor(this_name, this_supplier, [this_windowed], this_supplier.windows)
+        builder.add_processor(other_name, other_supplier, [other_windowed], other_supplier.windows)
         builder.add_processor(self.name, DslSupplier(processors.PassThrough), [this_name, other_name])
         builder.add_state_store(self.this_store, [this_windowed, other_name])
         builder.add_state_store(self.other_store, [other_windowed, this_name])
@@ -265,13 +266,11 @@ def stream_stream_join(this: "KStream", other: "KStream", joiner: Callable[..., 
                                              DslSupplier(join_processors.KStreamJoinWindow, other_store_name))
     builder.add_graph_node(other._node, other_windowed_node)
     outer_name_opt = None if outer_store is None else outer_store.name
-    g = windows.grace_ms
-    this_supplier = DslSupplier(join_processors.KStreamKStreamJoin, this_generated, other_store_name, windows.before_ms,
-                                windows.after_ms, g, joiner, left_outer, True, outer_name_opt, windows.before_ms,
-                                windows.after_ms)
-    other_supplier = DslSupplier(join_processors.KStreamKStreamJoin, this_generated, this_store_name, windows.after_ms,
-                                 windows.before_ms, g, joiner, right_outer, False, outer_name_opt, windows.before_ms,
-                                 windows.after_ms)
+    join_windows = OperatorWindows.join(windows)   # each side reads its own bounds from them
+    this_supplier = DslSupplier(join_processors.KStreamKStreamJoin, this_generated, other_store_name, joiner, left_outer,
+                                True, outer_name_opt, windows=join_windows)
+    other_supplier = DslSupplier(join_processors.KStreamKStreamJoin, this_generated, this_store_name, joiner,
+                                 right_outer, False, outer_name_opt, windows=join_windows)
     node = StreamStreamJoinNode(merge_name, (this_name, this_supplier, this_windowed),
                                 (other_name, other_supplier, other_windowed), this_store, other_store, outer_store)
     node.relaxed_null_keys = left_outer or right_outer

@@ -13,6 +13,7 @@ from streams_on_spark.state.factory import Stores
 from streams_on_spark.state.stores import TimestampedKeyValueStoreBuilder
 from streams_on_spark.state.versioned import VersionedBytesStoreSupplier, VersionedKeyValueStoreBuilder
 from streams_on_spark.topology.graph import DslSupplier, GraphNode, InternalStreamsBuilder, ProcessorGraphNode
+from streams_on_spark.window import OperatorWindows
 
 if TYPE_CHECKING:  # pragma: no cover
     from streams_on_spark.dsl.grouped import KGroupedTable
@@ -203,7 +204,7 @@ class KTable(AbstractStream):
             "KTABLE-SUPPRESS-")
         if suppressed.name is None:   # KIP-1111: Kafka records only the buffer's changelog
             self._builder.add_implicit_names(store, suppressed.buffer_config.logging_enabled, changelog_only=True)
-        supplier = DslSupplier(KTableSuppress, suppressed, store, grace)
+        supplier = DslSupplier(KTableSuppress, store, windows=OperatorWindows.suppression(suppressed, grace))
         self.enable_sending_old_values(True)  # Kafka's supplier: the buffer keeps old values for its view
         buffer = SuppressionBufferBuilder(store, self.key_serde, self.value_serde,
                                           suppressed.buffer_config.logging_enabled)

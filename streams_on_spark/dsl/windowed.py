@@ -13,6 +13,7 @@ from streams_on_spark.processor.dsl import count_adder, count_initializer
 from streams_on_spark.serde import Serdes
 from streams_on_spark.serde.windowed import WindowedSerdes
 from streams_on_spark.topology.graph import DslSupplier, GracePeriodGraphNode, GraphNode
+from streams_on_spark.window import OperatorWindows
 
 if TYPE_CHECKING:  # pragma: no cover
     from streams_on_spark.dsl.grouped import CogroupedKStream, KGroupedStream
@@ -155,10 +156,10 @@ class _WindowedAggregations(ABC):
         value_serde = m.value_serde if m.value_serde is not None else value_serde_default
         name = self._builder.name_or_generate(None if named is None else named.name, prefix)
         parent, source_nodes = self._grouped._repartition_if_required(store, m.name is not None)
-        supplier = DslSupplier(type(self).processor, self.windows, store, self._emit_strategy, *functions)
-        node = GracePeriodGraphNode(name, supplier, self.windows,
-                                    type(self).store_builder(m, store, self.windows, key_serde, value_serde,
-                                                             self._emit_strategy))
+        supplier = DslSupplier(type(self).processor, store, self._emit_strategy, *functions,
+                               windows=OperatorWindows.aggregation(self.windows))
+        node = GracePeriodGraphNode(name, supplier, type(self).store_builder(m, store, self.windows, key_serde,
+                                                                             value_serde, self._emit_strategy))
         self._builder.add_graph_node(parent, node)
         windowed_key_serde = None if key_serde is None else type(self).windowed_serde(self.windows, key_serde)
         return KTable(self._builder, name, windowed_key_serde, value_serde, source_nodes, m.name, supplier, node)
@@ -242,8 +243,8 @@ class _WindowedCogroupedKStream:
         kind, windows = type(self), self.windows
         return self._cogrouped._build(
             initializer, named, materialized,
-            lambda store, aggregator, name: DslSupplier(kind.processor, windows, store, _ON_UPDATE, initializer,
-                                                        aggregator, *merger, name),
+            lambda store, aggregator, name: DslSupplier(kind.processor, store, _ON_UPDATE, initializer, aggregator,
+                                                        *merger, name, windows=OperatorWindows.aggregation(windows)),
             lambda m, store, key_serde, value_serde: kind.store_builder(m, store, windows, key_serde, value_serde),
             lambda key_serde: kind.windowed_serde(windows, key_serde), windows)
 
@@ -295,7 +296,7 @@ def _extract_grace_period(node: GraphNode) -> Optional[int]:
     from streams_on_spark.dsl.windows import SessionWindows
     if not isinstance(node, GracePeriodGraphNode):
         return None
-    windows = node.windows
+    windows = node.windows.spec
     if isinstance(windows, SessionWindows):
         return windows.grace_ms + windows.inactivity_gap_ms
     return windows.grace_ms

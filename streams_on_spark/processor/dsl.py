@@ -571,19 +571,4 @@ class CogroupMerge(_Stateless):
         self.forward(record)
 
 
-class GlobalStoreUpdater(Processor):
-    """The processor of ``global_table``: puts every record into the global store."""
-
-    def __init__(self, store_name: str) -> None:
-        self.store_name = store_name
-
-    def init(self, context: ProcessorContext) -> None:
-        self.store = context.get_state_store(self.store_name)
-
-    def process(self, record: Record) -> None:
-        if record.key is None:
-            return
-        self.store.put(record.key, ValueAndTimestamp.make(record.value, record.timestamp))
-
-
 __all__ = ["Change", "KeyValue"]

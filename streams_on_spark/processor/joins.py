@@ -20,6 +20,7 @@ from streams_on_spark.processor.api import Processor, ProcessorContext, Record
 from streams_on_spark.change import make_change
 from streams_on_spark.processor.dsl import Change, drop_record, forward_on_flush, skip_out_of_order_join_update
 from streams_on_spark.state.stores import ValueAndTimestamp
+from streams_on_spark.window import OperatorWindows
 
 log = logging.getLogger(__name__)
 MAX_TIME = 2**63 - 1
@@ -92,13 +93,15 @@ class KStreamKStreamJoin(Processor):
     its window end plus grace (records already too late for that are emitted at once).
     """
 
-    def __init__(self, join_name: str, other_store: str, before_ms: int, after_ms: int, grace_ms: int,
-                 joiner: Callable[[Any, Any, Any], Any], outer: bool, is_left_side: bool,
-                 outer_store: Optional[str], window_before_ms: int, window_after_ms: int) -> None:
+    def __init__(self, join_name: str, other_store: str, joiner: Callable[[Any, Any, Any], Any], outer: bool,
+                 is_left_side: bool, outer_store: Optional[str], *, windows: OperatorWindows) -> None:
+        join_windows = windows.spec   # the user's JoinWindows: the right side looks the other way
         self.join_name, self.other_store_name = join_name, other_store
-        self.before_ms, self.after_ms, self.grace_ms = before_ms, after_ms, grace_ms
+        self.window_before_ms, self.window_after_ms = join_windows.before_ms, join_windows.after_ms
+        self.before_ms, self.after_ms = ((join_windows.before_ms, join_windows.after_ms) if is_left_side
+                                         else (join_windows.after_ms, join_windows.before_ms))
+        self.grace_ms = windows.grace_ms
         self.joiner, self.outer, self.is_left_side, self.outer_store_name = joiner, outer, is_left_side, outer_store
-        self.window_before_ms, self.window_after_ms = window_before_ms, window_after_ms
 
     def init(self, context: ProcessorContext) -> None:
         self.context, self.forward = context, context.forward

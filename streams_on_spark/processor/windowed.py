@@ -22,7 +22,7 @@ from streams_on_spark.errors import StreamsException
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record
 from streams_on_spark.processor.dsl import Change, drop_record, forward_on_flush
 from streams_on_spark.state.stores import ValueAndTimestamp
-from streams_on_spark.window import SessionWindow, TimeWindow, Windowed
+from streams_on_spark.window import OperatorWindows, SessionWindow, TimeWindow, Windowed
 
 log = logging.getLogger(__name__)
 UNKNOWN = -1
@@ -86,9 +86,10 @@ class _WindowedAggregate(Processor):
     The last emit close time is the processor metadata under the store name (Kafka's ``processorMetadataForKey``).
     """
 
-    def __init__(self, windows: Any, store_name: str, emit_strategy: EmitStrategy, initializer: Callable[[], Any],
-                 aggregator: Callable[[Any, Any, Any], Any], stream_time_of: Optional[str] = None) -> None:
-        self.windows, self.store_name = windows, store_name
+    def __init__(self, store_name: str, emit_strategy: EmitStrategy, initializer: Callable[[], Any],
+                 aggregator: Callable[[Any, Any, Any], Any], stream_time_of: Optional[str] = None, *,
+                 windows: OperatorWindows) -> None:
+        self.windows, self.store_name = windows.spec, store_name
         # a cogroup's inputs share the store but each observes its own stream time, as each of Kafka's processors
         self.stream_time_key = store_name if stream_time_of is None else f"{store_name}:{stream_time_of}"
         self.emit_final = emit_strategy.type() is StrategyType.ON_WINDOW_CLOSE
@@ -204,10 +205,10 @@ class KStreamSessionWindowAggregate(_WindowedAggregate):
     """Session windows: merge every session within the inactivity gap of the record into one; merged sessions
     are deleted (forwarded as tombstones) and the new session is forwarded with its end as timestamp."""
 
-    def __init__(self, windows: Any, store_name: str, emit_strategy: EmitStrategy, initializer: Callable[[], Any],
+    def __init__(self, store_name: str, emit_strategy: EmitStrategy, initializer: Callable[[], Any],
                  aggregator: Callable[[Any, Any, Any], Any], merger: Callable[[Any, Any, Any], Any],
-                 stream_time_of: Optional[str] = None) -> None:
-        super().__init__(windows, store_name, emit_strategy, initializer, aggregator, stream_time_of)
+                 stream_time_of: Optional[str] = None, *, windows: OperatorWindows) -> None:
+        super().__init__(store_name, emit_strategy, initializer, aggregator, stream_time_of, windows=windows)
         self.merger = merger
 
     def _emit(self, windowed: Any, old: Any, new: Any) -> None:
@@ -274,9 +275,10 @@ class KTableSuppress(Processor):
     Time limit: the buffer time is the record timestamp.
     """
 
-    def __init__(self, suppressed: Any, store_name: str, grace_ms: Optional[int]) -> None:
+    def __init__(self, store_name: str, *, windows: OperatorWindows) -> None:
+        suppressed = windows.spec
         self.suppressed, self.store_name = suppressed, store_name
-        self.wait_ms = grace_ms if suppressed.final_results else suppressed.time_to_wait_ms
+        self.wait_ms = windows.grace_ms if suppressed.final_results else suppressed.time_to_wait_ms
 
     def init(self, context: ProcessorContext) -> None:
         self.context, self.forward = context, context.forward

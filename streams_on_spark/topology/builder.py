@@ -16,6 +16,7 @@ from streams_on_spark.timestamp_extractors import timestamp_extractor as resolve
 from streams_on_spark.processor.api import topic_name_extractor
 from streams_on_spark.topology import description as descriptions
 from streams_on_spark.topology.java_order import hash_set_order
+from streams_on_spark.window import OperatorWindows
 
 log = logging.getLogger(__name__)
 
@@ -31,10 +32,13 @@ class SourceNodeSpec:
 
 @dataclass
 class ProcessorNodeSpec:
+    """A processor: its supplier, the stores it uses and (a windowed DSL operator's) time parameters."""
+
     name: str
     predecessors: list[str]
     supplier: Callable[[], Any]
     stores: list[str] = field(default_factory=list)
+    windows: Optional[OperatorWindows] = None
 
 
 @dataclass
@@ -216,14 +220,18 @@ class InternalTopologyBuilder:
         self._grouper.unite(name, predecessors)
         self._node_groups = None
 
-    def add_processor(self, name: str, supplier: Callable[[], Any], predecessors: list[str]) -> None:
+    def add_processor(self, name: str, supplier: Callable[[], Any], predecessors: list[str],
+                      windows: Optional[OperatorWindows] = None) -> None:
+        """Add processor ``name`` after ``predecessors``; ``windows``: a windowed DSL operator's time parameters."""
         _require(name, "name must not be null")
         _require(supplier, "supplier must not be null")
         check_supplier(supplier)
         if name in self.node_factories:
             raise TopologyException(f"Processor {name} is already added.")
         self._known_predecessors(name, predecessors)
-        self.node_factories[name] = ProcessorNodeSpec(name, list(predecessors), supplier)
+        if windows is not None and not isinstance(windows, OperatorWindows):
+            raise TopologyException(f"Processor {name}: windows must be OperatorWindows, got {type(windows).__name__}")
+        self.node_factories[name] = ProcessorNodeSpec(name, list(predecessors), supplier, windows=windows)
         self._grouper.add(name)
         self._grouper.unite(name, predecessors)
         self._node_groups = None
@@ -325,11 +333,6 @@ class InternalTopologyBuilder:
 
     def copartition_sources(self, source_nodes: Iterable[str]) -> None:
         self.copartition_source_groups.append(list(source_nodes))
-
-    def maybe_update_copartition_source_groups(self, replaced: str, optimized: str) -> None:
-        for group in self.copartition_source_groups:
-            if replaced in group:
-                group[group.index(replaced)] = optimized
 
     def _validate_topic_not_registered(self, topic: str) -> None:
         if topic in self.raw_source_topics or topic in self.global_topics:

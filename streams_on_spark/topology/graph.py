@@ -20,6 +20,7 @@ from streams_on_spark.config import (
 from streams_on_spark.errors import StreamsException, TopologyException
 from streams_on_spark.processor import dsl as processors
 from streams_on_spark.topology.builder import InternalResourcesNaming, InternalTopologyBuilder
+from streams_on_spark.window import OperatorWindows
 
 REPARTITION_SUFFIX = "-repartition"
 _GENERATED = re.compile(r"KSTREAM.*-[0-9]{10}")
@@ -27,15 +28,19 @@ _GENERATED = re.compile(r"KSTREAM.*-[0-9]{10}")
 
 class DslSupplier:
     """A DSL processor's factory, whose two table settings may still change until the topology is built: whether it
-    sends old values (Kafka's ``enableSendingOldValues``) and the store a table source materializes into."""
+    sends old values (Kafka's ``enableSendingOldValues``) and the store a table source materializes into. A windowed
+    operator's ``windows`` reach its processor as the keyword ``windows`` and its node spec as a field."""
 
-    def __init__(self, factory: Callable[..., Any], *args: Any, queryable_name: Optional[str] = None) -> None:
+    def __init__(self, factory: Callable[..., Any], *args: Any, queryable_name: Optional[str] = None,
+                 windows: Optional[OperatorWindows] = None) -> None:
         self.factory, self.args = factory, args
         self.send_old_values = False
         self.queryable_name = queryable_name
+        self.windows = windows
 
     def __call__(self) -> Any:
-        processor = self.factory(*self.args)
+        processor = self.factory(*self.args) if self.windows is None else self.factory(*self.args,
+                                                                                        windows=self.windows)
         if self.send_old_values:
             processor.send_old_values = True
         if self.queryable_name is not None:
@@ -98,8 +103,13 @@ class ProcessorGraphNode(GraphNode):
         self.store_builder = store_builder
         self.store_names = list(store_names)
 
+    @property
+    def windows(self) -> Optional[OperatorWindows]:
+        """The operator's time parameters: its DSL supplier's (a Processor API processor has none)."""
+        return self.supplier.windows if isinstance(self.supplier, DslSupplier) else None
+
     def write(self, builder: InternalTopologyBuilder) -> None:
-        builder.add_processor(self.name, self.supplier, self.parent_names())
+        builder.add_processor(self.name, self.supplier, self.parent_names(), self.windows)
         if self.store_names:
             builder.connect_processor_and_state_stores(self.name, self.store_names)
         if self.store_builder is not None:
@@ -110,10 +120,11 @@ class GracePeriodGraphNode(ProcessorGraphNode):
     """A windowed aggregation's processor: ``suppress(until_window_closes)`` downstream reads its windows' grace
     (Kafka's ``GracePeriodGraphNode``)."""
 
-    def __init__(self, name: str, supplier: Callable[[], Any], windows: Any, store_builder: Any = None,
+    def __init__(self, name: str, supplier: DslSupplier, store_builder: Any = None,
                  store_names: Iterable[str] = ()) -> None:
+        if supplier.windows is None or supplier.windows.kind != "aggregation":
+            raise TopologyException(f"GracePeriodGraphNode {name} needs a windowed aggregation's supplier")
         super().__init__(name, supplier, store_builder, store_names)
-        self.windows = windows
 
 
 class TableSourceMaterializingNode(ProcessorGraphNode):

@@ -2,7 +2,8 @@
 
 One concern per module: ``session`` (which SparkSession), ``task_function`` (one task on one micro-batch),
 ``output`` (how a task's records leave it), ``sink`` (the driver's per-batch commit), ``runtime`` (the queries,
-quiescence), ``engine`` (the test driver's Spark mode), ``clock``, ``slots`` and ``errors``.
+quiescence), ``engine`` (the test driver's Spark mode), ``checkpoints`` (the checkpoint location), ``topics`` (the
+topic planner), ``clock``, ``slots`` and ``errors``.
 """
 from __future__ import annotations
 

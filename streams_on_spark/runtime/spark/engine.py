@@ -13,13 +13,14 @@ from streams_on_spark.connectors.embedded_connector import EmbeddedTopicsConnect
 from streams_on_spark.connectors.records import ProducerRecord
 from streams_on_spark.metrics import Metrics, TaskSensors
 from streams_on_spark.processor.api import TaskId
+from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
 from streams_on_spark.runtime.spark.clock import MockClock
 from streams_on_spark.runtime.spark.runtime import SparkRuntime
 from streams_on_spark.runtime.spark.session import local_session
+from streams_on_spark.runtime.spark.topics import TopicPlanner
 from streams_on_spark.runtime.spark.user_code import ship_user_code
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.topology.builder import InternalTopologyBuilder
-from streams_on_spark.topology.partitions import TopicLayout, driver_partition_counts
 
 
 # How often the driver's queries look for input. Each pipe waits for a query's next trigger to start its batch, and
@@ -50,21 +51,17 @@ class SparkEngine:
         config.check_micro_batches()
         self.multi_partition = multi_partition
         self.wall_clock_ms = wall_clock_ms
-        topology.application_id = config.application_id
         self.topology = topology
-        counts = driver_partition_counts(topology, declared, multi_partition)
-        for topic in topology.output_topics(config.dead_letter_queue_topic):
-            counts.setdefault(topic, declared.get(topic, 1))
-        self.layout = TopicLayout.of(topology, config.application_id, counts)
+        planner = TopicPlanner.for_driver(topology, config, declared, multi_partition)
         self.spark = spark if spark is not None else local_session(f"{config.application_id}-driver")
         self.embedded = EmbeddedTopics()
-        for topic, n in self.layout.partitions.items():
-            self.embedded.create_topic(topic, n)
+        connector = EmbeddedTopicsConnector(self.embedded, self.spark)
+        self.layout = planner.create(connector)
         self.captured: dict[str, Any] = {}
         self.produced_topics: set[str] = set()
         self.checkpoints = tempfile.mkdtemp(prefix=f"{config.application_id}-checkpoints-")
-        self.runtime = SparkRuntime(topology, config, self.layout, EmbeddedTopicsConnector(self.embedded, self.spark),
-                                    self.spark, self.checkpoints, on_output=self._capture,
+        self.runtime = SparkRuntime(topology, config, self.layout, connector, self.spark,
+                                    CheckpointLocation(self.checkpoints), on_output=self._capture,
                                     clock=MockClock(wall_clock_ms), driver_task=not multi_partition,
                                     trigger_interval=TRIGGER_INTERVAL)
         self._sources = {t for s in topology.subtopologies() for t in s.source_topics} | set(topology.global_topics)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime
 import json
 import logging
-import os
 import threading
 import time
 import uuid
@@ -26,7 +25,7 @@ from streams_on_spark.connectors.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError, StreamsException
 from streams_on_spark.metrics import CONSUMER_FETCH_GROUP, THREAD_GROUP, MetricName, Metrics, Sensor, TaskSensors
 from streams_on_spark.processor.api import TaskId
-from streams_on_spark.runtime.spark.checkpoints import relocate_state_schema_paths
+from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
 from streams_on_spark.runtime.spark.clock import TICK, MockClock
 from streams_on_spark.runtime.spark.errors import query_error
 from streams_on_spark.runtime.spark.output import QueryableOutput, ReturnedOutput, TaskOutput, WrittenOutput
@@ -58,7 +57,7 @@ class SparkRuntime:
     """
 
     def __init__(self, topology: InternalTopologyBuilder, config: TaskConfig, layout: TopicLayout,
-                 connector: Connector, spark: Any, checkpoint_dir: str, *,
+                 connector: Connector, spark: Any, checkpoint_dir: CheckpointLocation | str, *,
                  on_output: Optional[Callable[[list[ProducerRecord]], None]] = None,
                  trigger_interval: str = "100 milliseconds", clock: Optional[MockClock] = None,
                  checkpoint_names: Optional[Mapping[int, str]] = None, driver_task: bool = False,
@@ -73,8 +72,8 @@ class SparkRuntime:
         self.layout = layout
         self.connector = connector
         self.spark = spark
-        self.checkpoint_dir = checkpoint_dir
-        # each subtopology's checkpoint directory under checkpoint_dir (KafkaStreams matches them across upgrades)
+        self.checkpoint_location = CheckpointLocation.of(checkpoint_dir)
+        # each subtopology's checkpoint directory under the location (KafkaStreams matches them across upgrades)
         self.checkpoint_names = dict(checkpoint_names or {})
         self.on_output = on_output
         self.trigger_interval = trigger_interval
@@ -116,9 +115,12 @@ class SparkRuntime:
     def query_name(self, subtopology_id: int) -> str:
         return f"{self.layout.application_id}-subtopology-{subtopology_id}"
 
+    def checkpoint_name(self, subtopology_id: int) -> str:
+        """The name of the subtopology's checkpoint directory under the location."""
+        return self.checkpoint_names.get(subtopology_id, f"subtopology-{subtopology_id}")
+
     def checkpoint(self, subtopology_id: int) -> str:
-        name = self.checkpoint_names.get(subtopology_id, f"subtopology-{subtopology_id}")
-        return os.path.join(self.checkpoint_dir, name)
+        return self.checkpoint_location.join(self.checkpoint_name(subtopology_id))
 
     def _whole_batch_topics(self) -> dict[int, list[str]]:
         """Query -> the repartition topics it alone writes and another query reads: read downstream in its whole
@@ -189,7 +191,7 @@ class SparkRuntime:
         stream = frame.groupBy("slot").transformWithStateInPandas(fn.processor(), fn.output.schema, "Append",
                                                                   time_mode)
         name = self.query_name(sid)
-        relocate_state_schema_paths(self.checkpoint(sid))
+        self.checkpoint_location.relocate_state_schema_paths(self.checkpoint_name(sid))
         if self.on_output is not None:
             sink: Any = DriverAppend(self.connector.writer(), self.on_output, name, self._driver_topic)
         elif is_spark_connect(self.spark):
@@ -395,7 +397,7 @@ class SparkRuntime:
         tasks = fn.task_count()
         saved: dict[int, SavedTask] = {}
         changes: dict[int, list[Changes]] = {}
-        if os.path.isdir(os.path.join(path, "state")) if "://" not in path else self._has_state(path):
+        if self.checkpoint_location.has_state(self.checkpoint_name(subtopology_id), self.spark):
             self.spark.streams.active  # noqa: B018 - creates the state store coordinator the RocksDB reader needs
 
             def read(state_variable: str) -> list:
@@ -417,16 +419,6 @@ class SparkRuntime:
             state = saved.get(p)
             out[p] = (-1, None, tables) if state is None else (state.version, bytes(state.snapshot), tables)
         return out
-
-    def _has_state(self, path: str) -> bool:
-        """Whether a remote checkpoint (hdfs://, s3a://, file://) holds state yet, asked through Spark."""
-        try:
-            return bool(self.spark.read.format("binaryFile").option("recursiveFileLookup", "true")
-                        .load(path.rstrip("/") + "/state").limit(1).count())
-        except Exception as e:   # no state directory yet
-            if "PATH_NOT_FOUND" in str(e) or "Path does not exist" in str(e):
-                return False
-            raise
 
 
 class RuntimeMetrics:

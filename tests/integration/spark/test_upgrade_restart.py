@@ -19,7 +19,8 @@ from streams_on_spark import (
     StreamsBuilder,
     TopologyException,
 )
-from streams_on_spark.checkpoint_manifest import MANIFEST, checkpoint_names
+from streams_on_spark.checkpoint_manifest import MANIFEST
+from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.connectors.records import ProducerRecord
 
@@ -150,8 +151,9 @@ def test_a_remote_location_lists_its_checkpoints_so_a_new_subtopology_takes_a_fr
     with KafkaStreams(word_count(named=True, upgraded=False), remote, spark) as streams:
         streams.start()
         streams.process_all_available()
-    assert checkpoint_names(remote["checkpoint.location"], spark) == {"subtopology-0", "subtopology-1"}
-    assert checkpoint_names((tmp_path / "nothing-here").as_uri(), spark) == frozenset()
+    assert CheckpointLocation(remote["checkpoint.location"]).checkpoint_names(spark) == {"subtopology-0",
+                                                                                          "subtopology-1"}
+    assert CheckpointLocation((tmp_path / "nothing-here").as_uri()).checkpoint_names(spark) == frozenset()
     append(topics, SECOND, 2_000)
     with KafkaStreams(word_count(named=True, upgraded=True), remote, spark) as streams:
         streams.start()

@@ -370,6 +370,19 @@ def test_a_changed_join_window_is_safe():
     assert changed and all(s.startswith("join-store") for s in changed)
 
 
+def test_a_join_window_change_names_the_users_windows_on_both_sides():
+    """Both join stores report the JoinWindows the user gave (read from the join's typed windows, not from the
+    positional constructor arguments, where the right side's bounds are swapped)."""
+    before = JoinWindows.of_time_difference_and_grace(10, 5).before(30)
+    after = JoinWindows.of_time_difference_and_grace(10, 5).before(40)
+    report = check_upgrade(windowed_join(before), windowed_join(after))
+    details = {f.subject: f.detail for f in report.findings if f.rule == "join-window-changed"}
+    assert set(details) == {"join-store-this-join-store", "join-store-other-join-store"}
+    for detail in details.values():
+        assert f"now uses {after} instead of {before}" in detail
+        assert "beforeMs=40, afterMs=10, graceMs=5" in detail
+
+
 def suppressed_count(buffer: BufferConfig) -> Topology:
     builder = StreamsBuilder()
     (builder.stream("clicks").group_by_key().windowed_by(TimeWindows.of_size_and_grace(100, 10))

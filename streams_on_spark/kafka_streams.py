@@ -44,7 +44,7 @@ from streams_on_spark.errors import IllegalStateError, StreamsException
 from streams_on_spark.metrics import Metrics
 from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
 from streams_on_spark.runtime.spark.topics import TopicPlanner
-from streams_on_spark.runtime.task import StreamTask
+from streams_on_spark.runtime.task import StreamTask, check_node_serdes
 from streams_on_spark.topology.topology import Topology
 from streams_on_spark.upgrade import windows_of
 
@@ -183,6 +183,7 @@ class KafkaStreams:
         if self.state is not State.CREATED:
             raise IllegalStateError(f"KafkaStreams can only be started once (state is {self.state.value})")
         builder = self._topology.internal_builder
+        check_node_serdes(builder, self._task_config)   # Kafka's source and sink init, before any of Spark
         kafka = bool(self._config.get(BOOTSTRAP_SERVERS))
         jars: list[str] = []
         if kafka and self._spark is None:

@@ -97,3 +97,25 @@ def test_an_unsafe_upgrade_is_refused_at_once_without_starting_spark(tmp_path):
                                  "checkpoint.location": str(tmp_path / "checkpoints")}, FIRST_RUN)
     assert outcome["error"].startswith("TopologyException: Invalid topology: The topology changed in a way its "
                                        "checkpoints cannot follow safely"), outcome
+
+
+def test_a_source_or_sink_without_serdes_fails_at_start_before_spark(tmp_path):
+    """As Kafka's source and sink nodes fail their init: at start, naming the node and what to set, and here before
+    the Spark session (no session is made), not at the first record inside a Spark task."""
+    import pytest
+
+    from streams_on_spark import KafkaStreams, StreamsBuilder
+    from streams_on_spark.connectors.embedded import EmbeddedTopics
+    from streams_on_spark.errors import StreamsException
+    builder = StreamsBuilder()
+    builder.stream("in").to("out")
+    with EmbeddedTopics(str(tmp_path / "topics")) as topics:
+        topics.create_topic("in", 1)
+        config = {"application.id": "serdes", "embedded.topics.dir": topics.root,
+                  "checkpoint.location": str(tmp_path / "checkpoints")}
+        streams = KafkaStreams(builder.build(), config)
+        with pytest.raises(StreamsException, match="^Failed to initialize key serdes for source node "
+                                                   "KSTREAM-SOURCE-0000000000$") as raised:
+            streams.start()
+        assert "set one with Consumed" in str(raised.value.__cause__)
+        assert streams._spark is None

@@ -31,7 +31,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 import traceback
 from typing import Optional, Sequence
 
@@ -140,19 +139,20 @@ class ForkServer:
             f.write("#!/bin/sh\nexec {} -SE {} {} {} \"$@\"\n".format(
                 *(_quote(p) for p in (python, os.path.join(self.directory, "launcher.py"), python, self.address))))
         os.chmod(self.launcher, 0o700)
+        # listening from here on: a launcher that comes while the server still imports waits in the backlog
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(self.address)
+        listener.listen(64)
         # the server stops when this process ends: it reads the pipe's other end until end of file
         read_end, self._alive = os.pipe()
         env = {**os.environ, "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), "PYTHONUNBUFFERED": "YES",
                **dict.fromkeys(THREAD_ENV, "1")}
         self.process = subprocess.Popen(
-            [python, "-m", __name__, self.address, str(read_end), ",".join(quiet), *preload], env=env,
-            pass_fds=(read_end,),
-            stdin=subprocess.DEVNULL)
+            [python, "-m", __name__, str(listener.fileno()), str(read_end), ",".join(quiet), *preload], env=env,
+            pass_fds=(listener.fileno(), read_end), stdin=subprocess.DEVNULL)
+        listener.close()
         os.close(read_end)
         atexit.register(self.close)
-        deadline = time.monotonic() + 10.0   # listening before Spark's first worker asks (else it starts cold)
-        while not os.path.exists(self.address) and self.process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.005)
 
     def close(self) -> None:
         """Stop the server (workers it forked run on, as Spark's do until Spark stops them)."""
@@ -171,11 +171,11 @@ def _quote(path: str) -> str:
     return "'" + path.replace("'", "'\\''") + "'"
 
 
-def serve(address: str, alive_fd: int, preload: Sequence[str], quiet: Sequence[str] = ()) -> None:
-    """The server's loop: fork a worker for each launcher, report its pid and, when it ends, its status; stop when
-    ``alive_fd`` reaches end of file. Launchers arriving while it imports wait in the socket's backlog. Workers of a
-    ``quiet`` module get no standard output (one that talks to Spark over its socket and prints only debug lines)."""
-    server = _Server(address, alive_fd, frozenset(quiet))
+def serve(listener_fd: int, alive_fd: int, preload: Sequence[str], quiet: Sequence[str] = ()) -> None:
+    """The server's loop on the listening socket it was given: fork a worker for each launcher, report its pid and,
+    when it ends, its status; stop when ``alive_fd`` reaches end of file. Workers of a ``quiet`` module get no
+    standard output (one that talks to Spark over its socket and prints only debug lines)."""
+    server = _Server(socket.socket(fileno=listener_fd), alive_fd, frozenset(quiet))
     for module in preload:
         try:
             __import__(module)
@@ -187,12 +187,10 @@ def serve(address: str, alive_fd: int, preload: Sequence[str], quiet: Sequence[s
 class _Server:
     """The server's sockets and the workers it forked (pid -> the launcher's connection)."""
 
-    def __init__(self, address: str, alive_fd: int, quiet: frozenset = frozenset()) -> None:
+    def __init__(self, listener: socket.socket, alive_fd: int, quiet: frozenset = frozenset()) -> None:
         self.quiet = quiet
         self.started_env = _startup_env(dict(os.environ))
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(address)
-        self.listener.listen(64)
+        self.listener = listener
         self.alive_fd = alive_fd
         self.wake_read, self.wake_write = os.pipe()   # SIGCHLD wakes the loop through it
         os.set_blocking(self.wake_write, False)
@@ -339,4 +337,4 @@ def _kill(pid: int) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], int(sys.argv[2]), sys.argv[4:], [m for m in sys.argv[3].split(",") if m])
+    serve(int(sys.argv[1]), int(sys.argv[2]), sys.argv[4:], [m for m in sys.argv[3].split(",") if m])

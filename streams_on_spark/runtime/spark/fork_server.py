@@ -25,6 +25,7 @@ import marshal
 import os
 import runpy
 import selectors
+import shutil
 import signal
 import socket
 import struct
@@ -109,12 +110,7 @@ def forward(signum, frame):
 
 for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
     signal.signal(signum, forward)
-while True:
-    try:
-        status = read_status(conn)
-        break
-    except InterruptedError:
-        continue
+status = read_status(conn)   # a forwarded signal interrupts nothing: Python retries the read (PEP 475)
 if status is None:
     sys.exit(1)
 code = os.waitstatus_to_exitcode(status)
@@ -163,7 +159,6 @@ class ForkServer:
                 self.process.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self.process.kill()
-        import shutil
         shutil.rmtree(self.directory, ignore_errors=True)
 
 

@@ -184,6 +184,8 @@ class SubtopologyTaskFunction:
             if task is None:
                 task = self.new_task(partition, saved.snapshot if saved is not None else None, clock,
                                      self.bytes_stores(local.stores), global_stores)
+                if self.output.partitioned:
+                    task.collector.partition_output()
             processed, dropped = task.metrics.processed, task.metrics.dropped   # this call's are reported
             loop_back = self.loop_back_topics()
             positions = {(topic, partition): -1 for topic in sorted(self.spec().source_topics)
@@ -207,7 +209,8 @@ class SubtopologyTaskFunction:
             task.commit()  # the micro-batch is the commit interval: record caches flush their last update per key
             if one_by_one is not None:
                 self._process_looping_back(task, produced, loop_back)
-            rows = self.output.rows(produced + task.collector.drain(), partition, positions)
+            output = task.collector.drain_batches() if self.output.partitioned else produced + task.collector.drain()
+            rows = self.output.rows(output, partition, positions)
             wall = -1 if self.clock is None else clock.fixed_ms
             image = live_tasks.image(live_key, task, externals, self.run_id) if query is not None else None
             marker = state.commit(local, -1 if batch is None else batch, task.snapshot(), wall, image)

@@ -1685,11 +1685,9 @@ def test_describe_matches_kafka(name):
 # comparison per key applies.
 ALL_ON_SPARK = os.environ.get("STREAMS_ON_SPARK_GOLDENS") == "all"
 # Where Spark differs from Kafka's driver, and why (strict xfails: one that starts to pass fails the run).
-SPARK_DIFFERENCES = {
-    ("fk-join-left", 4): "a micro-batch changes an order before the response to its previous value comes back, so "
-                         "the response's hash no longer matches and is dropped (on a real cluster too; at 1 partition "
-                         "the driver's task answers each record before the next, as Kafka's driver)",
-}
+# None now: fk-join-left at 4 partitions was one until the driver's Spark engine piped a list record by record where
+# a subtopology's output comes back to it (a foreign-key join's response), as Kafka's driver processes each record.
+SPARK_DIFFERENCES: dict[tuple[str, int], str] = {}
 # Settings Spark refuses (a ConfigException naming them, as test_spark_refuses_waiting_for_empty_partitions shows):
 # goldens that need them run on the local engine only.
 SPARK_REFUSED = {name: "max.task.idle.ms > 0: a micro-batch cannot wait for an empty partition"

@@ -66,6 +66,7 @@ class State(enum.Enum):
     """Lifecycle, as Kafka's ``KafkaStreams.State`` (the subset a Spark-hosted application goes through)."""
 
     CREATED = "CREATED"
+    REBALANCING = "REBALANCING"   # starting: the queries start, the interactive queries' copy is loaded
     RUNNING = "RUNNING"
     PENDING_SHUTDOWN = "PENDING_SHUTDOWN"
     NOT_RUNNING = "NOT_RUNNING"
@@ -218,6 +219,7 @@ class KafkaStreams:
                                      checkpoint_names=manifest.checkpoints, pipelines=pipelines,
                                      interactive_queries=StreamsConfig(self._config).get(INTERACTIVE_QUERIES))
         write_manifest(location, manifest, self._spark)
+        self._set_state(State.REBALANCING)   # as Kafka's start(); stale-store queries answer from here on
         try:
             self._runtime.start()
         except Exception:
@@ -304,6 +306,15 @@ class KafkaStreams:
         """Kafka's ``queryMetadataForKey()``: the partition of ``key``'s task (and this instance's host)."""
         return self._queries().query_metadata_for_key(store_name, key, key_serializer)
 
+    def metadata_for_all_streams_clients(self) -> list[Any]:
+        """Kafka's ``metadataForAllStreamsClients()``: this instance, which runs every task (its
+        ``application.server``, every store and source topic partition); empty without ``application.server``."""
+        return self._queries().metadata_for_all_streams_clients()
+
+    def streams_metadata_for_store(self, store_name: str) -> list[Any]:
+        """Kafka's ``streamsMetadataForStore()``: the instances holding ``store_name`` (this one, or none)."""
+        return self._queries().streams_metadata_for_store(store_name)
+
     def read_tasks(self, subtopology_id: int) -> dict[int, Any]:
         """Offline copies of a subtopology's tasks with the state Spark holds (to inspect stores)."""
         return self._running().read_tasks(subtopology_id)
@@ -323,7 +334,7 @@ class KafkaStreams:
             return stopped
         was = self.state
         self._set_state(State.PENDING_SHUTDOWN)   # from CREATED too, as Kafka's close()
-        if self._runtime is not None and was in (State.RUNNING, State.ERROR):
+        if self._runtime is not None and was in (State.REBALANCING, State.RUNNING, State.ERROR):
             log.info("application %s closing", self.application_id)
             stopped = self._runtime.stop(timeout)
         if self._connector is not None:
@@ -378,5 +389,5 @@ def _from_pyspark(handler: Any) -> bool:
 
 def _close_at_exit(ref: "weakref.ReferenceType[KafkaStreams]") -> None:
     streams = ref()
-    if streams is not None and streams.state in (State.RUNNING, State.ERROR, State.PENDING_SHUTDOWN):
+    if streams is not None and streams.state in (State.REBALANCING, State.RUNNING, State.ERROR, State.PENDING_SHUTDOWN):
         streams.close(30.0)

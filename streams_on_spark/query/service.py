@@ -58,6 +58,9 @@ class QueryableState(Protocol):
     def global_stores(self) -> Mapping[str, Any]:
         """The global stores, by name."""
 
+    def global_store_names(self) -> frozenset:
+        """The global stores' names (known without reading them)."""
+
     def instances(self, store_name: str) -> dict[int, Any]:
         """Partition -> the instance of the store in that partition's task (partition order)."""
 
@@ -121,7 +124,7 @@ class InteractiveQueries:
             raise StreamsStoppedException(f"KafkaStreams has been stopped ({state}). This instance can no longer "
                                           "serve queries.")
         result = StateQueryResult()
-        if name in self._state.global_stores():
+        if name in self._state.global_store_names():
             result.set_global_result(QueryResult.for_failure(
                 FailureReason.UNKNOWN_QUERY_TYPE,
                 "Global stores do not yet support the KafkaStreams#query API. Use KafkaStreams#store instead."))
@@ -163,7 +166,7 @@ class InteractiveQueries:
         if self._state.lifecycle() == CREATED:
             return KeyQueryMetadata.NOT_AVAILABLE  # type: ignore[attr-defined]
         host = HostInfo.build_from_endpoint(self._state.application_server()) or HostInfo.unavailable()
-        if store_name in self._state.global_stores():
+        if store_name in self._state.global_store_names():
             return KeyQueryMetadata(host, frozenset(), -1)
         if store_name not in self._state.store_names():
             return None
@@ -185,7 +188,7 @@ class InteractiveQueries:
         host = HostInfo.build_from_endpoint(self._state.application_server())
         if host is None:
             return []
-        stores = {s for names, _ in self._state.subtopologies() for s in names} | set(self._state.global_stores())
+        stores = {s for names, _ in self._state.subtopologies() for s in names} | self._state.global_store_names()
         partitions = {TopicPartition(t, p) for _, topics in self._state.subtopologies()
                       for t, n in topics.items() for p in range(n)}
         return [StreamsMetadata(host, frozenset(stores), frozenset(partitions))]

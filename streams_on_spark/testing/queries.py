@@ -23,10 +23,13 @@ class DriverQueryableState:
         return "NOT_RUNNING" if self._driver._closed else "RUNNING"
 
     def store_names(self) -> frozenset:
-        return frozenset(self._driver._topology.internal_builder.state_factories) | frozenset(self.global_stores())
+        return frozenset(self._driver._topology.internal_builder.state_factories) | self.global_store_names()
 
     def global_stores(self) -> Mapping[str, Any]:
         return self._driver._engine.global_stores
+
+    def global_store_names(self) -> frozenset:
+        return frozenset(self._driver._engine.global_stores)
 
     def instances(self, store_name: str) -> dict[int, Any]:
         return self._driver._engine.stores(store_name)

@@ -130,7 +130,10 @@ class ApplicationQueryableState:
         return runtime.standby
 
     def store_names(self) -> frozenset:
-        return frozenset(self._builder.state_factories) | {g.store_name for g in self._builder.global_stores()}
+        return frozenset(self._builder.state_factories) | self.global_store_names()
+
+    def global_store_names(self) -> frozenset:
+        return frozenset(g.store_name for g in self._builder.global_stores())
 
     def global_stores(self) -> Mapping[str, Any]:
         if self._runtime() is None or not self._builder.global_stores():

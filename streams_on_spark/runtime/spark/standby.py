@@ -159,8 +159,9 @@ class ApplicationQueryableState:
     def subtopologies(self) -> list[tuple[frozenset, dict[str, int]]]:
         """The runtime's subtopology queries: their stores and source topics (no copy needed)."""
         runtime = self._runtime()
-        return [(frozenset(fn.spec().store_names), {t: runtime.layout.partitions_of(t) for t in fn.spec().source_topics})
-                for _, fn in sorted(runtime.functions.items())]
+        specs = [fn.spec() for _, fn in sorted(runtime.functions.items())]
+        return [(frozenset(spec.store_names), {t: runtime.layout.partitions_of(t) for t in spec.source_topics})
+                for spec in specs]
 
     def application_server(self) -> Optional[str]:
         return self._server

@@ -339,8 +339,8 @@ def test_streams_metadata_names_this_instance_its_stores_and_partitions():
 
 def test_streams_metadata_of_a_repartitioning_topology_has_its_repartition_topic():
     builder = StreamsBuilder()
-    builder.stream("events", Consumed.with_(S, S)).group_by(lambda k, v: v, Grouped.with_(S, S).with_name("by-value")).count(
-        Materialized.as_("by-value-counts").with_key_serde(S).with_value_serde(L))
+    (builder.stream("events", Consumed.with_(S, S)).group_by(lambda k, v: v, Grouped.with_(S, S).with_name("by-value"))
+     .count(Materialized.as_("by-value-counts").with_key_serde(S).with_value_serde(L)))
     with (TopologyTestDriverBuilder(builder.build()).with_config({"application.id": "rp",
                                                                   "application.server": "h:1"})
           .declare_topic("events", 2).build()) as d:

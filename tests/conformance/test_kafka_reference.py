@@ -32,7 +32,7 @@ import re
 from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import pytest
 
@@ -77,6 +77,8 @@ from streams_on_spark.errors import (ConfigException, SerializationException, St
                                      UnsupportedOperationError)
 from streams_on_spark.query import (
     KeyQuery,
+    Position,
+    PositionBound,
     QueryableStoreTypes,
     RangeQuery,
     StateQueryRequest,
@@ -1035,10 +1037,23 @@ def iq_query(call: str) -> Any:
     return WindowRangeQuery.with_key(a[0]) if len(a) == 1 else WindowRangeQuery.with_window_start_range(*a)
 
 
+def iq_bound(bound: Optional[str]) -> PositionBound:
+    """QueryScenarios.query's position bound: ``topic:partition:offset,...`` (None: unbounded)."""
+    if bound is None:
+        return PositionBound.unbounded()
+    position = Position.empty_position()
+    for component in bound.split(","):
+        topic, partition, offset = component.split(":")
+        position.with_component(topic, int(partition), int(offset))
+    return PositionBound.at(position)
+
+
 def iqv2_reads(driver, store: str, call: str) -> list:
-    """An IQv2 read per partition, as QueryScenarios.query encodes it."""
+    """An IQv2 read per partition, as QueryScenarios.query encodes it (``"<Query> <arg> ... [@<bound>]"``)."""
+    call, _, bound = call.partition(" @")
+    request = StateQueryRequest.in_store(store).with_query(iq_query(call)).with_position_bound(iq_bound(bound or None))
     try:
-        results = driver.query(StateQueryRequest.in_store(store).with_query(iq_query(call))).get_partition_results()
+        results = driver.query(request).get_partition_results()
     except UnsupportedOperationError as e:
         return [{"error": f"unsupported: {e}"}]
     return [{"result": encode(r.get_result())} if r.is_success() else {"failure": r.get_failure_reason().name}

@@ -11,10 +11,9 @@ byte order is the order of the tuple
 
 (the key escaped order-preservingly, ``0x00 -> 0x00 0xff`` and a ``0x00 0x00`` terminator; times offset so negative
 ones sort first), so reading one key touches only that key's entries, a key range is an exact table range, and
-Kafka's RocksDB stores' own read order (segment, key, time) comes out of the table as it is. Whole expired segments
-leave with one range deletion. Segments are Kafka's, ``max(retention / 2, 60 s)`` wide, in a RocksDB table (the
-layout its changelog holds); an in-memory table of a store that expires record by record (Kafka's in-memory stores)
-uses 1 ms segments, so expiry is exact and a window store's table order is its read order.
+Kafka's RocksDB stores' own read order (segment, key, time) comes out of the table as it is (the other kinds sort
+what they read). Segments are Kafka's, ``max(retention / 2, 60 s)`` wide, for every kind and table (on Spark, the
+layout the changelog holds); whole expired segments leave with one range deletion.
 """
 from __future__ import annotations
 

@@ -345,7 +345,7 @@ _BY_START = itemgetter(1)   # one key's windows, (key bytes, window start), by s
 
 
 class CachingWindowBytesStore(_CompositeKeyCache):
-    """A write-back cache over an ``InMemoryWindowBytesStore`` (same interface; Kafka's ``CachingWindowStore``).
+    """A write-back cache over a ``WindowBytesStore`` (same interface; Kafka's ``CachingWindowStore``).
     Reads come in the wrapped store's order (``window_order`` of a ``(key bytes, start)`` row). Not for stores
     retaining duplicates (builders switch caching off for them, as Kafka does)."""
 
@@ -394,7 +394,7 @@ class CachingWindowBytesStore(_CompositeKeyCache):
 
 
 class CachingSessionBytesStore(_CompositeKeyCache):
-    """A write-back cache over an ``InMemorySessionBytesStore`` or ``TimeOrderedSessionBytesStore`` (same
+    """A write-back cache over a ``SessionBytesStore`` (same
     interface; Kafka's ``CachingSessionStore``). Reads come in the wrapped store's orders (``session_order``,
     ``end_time_order`` of a ``(key bytes, start, end)`` row)."""
 

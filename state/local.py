@@ -2,7 +2,7 @@
 that ran the task and need not fit in its memory.
 
 One RocksDB per task, one column family per store (a key-value store's keys as they are, in byte order: the order of
-Kafka's stores for ``range``/``all``; window and session stores under composite keys, ``local_windows.py``). A
+Kafka's stores for ``range``/``all``; window and session stores under composite keys, ``key_schemas.py``). A
 batch's writes stay in memory until :meth:`LocalTaskStore.commit`, which writes them and the new version marker in
 one atomic ``WriteBatch`` and returns them as the batch's changelog. A crash mid-batch therefore leaves the previous
 version intact, and a copy whose marker is not the version the engine expects is discarded and rebuilt from the

@@ -1,27 +1,26 @@
-"""Session stores: in-memory bytes stores, typed views, suppliers and builders (``Stores`` makes them).
+"""Session stores: the bytes store over an ordered bytes table, typed views, suppliers and builders (``Stores`` makes
+them).
 
-The bytes stores reproduce Kafka's ``InMemorySessionStore`` and, held in memory, its RocksDB session store's rules
-(``org.apache.kafka.streams.state.internals``): sessions expire by their end (``expiry.py``), and iterate by
-session end, then key bytes, then session start **descending** (Kafka's forward order); the backward variants
-reverse all three. Reads return snapshots (lists), so a processor may write while it iterates.
+One bytes store, :class:`SessionBytesStore`, reproduces Kafka's ``InMemorySessionStore``, its RocksDB session store
+and the time-ordered one (``org.apache.kafka.streams.state.internals``) over an ordered bytes table under
+``SessionKeySchema`` (``key_schemas.py``): in memory in the in-process engine, the task's local RocksDB on Spark.
+Sessions expire by their end (``expiry.py``); the in-memory store iterates by session end, then key bytes, then
+session start **descending** (Kafka's forward order), the RocksDB ones segment by segment by key bytes, end, start;
+the backward variants reverse all. Reads return snapshots (lists), so a processor may write while it iterates.
 """
 from __future__ import annotations
 
-import bisect
 import logging
-from operator import itemgetter
 from typing import Any, Callable, Generic, Optional, TypeVar
 
 from streams_on_spark.errors import UnsupportedOperationError
 from streams_on_spark.keyvalue import KeyValue
 from streams_on_spark.state.caching import CachingSessionBytesStore, FlushListener
-from streams_on_spark.state.expiry import Expiring, Segmented, check_store_name, sub_keys
+from streams_on_spark.state.expiry import SegmentedBytesStore, SegmentedStoreBuilder, check_store_name, ordered
+from streams_on_spark.state.key_schemas import SessionKeySchema, kafka_segment_interval
 from streams_on_spark.state.stores import (
-    INVALID_RANGE_WARNING,
     KeyValueIterator,
     SerdeStore,
-    StateStore,
-    StoreBuilder,
     invalid_range,
 )
 from streams_on_spark.window import (
@@ -48,156 +47,124 @@ def check_fetch_range(key_from: Optional[bytes], key_to: Optional[bytes]) -> Non
         raise ValueError("fromKey > toKey")
 
 
-class InMemorySessionBytesStore(Expiring, StateStore):
-    """Sessions ``end -> key bytes -> start -> aggregate bytes`` (Kafka's ``InMemorySessionStore``)."""
+class SessionBytesStore(SegmentedBytesStore):
+    """Sessions ``(key bytes, start, end) -> aggregate bytes`` in an ordered bytes table (Kafka's session stores).
 
-    #: whether Kafka's store answers ``findSessions(earliestSessionEndTime, latestSessionEndTime)`` (its RocksDB
-    #: session store does not)
-    finds_sessions_by_end_time = True
+    The kinds differ only in their rules: Kafka's ``InMemorySessionStore`` (the default: per-record expiry by
+    session end; reads by end, key bytes, start descending; ``fetch`` refuses ``from > to``); its RocksDB store
+    (``segmented``: segment expiry, lookups see only sessions ending after stream time - retention
+    (``getActualFrom``), multi-key reads segment by segment in ``SessionKeySchema`` order (key bytes, end, start), no
+    ``findSessions`` by end time); the time-ordered one of ON_WINDOW_CLOSE aggregations (``segmented`` and
+    ``time_ordered``, Kafka's ``RocksDbTimeOrderedSessionBytesStoreSupplier``: as the RocksDB store, but emission by
+    end time reads every session of the live segments in time-first order (end, start, key bytes), without the
+    retention check lookups make).
+    """
 
-    #: the orders of ``find_sessions``/``fetch_keys`` and of ``find_sessions_by_end_time`` (as sort keys of a row)
-    session_order = staticmethod(_session_order)
-    end_time_order = staticmethod(_session_order)
+    def __init__(self, name: str, retention_period_ms: int, segmented: bool = False, time_ordered: bool = False,
+                 table: Any = None) -> None:
+        self._init_table(name, retention_period_ms, segmented, table,
+                         SessionKeySchema(kafka_segment_interval(retention_period_ms)))
+        #: whether Kafka's store answers ``findSessions(earliestSessionEndTime, latestSessionEndTime)`` (its RocksDB
+        #: session store does not)
+        self.finds_sessions_by_end_time = time_ordered or not segmented
+        self.time_ordered = time_ordered
 
-    def __init__(self, name: str, retention_period_ms: int) -> None:
-        self.name = name
-        self.retention_period_ms = retention_period_ms
-        self._ends: dict[int, dict[bytes, dict[int, bytes]]] = {}
-        self._sorted: dict[int, list[bytes]] = {}
-        self._init_times()
+    def session_order(self, row: tuple) -> tuple:
+        """The order of ``find_sessions``/``fetch_keys`` as a sort key of a ``(key bytes, start, end, ...)`` row."""
+        if self.segmented:
+            return self._segment_id(row[2]), row[0], row[2], row[1]
+        return _session_order(row)
 
-    def _remove_expired_segments(self) -> None:
-        times = self._times
-        cut = bisect.bisect_left(times, self._min_live_time())
-        if cut:
-            for t in times[:cut]:
-                del self._ends[t]
-                self._sorted.pop(t, None)
-            del times[:cut]
+    def end_time_order(self, row: tuple) -> tuple:
+        """The order of ``find_sessions_by_end_time`` as a sort key of a row."""
+        if self.time_ordered:
+            return row[2], row[1], row[0]
+        return self.session_order(row)
 
-    def _keys(self, end: int) -> list[bytes]:
-        keys = self._sorted.get(end)
-        if keys is None:
-            keys = self._sorted[end] = sorted(self._ends[end])
-        return keys
+    def _time_of(self, composite: bytes) -> int:
+        return self.schema.from_store_key(composite)[2]
 
     def put(self, key: bytes, start: int, end: int, aggregate: Optional[bytes]) -> None:
         """Store the session ``[start, end]`` of ``key``; None removes it. Skipped when its end has expired."""
         if not self._admit(end):
             return
-        if aggregate is None:
-            self.remove(key, start, end)
-            return
-        key_map = self._ends.get(end)
-        if key_map is None:
-            key_map = self._ends[end] = {}
-            bisect.insort(self._times, end)
-        starts = key_map.get(key)
-        if starts is None:
-            starts = key_map[key] = {}
-            keys = self._sorted.get(end)
-            if keys is not None:
-                bisect.insort(keys, key)
-        starts[start] = aggregate
+        self._table.put(self.schema.to_store_key(key, start, end), aggregate)
 
     def remove(self, key: bytes, start: int, end: int) -> None:
         """Delete the session ``[start, end]`` of ``key`` (no retention check, as in Kafka)."""
-        key_map = self._ends.get(end)
-        if key_map is None:
-            return
-        starts = key_map.get(key)
-        if starts is None:
-            return
-        starts.pop(start, None)
-        if not starts:
-            del key_map[key]
-            keys = self._sorted.get(end)
-            if keys is not None:
-                del keys[bisect.bisect_left(keys, key)]
-            if not key_map:
-                self._sorted.pop(end, None)
-                del self._ends[end]
-                self._times.remove(end)
+        self._table.put(self.schema.to_store_key(key, start, end), None)
 
     def fetch_session(self, key: bytes, start: int, end: int) -> Optional[bytes]:
         self._remove_expired_segments()
-        if end > self.observed_stream_time - self.retention_period_ms:
-            starts = self._ends.get(end, {}).get(key)
-            if starts is not None:
-                return starts.get(start)
-        return None
+        if end <= self.observed_stream_time - self.retention_period_ms or end < self._min_live_time():
+            return None
+        return self._table.get(self.schema.to_store_key(key, start, end))
+
+    def _rows(self, key_from: Optional[bytes], key_to: Optional[bytes], earliest_end: int, latest_end: int,
+              latest_start: int) -> list[tuple[bytes, int, int, bytes]]:
+        """``(key bytes, start, end, aggregate)`` of live sessions, in table order."""
+        lo, hi = max(earliest_end, self._min_live_time()), min(latest_end, self.observed_stream_time)
+        if hi < lo:
+            return []
+        decode = self.schema.from_store_key
+        out: list[tuple[bytes, int, int, bytes]] = []
+        for composite, value in self.schema.scan(self._table, key_from, key_to, lo, hi):
+            key, start, end = decode(composite)
+            if lo <= end <= hi and start <= latest_start:
+                out.append((key, start, end, value))
+        return out
+
+    def _unexpired(self, rows: list[tuple[bytes, int, int, bytes]]) -> list[tuple[bytes, int, int, bytes]]:
+        """A segmented store's lookups see only sessions ending after stream time - retention."""
+        if not self.segmented:
+            return rows
+        expired = self.observed_stream_time - self.retention_period_ms
+        return [row for row in rows if row[2] > expired]
 
     def find_sessions(self, key_from: Optional[bytes], key_to: Optional[bytes], earliest_session_end_time: int,
                       latest_session_start_time: int, forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
-        """``(key, start, end, aggregate)`` of sessions with ``end >= earliest_end`` and ``start <= latest_start``.
-
-        Forward order: end ascending, key bytes ascending, start descending; backward reverses each level.
-        """
+        """``(key, start, end, aggregate)`` of sessions with ``end >= earliest_end`` and ``start <= latest_start``,
+        in :meth:`session_order` (backward reverses it)."""
         self._remove_expired_segments()
-        if key_from is not None and key_to is not None and key_from > key_to:
-            log.warning(INVALID_RANGE_WARNING)
+        if invalid_range(key_from, key_to):
             return []
-        times = self._times
-        ends = times[bisect.bisect_left(times, earliest_session_end_time):]
-        return self._scan(key_from, key_to, latest_session_start_time, ends if forward else ends[::-1], forward)
+        rows = self._rows(key_from, key_to, earliest_session_end_time, LONG_MAX, latest_session_start_time)
+        return ordered(self._unexpired(rows), self.session_order, forward)
 
     def find_sessions_by_end_time(self, earliest_session_end_time: int, latest_session_end_time: int,
                                   forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
         """Sessions of every key whose end is in ``[earliest_end, latest_end]`` (Kafka's 2-argument findSessions)."""
         self._remove_expired_segments()
-        return self._scan(None, None, LONG_MAX,
-                          self._times_between(earliest_session_end_time, latest_session_end_time, forward), forward)
+        rows = self._rows(None, None, earliest_session_end_time, latest_session_end_time, LONG_MAX)
+        return ordered(rows, self.end_time_order, forward)
 
     def fetch_keys(self, key_from: Optional[bytes], key_to: Optional[bytes],
                    forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
-        """Every session of the keys in ``[key_from, key_to]`` (None = open); ``key_from > key_to`` fails, as in
-        Kafka's in-memory store (its ``subMap``)."""
+        """Every session of the keys in ``[key_from, key_to]`` (None = open); ``key_from > key_to`` fails in the
+        in-memory store, as Kafka's (its ``subMap``), and reads nothing in a segmented one (with Kafka's warning)."""
         self._remove_expired_segments()
-        check_fetch_range(key_from, key_to)
-        times = self._times
-        return self._scan(key_from, key_to, LONG_MAX, times if forward else times[::-1], forward)
-
-    def _scan(self, key_from: Optional[bytes], key_to: Optional[bytes], latest_start: int, ends: list[int],
-              forward: bool) -> list[tuple[bytes, int, int, bytes]]:
-        out: list[tuple[bytes, int, int, bytes]] = []
-        for end in ends:
-            key_map = self._ends[end]
-            keys = sub_keys(self._keys(end), key_from, key_to)
-            for key in (keys if forward else reversed(keys)):
-                starts = key_map[key]
-                selected = sorted((s for s in starts if s <= latest_start), reverse=forward)
-                out.extend((key, s, end, starts[s]) for s in selected)
-        return out
-
-    def approximate_num_entries(self) -> int:
-        return sum(len(starts) for key_map in self._ends.values() for starts in key_map.values())
-
-    def entries(self) -> dict[str, Any]:
-        """Plain-builtin state for snapshots: stream time and ``{end: {key: {start: aggregate}}}``."""
-        return {"observed_stream_time": self.observed_stream_time, "sessions": self._ends}
+        if self.segmented:
+            if invalid_range(key_from, key_to):
+                return []
+        else:
+            check_fetch_range(key_from, key_to)
+        rows = self._rows(key_from, key_to, self._min_live_time(), LONG_MAX, LONG_MAX)
+        return ordered(self._unexpired(rows), self.session_order, forward)
 
     def restore(self, entries: dict[str, Any]) -> None:
-        """Load what :meth:`entries` returned (replaces the current content)."""
-        self.observed_stream_time = entries["observed_stream_time"]
-        self._ends = {end: {k: dict(starts) for k, starts in key_map.items() if starts}
-                      for end, key_map in entries["sessions"].items()}
-        self._ends = {end: key_map for end, key_map in self._ends.items() if key_map}
-        self._times = sorted(self._ends)
-        self._sorted = {}
-
-    def close(self) -> None:
-        self._ends.clear()
-        self._sorted.clear()
-        self._times.clear()
-
-    def __repr__(self) -> str:
-        return f"InMemorySessionBytesStore({self.name!r})"
+        """Load :meth:`entries`; a snapshot written by an older version (``{end: {key: {start: aggregate}}}`` under
+        ``sessions``) moves its sessions into the table."""
+        super().restore(entries)
+        for end, key_map in entries.get("sessions", {}).items():
+            for key, starts in key_map.items():
+                for start, aggregate in starts.items():
+                    self._table.put(self.schema.to_store_key(key, start, end), aggregate)
 
 
 class SessionStore(SerdeStore, Generic[K, V]):
     """A typed session store: keys are :class:`Windowed` with a :class:`SessionWindow` (both bounds inclusive)."""
 
-    def __init__(self, inner: InMemorySessionBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
+    def __init__(self, inner: SessionBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
         self._init_serdes(inner, key_serde, value_serde)
 
     @property
@@ -309,14 +276,21 @@ class SessionStore(SerdeStore, Generic[K, V]):
 
 
 class SessionBytesStoreSupplier:
-    """Makes the bytes store a session-store builder wraps (``Stores.in_memory_session_store``)."""
+    """Makes the bytes store a session-store builder wraps (``Stores.in_memory_session_store``): Kafka's in-memory
+    store's rules."""
+
+    #: RocksDB's rules (segment expiry, lookups within retention, read order)
+    segmented = False
+    #: the time-ordered store's emission by end time
+    time_ordered = False
 
     def __init__(self, name: str, retention_period_ms: int) -> None:
         self.name = check_store_name(name)
         self.retention_period_ms = retention_period_ms
 
-    def get(self) -> InMemorySessionBytesStore:
-        return InMemorySessionBytesStore(self.name, self.retention_period_ms)
+    def get(self, table: Any = None) -> SessionBytesStore:
+        """A store over ``table`` (an engine's ordered bytes table), or over a new in-memory one."""
+        return SessionBytesStore(self.name, self.retention_period_ms, self.segmented, self.time_ordered, table)
 
     def metrics_scope(self) -> str:
         return "in-memory-session"
@@ -325,68 +299,11 @@ class SessionBytesStoreSupplier:
         return f"InMemorySessionBytesStoreSupplier({self.name!r}, retentionPeriod={self.retention_period_ms})"
 
 
-class PersistentSessionBytesStore(Segmented, InMemorySessionBytesStore):
-    """Kafka's RocksDB session store as its readers see it (the DSL default, ``Stores.persistentSessionStore``),
-    held in memory: segmented by session end, lookups see only sessions ending after stream time - retention
-    (``getActualFrom``), multi-key reads go segment by segment in ``SessionKeySchema`` order (key bytes, end,
-    start)."""
-
-    finds_sessions_by_end_time = False
-
-    def __init__(self, name: str, retention_period_ms: int) -> None:
-        super().__init__(name, retention_period_ms)
-        self._init_segments()
-
-    def session_order(self, row: tuple) -> tuple:
-        """Multi-key read order as a sort key of a ``(key bytes, start, end, ...)`` row."""
-        return self._segment_id(row[2]), row[0], row[2], row[1]
-
-    def _unexpired(self, rows: list[tuple[bytes, int, int, bytes]], order: Callable[[tuple], Any],
-                   forward: bool) -> list[tuple[bytes, int, int, bytes]]:
-        expired = self.observed_stream_time - self.retention_period_ms
-        return sorted((row for row in rows if row[2] > expired), key=order, reverse=not forward)
-
-    def find_sessions(self, key_from: Optional[bytes], key_to: Optional[bytes], earliest_session_end_time: int,
-                      latest_session_start_time: int, forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
-        return self._unexpired(super().find_sessions(key_from, key_to, earliest_session_end_time,
-                                                     latest_session_start_time, forward), self.session_order, forward)
-
-    def fetch_keys(self, key_from: Optional[bytes], key_to: Optional[bytes],
-                   forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
-        """As the in-memory store's, but ``key_from > key_to`` reads nothing (with Kafka's warning)."""
-        if invalid_range(key_from, key_to):
-            return []
-        return self._unexpired(super().fetch_keys(key_from, key_to, forward), self.session_order, forward)
-
-    def end_time_order(self, row: tuple) -> tuple:
-        """``find_sessions_by_end_time`` order as a sort key of a row."""
-        return self.session_order(row)
-
-    def find_sessions_by_end_time(self, earliest_session_end_time: int, latest_session_end_time: int,
-                                  forward: bool = True) -> list[tuple[bytes, int, int, bytes]]:
-        rows = super().find_sessions_by_end_time(earliest_session_end_time, latest_session_end_time, forward)
-        return sorted(rows, key=self.end_time_order, reverse=not forward)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.name!r})"
-
-
-class TimeOrderedSessionBytesStore(PersistentSessionBytesStore):
-    """The session store of an ON_WINDOW_CLOSE aggregation, read as Kafka's default one for it (the time-ordered
-    ``RocksDbTimeOrderedSessionBytesStoreSupplier``): as the persistent store, but emission by end time reads
-    every session of the live segments in time-first key order (end, start, key bytes), without the retention
-    check lookups make."""
-
-    end_time_order = staticmethod(itemgetter(2, 1, 0))   # type: ignore[assignment]
-    finds_sessions_by_end_time = True
-
-
 class PersistentSessionBytesStoreSupplier(SessionBytesStoreSupplier):
-    """Makes :class:`PersistentSessionBytesStore` s (``Stores.persistent_session_store``): RocksDB's rules, held in
-    memory in the driver; on Spark the task's local RocksDB keeps them (``state/local_windows.py``)."""
+    """Makes session stores with Kafka's RocksDB store's rules (``Stores.persistent_session_store``), held in memory
+    in the driver, in the task's local RocksDB on Spark."""
 
-    def get(self) -> PersistentSessionBytesStore:
-        return PersistentSessionBytesStore(self.name, self.retention_period_ms)
+    segmented = True
 
     def metrics_scope(self) -> str:
         return "rocksdb-session"
@@ -396,29 +313,17 @@ class PersistentSessionBytesStoreSupplier(SessionBytesStoreSupplier):
 
 
 class TimeOrderedSessionBytesStoreSupplier(SessionBytesStoreSupplier):
-    """Makes :class:`TimeOrderedSessionBytesStore` s: the default session store of ON_WINDOW_CLOSE aggregations."""
+    """Makes the default session store of ON_WINDOW_CLOSE aggregations (Kafka's time-ordered one)."""
 
-    def get(self) -> TimeOrderedSessionBytesStore:
-        return TimeOrderedSessionBytesStore(self.name, self.retention_period_ms)
+    segmented = True
+    time_ordered = True
 
 
-class SessionStoreBuilder(StoreBuilder):
+class SessionStoreBuilder(SegmentedStoreBuilder):
     """Builds a :class:`SessionStore` per task (Kafka's ``SessionStoreBuilder``)."""
 
     own_suppliers = (SessionBytesStoreSupplier, PersistentSessionBytesStoreSupplier,
                      TimeOrderedSessionBytesStoreSupplier)
-
-    def __init__(self, supplier: SessionBytesStoreSupplier, key_serde: Any = None, value_serde: Any = None) -> None:
-        if supplier is None:
-            raise ValueError("supplier cannot be null")
-        self.supplier = supplier
-        self.name = supplier.name
-        self.key_serde = key_serde
-        self.value_serde = value_serde
-        self.logging_enabled = True
-
-    def retention_period(self) -> int:
-        return self.supplier.retention_period_ms
 
     def build(self, bytes_store: Any = None) -> SessionStore:
         """The typed store over ``bytes_store``, or over a new store from the supplier."""
@@ -428,11 +333,9 @@ class SessionStoreBuilder(StoreBuilder):
 
 
 __all__ = [
-    "InMemorySessionBytesStore",
+    "SessionBytesStore",
     "SessionStore",
     "SessionBytesStoreSupplier",
-    "PersistentSessionBytesStore",
-    "TimeOrderedSessionBytesStore",
     "PersistentSessionBytesStoreSupplier",
     "TimeOrderedSessionBytesStoreSupplier",
     "SessionStoreBuilder",

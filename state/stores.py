@@ -173,11 +173,13 @@ class InMemoryKeyValueBytesStore(StateStore):
         return _scan_sorted(self, keys, lo, hi, reverse)
 
     def delete_below(self, bound: bytes) -> None:
-        """Delete every key below ``bound`` (what a local window or session store does with expired segments)."""
+        """Delete every key below ``bound`` (what a window or session store does with expired segments)."""
         keys = self._keys()
-        for key in keys[:bisect.bisect_left(keys, bound)]:
-            del self._map[key]
-        self._sorted = None
+        cut = bisect.bisect_left(keys, bound)
+        if cut:
+            for key in keys[:cut]:
+                del self._map[key]
+            del keys[:cut]   # still sorted: the next range read needs no sort
         self._writes += 1
 
     def approximate_num_entries(self) -> int:
@@ -613,6 +615,12 @@ class StoreBuilder(ABC):
         (``build(bytes_store)``)."""
         return type(getattr(self, "supplier", None)) in self.own_suppliers
 
+    def bytes_store_over(self, table: Any) -> Any:
+        """The bytes store this builder builds over (``build(bytes_store)``) with its entries in an engine's ordered
+        bytes ``table`` (when :meth:`engine_kept`): the table itself for key-value stores and buffers; window and
+        session builders make their supplier's store over it."""
+        return table
+
     @abstractmethod
     def build(self) -> StateStore: ...
 
@@ -636,12 +644,10 @@ class StoreBuilder(ABC):
         return self
 
 
-class KeyValueStoreBuilder(StoreBuilder):
-    store_type = KeyValueStore
-    own_suppliers = (KeyValueBytesStoreSupplier, PersistentKeyValueBytesStoreSupplier,
-                     PersistentKeyValueHeadersBytesStoreSupplier)
+class SupplierStoreBuilder(StoreBuilder):
+    """A builder of stores over the bytes stores of a ``supplier``, with key and value serdes."""
 
-    def __init__(self, supplier: KeyValueBytesStoreSupplier, key_serde: Any = None, value_serde: Any = None) -> None:
+    def __init__(self, supplier: Any, key_serde: Any = None, value_serde: Any = None) -> None:
         if supplier is None:
             raise ValueError("supplier cannot be null")
         self.supplier = supplier
@@ -649,6 +655,12 @@ class KeyValueStoreBuilder(StoreBuilder):
         self.key_serde = key_serde
         self.value_serde = value_serde
         self.logging_enabled = True
+
+
+class KeyValueStoreBuilder(SupplierStoreBuilder):
+    store_type = KeyValueStore
+    own_suppliers = (KeyValueBytesStoreSupplier, PersistentKeyValueBytesStoreSupplier,
+                     PersistentKeyValueHeadersBytesStoreSupplier)
 
     def build(self, bytes_store: Any = None) -> KeyValueStore:
         """The typed store over ``bytes_store``, or over a new store from the supplier."""
@@ -662,7 +674,13 @@ class TimestampedKeyValueStoreBuilder(KeyValueStoreBuilder):
     store_type = TimestampedKeyValueStore
 
 
-__all__ = ["StateStore", "InMemoryKeyValueBytesStore", "KeyValueIterator", "KeyValueStore", "TimestampedKeyValueStore",
+def bytes_store_over(builder: StoreBuilder, table: Any) -> Any:
+    """The bytes store an engine gives ``builder`` (one whose ``engine_kept()`` is true), with the entries in the
+    engine's ``table``: :meth:`StoreBuilder.bytes_store_over`."""
+    return builder.bytes_store_over(table)
+
+
+__all__ = ["StateStore", "bytes_store_over", "InMemoryKeyValueBytesStore", "KeyValueIterator", "KeyValueStore", "TimestampedKeyValueStore",
            "ValueAndTimestamp", "ValueAndTimestampSerde", "KeyValueStoreFacade", "KeyValueBytesStoreSupplier",
            "StoreBuilder", "KeyValueStoreBuilder", "TimestampedKeyValueStoreBuilder", "KeyValue", "IllegalStateError",
            "check_changelog_config"]

@@ -1,37 +1,43 @@
-"""Window stores: in-memory bytes stores, typed views, suppliers and builders (``Stores`` makes them).
+"""Window stores: the bytes store over an ordered bytes table, typed views, suppliers and builders (``Stores`` makes
+them).
 
-The bytes stores reproduce Kafka's ``InMemoryWindowStore`` (and, in ``session_stores.py``, ``InMemorySessionStore``)
-(``org.apache.kafka.streams.state.internals``): the same retention rule (a record whose window start — or
-session end — is ``<= observedStreamTime - retention`` is skipped with "Skipping record for expired segment."),
-the same eviction of expired segments before every operation, and the same iteration order:
+One bytes store, :class:`WindowBytesStore`, reproduces Kafka's window stores (``InMemoryWindowStore``, the RocksDB
+window store, ``RocksDBTimeOrderedWindowStore``; ``org.apache.kafka.streams.state.internals``) over an ordered bytes
+table under ``WindowKeySchema`` (``key_schemas.py``): in memory in the in-process engine, the task's local RocksDB on
+Spark. The same retention rule (a record whose window start is ``<= observedStreamTime - retention`` is skipped with
+"Skipping record for expired segment."), the same eviction of expired segments before every operation, and the same
+iteration order:
 
-* window store: by window start, then by serialized key bytes (with ``retain_duplicates`` the key bytes carry a
-  4-byte big-endian sequence number, so duplicates come out in insertion order);
-* session store: by session end, then key bytes, then session start **descending** (Kafka's forward order);
-  the backward variants reverse all three.
+* in-memory and time-ordered stores: by window start, then by serialized key bytes (retained duplicates in insertion
+  order);
+* RocksDB store: segment by segment, by key bytes, then window start;
+  the backward variants reverse it.
 
 Reads return snapshots (lists) rather than Kafka's lazy iterators, so a processor may write while it iterates.
-``entries()``/``restore()`` on the bytes stores give the task snapshot plain dicts of bytes and ints.
+``entries()``/``restore()`` on the bytes store give the task snapshot plain dicts of bytes and ints.
 """
 from __future__ import annotations
 
-import bisect
 import logging
-import struct
 from operator import itemgetter
 from typing import Any, Callable, Generic, Optional, TypeVar
 
 from streams_on_spark.keyvalue import KeyValue
 from streams_on_spark.state.caching import CachingWindowBytesStore
-from streams_on_spark.state.expiry import NO_TIMESTAMP, Expiring, Segmented, check_store_name, sub_keys
+from streams_on_spark.state.expiry import (
+    NO_TIMESTAMP,
+    SegmentedBytesStore,
+    SegmentedStoreBuilder,
+    check_store_name,
+    ordered,
+)
+from streams_on_spark.state.key_schemas import WindowKeySchema, kafka_segment_interval
 from streams_on_spark.state.stores import (
-    INVALID_RANGE_WARNING,
     KeyValueIterator,
     SerdeStore,
-    StateStore,
-    StoreBuilder,
     TimestampedValues,
     ValueAndTimestamp,
+    invalid_range,
     plain_values,
 )
 from streams_on_spark.window import (
@@ -45,11 +51,7 @@ log = logging.getLogger(__name__)
 K = TypeVar("K")
 V = TypeVar("V")
 
-_SEQ = struct.Struct(">i")
-_SEQNUM_SIZE = 4
-_SEQ_MIN = _SEQ.pack(0)
-_SEQ_MAX = _SEQ.pack(0x7FFFFFFF)
-
+_START_THEN_KEY = itemgetter(1, 0)   # a (key bytes, window start, ...) row's place in start-then-key order
 
 def _window_end(start: int, window_size: int) -> int:
     """``start + size``, clamped to ``Long.MAX_VALUE`` on overflow (Kafka logs and truncates)."""
@@ -60,40 +62,35 @@ def _window_end(start: int, window_size: int) -> int:
     return end
 
 
-class InMemoryWindowBytesStore(Expiring, StateStore):
-    """``(key bytes, window start) -> value bytes``, segmented by window start (Kafka's ``InMemoryWindowStore``)."""
+class WindowBytesStore(SegmentedBytesStore):
+    """``(key bytes, window start) -> value bytes`` in an ordered bytes table (Kafka's window stores).
 
-    #: the order of multi-key reads, as a sort key of a ``(key bytes, window start, ...)`` row: start, then key
-    window_order = staticmethod(itemgetter(1, 0))
+    The kinds differ only in their rules: Kafka's ``InMemoryWindowStore`` (the default: per-record expiry, reads by
+    start then key); its RocksDB store (``segmented``: segment expiry, multi-key reads segment by segment in
+    ``WindowKeySchema`` order, key bytes then start); the time-ordered RocksDB store (``segmented`` and
+    ``time_first``: reads by start then key, and windows starting exactly at stream time - retention still read),
+    the default of emit-final aggregations. With ``retain_duplicates`` every put is kept under a new sequence number.
+    """
 
-    def __init__(self, name: str, retention_period_ms: int, window_size_ms: int, retain_duplicates: bool = False) -> None:
-        self.name = name
-        self.retention_period_ms = retention_period_ms
+    def __init__(self, name: str, retention_period_ms: int, window_size_ms: int, retain_duplicates: bool = False,
+                 segmented: bool = False, time_first: bool = False, table: Any = None) -> None:
         self.window_size_ms = window_size_ms
         self.retain_duplicates = retain_duplicates
-        self._segments: dict[int, dict[bytes, bytes]] = {}
-        self._sorted: dict[int, list[bytes]] = {}    # per-segment sorted keys, rebuilt lazily
+        self.time_first = time_first
         self.seqnum = 0
-        self._init_times()
+        self._init_table(name, retention_period_ms, segmented, table,
+                         WindowKeySchema(kafka_segment_interval(retention_period_ms), retain_duplicates))
+        #: the order of multi-key reads (None: the table's, segment by segment in key order)
+        self._order: Optional[Callable[[tuple], Any]] = None if segmented and not time_first else _START_THEN_KEY
 
-    # -- maintenance
-    def _remove_expired_segments(self) -> None:
-        times = self._times
-        cut = bisect.bisect_left(times, self._min_live_time())
-        if cut:
-            for t in times[:cut]:
-                del self._segments[t]
-                self._sorted.pop(t, None)
-            del times[:cut]
+    def window_order(self, row: tuple) -> tuple:
+        """Multi-key read order as a sort key of a ``(key bytes, window start, ...)`` row."""
+        if self._order is None:
+            return self._segment_id(row[1]), row[0], row[1]
+        return row[1], row[0]
 
-    def _keys(self, t: int) -> list[bytes]:
-        keys = self._sorted.get(t)
-        if keys is None:
-            keys = self._sorted[t] = sorted(self._segments[t])
-        return keys
-
-    def _wrap(self, key: bytes, seqnum: int) -> bytes:
-        return key + _SEQ.pack(seqnum)
+    def _time_of(self, composite: bytes) -> int:
+        return self.schema.from_store_key(composite)[1]
 
     # -- writes
     def put(self, key: bytes, value: Optional[bytes], window_start_timestamp: int) -> None:
@@ -106,186 +103,106 @@ class InMemoryWindowBytesStore(Expiring, StateStore):
         if value is not None:
             if self.retain_duplicates:
                 self.seqnum = (self.seqnum + 1) & 0x7FFFFFFF
-                key = self._wrap(key, self.seqnum)
-            segment = self._segments.get(window_start_timestamp)
-            if segment is None:
-                segment = self._segments[window_start_timestamp] = {}
-                bisect.insort(self._times, window_start_timestamp)
-            if key not in segment:
-                keys = self._sorted.get(window_start_timestamp)
-                if keys is not None:
-                    bisect.insort(keys, key)     # cheaper than re-sorting on the next read
-            segment[key] = value
+                self._table.put(self.schema.to_store_key(key, window_start_timestamp, self.seqnum), value)
+            else:
+                self._table.put(self.schema.to_store_key(key, window_start_timestamp), value)
         elif not self.retain_duplicates:
-            segment = self._segments.get(window_start_timestamp)
-            if segment is not None and segment.pop(key, None) is not None:
-                keys = self._sorted.get(window_start_timestamp)
-                if keys is not None:
-                    del keys[bisect.bisect_left(keys, key)]
-                if not segment:
-                    self._sorted.pop(window_start_timestamp, None)
-                    del self._segments[window_start_timestamp]
-                    self._times.remove(window_start_timestamp)
+            self._table.put(self.schema.to_store_key(key, window_start_timestamp), None)
 
     # -- reads
-    def fetch(self, key: bytes, window_start_timestamp: int) -> Optional[bytes]:
-        """The value of ``key`` in exactly the window starting at ``window_start_timestamp``."""
-        self._remove_expired_segments()
-        if window_start_timestamp <= self._retention_cut():
-            return None
-        segment = self._segments.get(window_start_timestamp)
-        return None if segment is None else segment.get(key)
-
     def _retention_cut(self) -> int:
         """Reads see windows starting after this time (records expire exactly retentionPeriod ms after they were
-        created)."""
-        return self.observed_stream_time - self.retention_period_ms
-
-    def _min_time(self, time_from: int) -> int:
-        return max(time_from, self._retention_cut() + 1)
-
-    def fetch_key(self, key: bytes, time_from: int, time_to: int, forward: bool = True) -> list[tuple[int, bytes]]:
-        """``(window start, value)`` of ``key`` for windows starting in ``[time_from, time_to]``."""
-        self._remove_expired_segments()
-        min_time = self._min_time(time_from)
-        if time_to < min_time:
-            return []
-        out: list[tuple[int, bytes]] = []
-        segments = self._segments
-        if not self.retain_duplicates:
-            for t in self._times_between(min_time, time_to, forward):
-                value = segments[t].get(key)
-                if value is not None:
-                    out.append((t, value))
-            return out
-        lo, hi = self._wrap(key, 0), self._wrap(key, 0x7FFFFFFF)
-        for t in self._times_between(min_time, time_to, forward):
-            segment = segments[t]
-            keys = sub_keys(self._keys(t), lo, hi)
-            if not forward:
-                keys = keys[::-1]
-            out.extend((t, segment[k]) for k in keys if k[:-_SEQNUM_SIZE] == key)
-        return out
-
-    def fetch_keys(self, key_from: Optional[bytes], key_to: Optional[bytes], time_from: int, time_to: int,
-                   forward: bool = True) -> list[tuple[bytes, int, bytes]]:
-        """``(key bytes, window start, value)`` for keys in ``[key_from, key_to]`` (None = open) and starts in
-        ``[time_from, time_to]``; ordered by start, then key bytes (both reversed when not ``forward``)."""
-        self._remove_expired_segments()
-        if key_from is not None and key_to is not None and key_from > key_to:
-            log.warning(INVALID_RANGE_WARNING)
-            return []
-        min_time = self._min_time(time_from)
-        if time_to < min_time:
-            return []
-        return self._scan(key_from, key_to, self._times_between(min_time, time_to, forward), forward)
-
-    def fetch_all(self, time_from: int, time_to: int, forward: bool = True) -> list[tuple[bytes, int, bytes]]:
-        """Every entry whose window starts in ``[time_from, time_to]``."""
-        self._remove_expired_segments()
-        min_time = self._min_time(time_from)
-        if time_to < min_time:
-            return []
-        return self._scan(None, None, self._times_between(min_time, time_to, forward), forward)
-
-    def all(self, forward: bool = True) -> list[tuple[bytes, int, bytes]]:
-        """Every live entry (window start ``> observedStreamTime - retention``)."""
-        self._remove_expired_segments()
-        times = self._times
-        selected = times[bisect.bisect_right(times, self._retention_cut()):]
-        return self._scan(None, None, selected if forward else selected[::-1], forward)
-
-    def _scan(self, key_from: Optional[bytes], key_to: Optional[bytes], times: list[int],
-              forward: bool) -> list[tuple[bytes, int, bytes]]:
-        dups = self.retain_duplicates
-        lo = self._wrap(key_from, 0) if dups and key_from is not None else key_from
-        hi = self._wrap(key_to, 0x7FFFFFFF) if dups and key_to is not None else key_to
-        out: list[tuple[bytes, int, bytes]] = []
-        for t in times:
-            segment = self._segments[t]
-            keys = sub_keys(self._keys(t), lo, hi)
-            if not forward:
-                keys = keys[::-1]
-            if not dups:
-                out.extend((k, t, segment[k]) for k in keys)
-                continue
-            for k in keys:
-                base = k[:-_SEQNUM_SIZE]
-                # Kafka re-checks the unwrapped key against the range when duplicates are retained
-                if (key_from is None or base >= key_from) and (key_to is None or base <= key_to):
-                    out.append((base, t, segment[k]))
-        return out
-
-    def approximate_num_entries(self) -> int:
-        return sum(len(segment) for segment in self._segments.values())
-
-    # -- snapshots
-    def entries(self) -> dict[str, Any]:
-        """Plain-builtin state for snapshots: stream time, sequence number and ``{start: {key: value}}``."""
-        return {"observed_stream_time": self.observed_stream_time, "seqnum": self.seqnum,
-                "segments": self._segments}
-
-    def restore(self, entries: dict[str, Any]) -> None:
-        """Load what :meth:`entries` returned (replaces the current content)."""
-        self.observed_stream_time = entries["observed_stream_time"]
-        self.seqnum = entries["seqnum"]
-        self._segments = {t: dict(segment) for t, segment in entries["segments"].items() if segment}
-        self._times = sorted(self._segments)
-        self._sorted = {}
-
-    def close(self) -> None:
-        self._segments.clear()
-        self._sorted.clear()
-        self._times.clear()
-
-    def __repr__(self) -> str:
-        return f"InMemoryWindowBytesStore({self.name!r})"
-
-
-class PersistentWindowBytesStore(Segmented, InMemoryWindowBytesStore):
-    """Kafka's RocksDB window store as its readers see it (the DSL default, ``Stores.persistentWindowStore``), held
-    in memory: segmented expiry, and multi-key reads segment by segment in ``WindowKeySchema`` order (key bytes,
-    then window start). ``time_first`` gives the order of Kafka's time-ordered store (window start, then key), the
-    default of emit-final aggregations."""
-
-    def __init__(self, name: str, retention_period_ms: int, window_size_ms: int, retain_duplicates: bool = False,
-                 time_first: bool = False) -> None:
-        super().__init__(name, retention_period_ms, window_size_ms, retain_duplicates)
-        self._init_segments()
-        self.time_first = time_first
-
-    def _retention_cut(self) -> int:
-        """The time-ordered store also returns windows starting exactly at stream time - retention (its
+        created); the time-ordered store also returns windows starting exactly at stream time - retention (its
         ``getActualFrom`` has no +1): the windows an emit-final aggregation closes at that very time."""
         cut = self.observed_stream_time - self.retention_period_ms
         return cut - 1 if self.time_first else cut
 
-    def window_order(self, row: tuple) -> tuple:
-        """Multi-key read order as a sort key of a ``(key bytes, window start, ...)`` row."""
-        if self.time_first:
-            return row[1], row[0]
-        return self._segment_id(row[1]), row[0], row[1]
+    def _min_time(self, time_from: int) -> int:
+        return max(time_from, self._retention_cut() + 1)
 
-    def _scan(self, key_from: Optional[bytes], key_to: Optional[bytes], times: list[int],
-              forward: bool) -> list[tuple[bytes, int, bytes]]:
-        rows = super()._scan(key_from, key_to, times, forward)
-        if not self.time_first and len(rows) > 1:   # stable: duplicates keep their sequence order
-            rows.sort(key=self.window_order, reverse=not forward)
-        return rows
+    def fetch(self, key: bytes, window_start_timestamp: int) -> Optional[bytes]:
+        """The value of ``key`` in exactly the window starting at ``window_start_timestamp``."""
+        self._remove_expired_segments()
+        if window_start_timestamp <= self._retention_cut() or window_start_timestamp < self._min_live_time():
+            return None
+        return self._table.get(self.schema.to_store_key(key, window_start_timestamp))
 
-    def __repr__(self) -> str:
-        return f"PersistentWindowBytesStore({self.name!r})"
+    def _bounds(self, time_from: int, time_to: int) -> tuple[int, int]:
+        """The window starts a read may see: within retention and live segments, not after stream time."""
+        return max(self._min_time(time_from), self._min_live_time()), min(time_to, self.observed_stream_time)
+
+    def _rows(self, key_from: Optional[bytes], key_to: Optional[bytes], lo: int,
+              hi: int) -> list[tuple[bytes, int, bytes]]:
+        """``(key bytes, start, value)`` with starts in ``[lo, hi]``, in table order."""
+        decode = self.schema.from_store_key
+        out: list[tuple[bytes, int, bytes]] = []
+        for composite, value in self.schema.scan(self._table, key_from, key_to, lo, hi):
+            key, start, _ = decode(composite)
+            if lo <= start <= hi:
+                out.append((key, start, value))
+        return out
+
+    def fetch_key(self, key: bytes, time_from: int, time_to: int, forward: bool = True) -> list[tuple[int, bytes]]:
+        """``(window start, value)`` of ``key`` for windows starting in ``[time_from, time_to]``."""
+        self._remove_expired_segments()
+        lo, hi = self._bounds(time_from, time_to)
+        if hi < lo:
+            return []
+        return ordered([(start, value) for _, start, value in self._rows(key, key, lo, hi)], None, forward)
+
+    def fetch_keys(self, key_from: Optional[bytes], key_to: Optional[bytes], time_from: int, time_to: int,
+                   forward: bool = True) -> list[tuple[bytes, int, bytes]]:
+        """``(key bytes, window start, value)`` for keys in ``[key_from, key_to]`` (None = open) and starts in
+        ``[time_from, time_to]``, in the store's read order (reversed when not ``forward``)."""
+        self._remove_expired_segments()
+        if invalid_range(key_from, key_to):
+            return []
+        lo, hi = self._bounds(time_from, time_to)
+        if hi < lo:
+            return []
+        return ordered(self._rows(key_from, key_to, lo, hi), self._order, forward)
+
+    def fetch_all(self, time_from: int, time_to: int, forward: bool = True) -> list[tuple[bytes, int, bytes]]:
+        """Every entry whose window starts in ``[time_from, time_to]``."""
+        return self.fetch_keys(None, None, time_from, time_to, forward)
+
+    def all(self, forward: bool = True) -> list[tuple[bytes, int, bytes]]:
+        """Every live entry (window start ``> observedStreamTime - retention``)."""
+        self._remove_expired_segments()
+        lo = max(self._retention_cut() + 1, self._min_live_time())
+        hi = self.observed_stream_time
+        return [] if hi < lo else ordered(self._rows(None, None, lo, hi), self._order, forward)
+
+    # -- snapshots
+    def entries(self) -> dict[str, Any]:
+        """For the task's snapshot: stream time, sequence number and the entries of an in-memory table."""
+        out = super().entries()
+        out["seqnum"] = self.seqnum
+        return out
+
+    def restore(self, entries: dict[str, Any]) -> None:
+        """Load :meth:`entries`; a snapshot written by an older version (``{start: {key: value}}`` under
+        ``segments``) moves its windows into the table."""
+        super().restore(entries)
+        self.seqnum = entries["seqnum"]
+        schema = self.schema
+        for start, segment in entries.get("segments", {}).items():
+            for key, value in segment.items():
+                if self.retain_duplicates:
+                    self._table.put(schema.to_store_key(key[:-4], start) + key[-4:], value)
+                else:
+                    self._table.put(schema.to_store_key(key, start), value)
 
 
 class WindowStore(SerdeStore, Generic[K, V]):
-    """A typed window store: serdes around an :class:`InMemoryWindowBytesStore`.
+    """A typed window store: serdes around a :class:`WindowBytesStore`.
 
     ``fetch(key, start)`` reads one window; ``fetch(key, time_from, time_to)`` iterates
     ``KeyValue(window_start, value)``; ``fetch(key_from, key_to, time_from, time_to)`` iterates
     ``KeyValue(Windowed(key, TimeWindow), value)`` — Kafka's overloads, dispatched on the number of arguments.
     """
 
-    def __init__(self, inner: InMemoryWindowBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
+    def __init__(self, inner: WindowBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
         self._init_serdes(inner, key_serde, value_serde)
 
     @property
@@ -435,7 +352,13 @@ class WindowStoreFacade:
 
 
 class WindowBytesStoreSupplier:
-    """Makes the bytes store a window-store builder wraps (``Stores.in_memory_window_store``)."""
+    """Makes the bytes store a window-store builder wraps (``Stores.in_memory_window_store``): Kafka's in-memory
+    store's rules."""
+
+    #: RocksDB's rules (segment expiry and read order)
+    segmented = False
+    #: the time-ordered store's read order (start, then key)
+    time_first = False
 
     def __init__(self, name: str, retention_period_ms: int, window_size_ms: int, retain_duplicates: bool) -> None:
         self.name = check_store_name(name)
@@ -443,9 +366,10 @@ class WindowBytesStoreSupplier:
         self.window_size_ms = window_size_ms
         self.retain_duplicates = retain_duplicates
 
-    def get(self) -> InMemoryWindowBytesStore:
-        return InMemoryWindowBytesStore(self.name, self.retention_period_ms, self.window_size_ms,
-                                        self.retain_duplicates)
+    def get(self, table: Any = None) -> WindowBytesStore:
+        """A store over ``table`` (an engine's ordered bytes table), or over a new in-memory one."""
+        return WindowBytesStore(self.name, self.retention_period_ms, self.window_size_ms, self.retain_duplicates,
+                                self.segmented, self.time_first, table)
 
     def metrics_scope(self) -> str:
         return "in-memory-window"
@@ -456,17 +380,16 @@ class WindowBytesStoreSupplier:
 
 
 class PersistentWindowBytesStoreSupplier(WindowBytesStoreSupplier):
-    """Makes :class:`PersistentWindowBytesStore` s (``Stores.persistent_window_store``): RocksDB's rules, held in
-    memory in the driver; on Spark the task's local RocksDB keeps them (``state/local_windows.py``)."""
+    """Makes window stores with Kafka's RocksDB store's rules (``Stores.persistent_window_store``), held in memory in
+    the driver, in the task's local RocksDB on Spark; ``time_first`` gives the order of Kafka's time-ordered store
+    (window start, then key), the default of emit-final aggregations."""
+
+    segmented = True
 
     def __init__(self, name: str, retention_period_ms: int, window_size_ms: int, retain_duplicates: bool,
                  time_first: bool = False) -> None:
         super().__init__(name, retention_period_ms, window_size_ms, retain_duplicates)
         self.time_first = time_first
-
-    def get(self) -> PersistentWindowBytesStore:
-        return PersistentWindowBytesStore(self.name, self.retention_period_ms, self.window_size_ms,
-                                          self.retain_duplicates, self.time_first)
 
     def metrics_scope(self) -> str:
         return "rocksdb-window"
@@ -476,25 +399,13 @@ class PersistentWindowBytesStoreSupplier(WindowBytesStoreSupplier):
                 f"windowSize={self.window_size_ms}, retainDuplicates={str(self.retain_duplicates).lower()}}}")
 
 
-class WindowStoreBuilder(StoreBuilder):
+class WindowStoreBuilder(SegmentedStoreBuilder):
     """Builds a :class:`WindowStore` per task (Kafka's ``WindowStoreBuilder``)."""
 
     store_type: Callable[..., WindowStore] = WindowStore
     own_suppliers = (WindowBytesStoreSupplier, PersistentWindowBytesStoreSupplier)
 
-    def __init__(self, supplier: WindowBytesStoreSupplier, key_serde: Any = None, value_serde: Any = None) -> None:
-        if supplier is None:
-            raise ValueError("supplier cannot be null")
-        self.supplier = supplier
-        self.name = supplier.name
-        self.key_serde = key_serde
-        self.value_serde = value_serde
-        self.logging_enabled = True
-
-    def retention_period(self) -> int:
-        return self.supplier.retention_period_ms
-
-    def with_caching_enabled(self) -> "StoreBuilder":
+    def with_caching_enabled(self) -> "WindowStoreBuilder":
         if self.supplier.retain_duplicates:
             # Kafka: caching cannot keep duplicates apart, so it is switched off for such stores
             log.warning("Disabling caching for %s since store was configured to retain duplicates", self.name)
@@ -514,8 +425,7 @@ class TimestampedWindowStoreBuilder(WindowStoreBuilder):
 
 
 __all__ = [
-    "InMemoryWindowBytesStore",
-    "PersistentWindowBytesStore",
+    "WindowBytesStore",
     "WindowStore",
     "TimestampedWindowStore",
     "WindowStoreFacade",

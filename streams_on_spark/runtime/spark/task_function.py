@@ -23,7 +23,7 @@ from streams_on_spark.runtime.spark import live_tasks
 from streams_on_spark.runtime.spark.task_state import TaskState, committed_state, local_state_path
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.state.local import LocalTaskStore
-from streams_on_spark.state.local_windows import bytes_store_over
+from streams_on_spark.state.stores import bytes_store_over
 from streams_on_spark.state.stores import StoreBuilder
 from streams_on_spark.topology.builder import InternalTopologyBuilder, SubtopologySpec
 from streams_on_spark.topology.partitions import TopicLayout

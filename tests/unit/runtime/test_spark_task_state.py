@@ -120,7 +120,7 @@ def test_a_store_that_keeps_its_size_is_not_compacted_again_and_again(tmp_path, 
 
 
 def test_expired_window_segments_travel_through_the_changelog_in_chunks(tmp_path, monkeypatch):
-    from streams_on_spark.state.local_windows import bytes_store_over
+    from streams_on_spark.state.stores import bytes_store_over
     from streams_on_spark.state.window_stores import PersistentWindowBytesStoreSupplier, WindowStoreBuilder
     monkeypatch.setattr(module, "_chunks", functools.partial(module._chunks, max_bytes=200))   # rows of ~200 bytes
     builder = WindowStoreBuilder(PersistentWindowBytesStoreSupplier("counts", 120_000, 10_000, False))

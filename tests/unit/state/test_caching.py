@@ -13,8 +13,8 @@ from streams_on_spark.state.caching import (ENTRY_OVERHEAD_BYTES, CachingKeyValu
                                             CachingWindowBytesStore, TaskCache)
 from streams_on_spark.state.stores import InMemoryKeyValueBytesStore, ValueAndTimestamp
 from streams_on_spark.state.factory import Stores
-from streams_on_spark.state.session_stores import InMemorySessionBytesStore, TimeOrderedSessionBytesStore
-from streams_on_spark.state.window_stores import InMemoryWindowBytesStore
+from streams_on_spark.state.session_stores import SessionBytesStore
+from streams_on_spark.state.window_stores import WindowBytesStore
 
 S, L = Serdes.String(), Serdes.Long()
 
@@ -158,11 +158,11 @@ def _cached(layer, context=None, send_old_values: bool = True):
 
 
 def _window_cache(context=None, send_old_values: bool = True):
-    return _cached(CachingWindowBytesStore(InMemoryWindowBytesStore("w", 100, 10)), context, send_old_values)
+    return _cached(CachingWindowBytesStore(WindowBytesStore("w", 100, 10)), context, send_old_values)
 
 
 def _session_cache(wrapped=None, context=None):
-    return _cached(CachingSessionBytesStore(wrapped or InMemorySessionBytesStore("s", 100)), context)
+    return _cached(CachingSessionBytesStore(wrapped or SessionBytesStore("s", 100)), context)
 
 
 def test_a_window_cache_forwards_each_window_once_in_last_write_order_with_the_old_value_of_the_last_flush():
@@ -277,7 +277,7 @@ def test_session_reads_merge_cache_and_store_in_the_stores_order():
 
 def test_session_reads_by_end_time_follow_a_time_ordered_store():
     """The ON_WINDOW_CLOSE session store orders by end, start, key; a cache over it merges in that order."""
-    store, _, _ = _session_cache(TimeOrderedSessionBytesStore("s", 100))
+    store, _, _ = _session_cache(SessionBytesStore("s", 100, segmented=True, time_ordered=True))
     store.put(b"a", 5, 12, b"1")
     store.flush()
     store.put(b"b", 1, 12, b"2")
@@ -331,6 +331,6 @@ def test_window_caches_follow_the_task_budget_and_global_stores_stay_uncached():
         store = Stores.timestamped_window_store_builder(
             Stores.in_memory_window_store("w", 100, 10, False), S, L).with_caching_enabled().build()
         store.init(context)
-        assert isinstance(store.inner, InMemoryWindowBytesStore) and not forward_on_flush(_Forwarding(), store)
+        assert isinstance(store.inner, WindowBytesStore) and not forward_on_flush(_Forwarding(), store)
     dups = Stores.window_store_builder(Stores.in_memory_window_store("j", 100, 10, True), S, L)
     assert not dups.with_caching_enabled().caching_enabled   # duplicates cannot be cached (Kafka disables it)

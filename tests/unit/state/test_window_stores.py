@@ -9,9 +9,9 @@ from streams_on_spark import Serdes, StreamsException, ValueAndTimestamp
 from streams_on_spark.errors import UnsupportedOperationError
 from streams_on_spark.dsl.windows import SessionWindow, TimeWindow, Windowed
 from streams_on_spark.state.factory import Stores
-from streams_on_spark.state.session_stores import InMemorySessionBytesStore, SessionStore
+from streams_on_spark.state.session_stores import SessionBytesStore, SessionStore
 from streams_on_spark.state.window_stores import (
-    InMemoryWindowBytesStore,
+    WindowBytesStore,
     TimestampedWindowStore,
     WindowStore,
     WindowStoreFacade,
@@ -145,7 +145,7 @@ def test_retention_drops_expired_puts_and_evicts_segments():
 
 
 def test_windows_at_or_before_stream_time_minus_retention_are_gone():
-    inner = InMemoryWindowBytesStore("w", 10, 5)
+    inner = WindowBytesStore("w", 10, 5)
     inner.put(b"k", b"v", 0)
     inner.put(b"k", b"w", 10)                     # observed 10: start 0 <= 10 - 10 is expired
     assert inner.fetch(b"k", 0) is None
@@ -172,8 +172,9 @@ def test_retain_duplicates_keeps_every_put_in_order():
     assert pairs(store.fetch_range("ab", "b", 0, 10)) == [("[ab@5/15]", 7), ("[b@5/15]", 3)]
     assert pairs(store.fetch_range("a", "a", 0, 10)) == [("[a@5/15]", 1), ("[a@5/15]", 2), ("[a@6/16]", 4)]
     assert store.approximate_num_entries() == 5
-    raw_keys = sorted(store.inner.entries()["segments"][5])
-    assert raw_keys[0] == b"a" + (1).to_bytes(4, "big")                           # key + 4-byte seqnum
+    raw_keys = sorted(store.inner.entries()["table"])
+    assert raw_keys[0] == store.inner.schema.to_store_key(b"a", 5, 1)             # key, start, 4-byte seqnum
+    assert raw_keys[0].endswith((1).to_bytes(4, "big"))
 
 
 # ---------------------------------------------------------------- timestamped variant
@@ -184,7 +185,8 @@ def test_timestamped_window_store_layout_and_facade():
     assert isinstance(store, TimestampedWindowStore)
     store.put("a", ValueAndTimestamp(7, 42), 0)
     assert store.fetch("a", 0) == ValueAndTimestamp(7, 42)
-    assert store.inner.entries()["segments"][0][b"a"] == (42).to_bytes(8, "big") + (7).to_bytes(8, "big")
+    assert store.inner.entries()["table"][store.inner.schema.to_store_key(b"a", 0)] == (
+        (42).to_bytes(8, "big") + (7).to_bytes(8, "big"))
     assert pairs(store.fetch_all(0, 0)) == [("[a@0/10]", ValueAndTimestamp(7, 42))]
     with pytest.raises(ValueError, match="ValueAndTimestamp"):
         store.put("a", 7, 0)
@@ -342,7 +344,7 @@ def test_session_retention_by_end_time():
 
 
 def test_session_bytes_store_direct():
-    inner = InMemorySessionBytesStore("s", 100)
+    inner = SessionBytesStore("s", 100)
     inner.put(b"k", 1, 4, b"x")
     assert inner.find_sessions(b"k", b"k", 4, 1) == [(b"k", 1, 4, b"x")]
     assert inner.find_sessions(b"k", b"k", 5, 1) == []
@@ -351,9 +353,9 @@ def test_session_bytes_store_direct():
 
 def test_time_ordered_session_store_expires_by_segment_and_looks_up_by_retention():
     """RocksDbTimeOrderedSessionBytesStore: segment expiry for findSessions(end range), retention for keys."""
-    from streams_on_spark.state.session_stores import TimeOrderedSessionBytesStore, TimeOrderedSessionBytesStoreSupplier
+    from streams_on_spark.state.session_stores import TimeOrderedSessionBytesStoreSupplier
     store = TimeOrderedSessionBytesStoreSupplier("s", 10).get()
-    assert isinstance(store, TimeOrderedSessionBytesStore) and store.segment_interval_ms == 60_000
+    assert store.time_ordered and store.segmented and store.segment_interval_ms == 60_000
     store.put(b"a", 0, 0, b"1")
     store.put(b"b", 30, 30, b"2")
     assert [row[0] for row in store.find_sessions_by_end_time(0, 29)] == [b"a"]
@@ -365,8 +367,7 @@ def test_time_ordered_session_store_expires_by_segment_and_looks_up_by_retention
 
 def test_time_ordered_session_store_returns_sessions_by_end_start_and_key():
     """TimeFirstSessionKeySchema: [end][start][key], so sessions ending together come out by start, then key."""
-    from streams_on_spark.state.session_stores import TimeOrderedSessionBytesStore
-    store = TimeOrderedSessionBytesStore("s", 100)
+    store = SessionBytesStore("s", 100, segmented=True, time_ordered=True)
     for key, start, end in ((b"a", 5, 5), (b"b", 0, 5), (b"c", 0, 5), (b"a", 7, 9)):
         store.put(key, start, end, key)
     assert [(r[0], r[1]) for r in store.find_sessions_by_end_time(0, 9)] == [(b"b", 0), (b"c", 0), (b"a", 5),
@@ -421,14 +422,13 @@ def test_persistent_window_store_drops_and_counts_only_puts_into_expired_segment
 
 def test_persistent_time_first_window_store_reads_windows_starting_at_stream_time_minus_retention():
     """The time-ordered store of emit-final aggregations: getActualFrom without the +1, time-first order."""
-    from streams_on_spark.state.window_stores import PersistentWindowBytesStore
-    store = PersistentWindowBytesStore("w", 10, 10, time_first=True)
+    store = WindowBytesStore("w", 10, 10, segmented=True, time_first=True)
     for key, start in ((b"b", 0), (b"a", 0), (b"a", 10)):
         store.put(key, key, start)
     assert [(k, s) for k, s, _ in store.fetch_all(0, 10)] == [(b"a", 0), (b"b", 0), (b"a", 10)]
     store.put(b"c", b"c", 11)                               # stream time 11: start 1 is the oldest readable
     assert [(k, s) for k, s, _ in store.all()] == [(b"a", 10), (b"c", 11)]
-    plain_store = PersistentWindowBytesStore("w", 10, 10)
+    plain_store = WindowBytesStore("w", 10, 10, segmented=True)
     plain_store.put(b"a", b"a", 0)
     plain_store.put(b"a", b"a", 10)
     assert [s for _, s, _ in plain_store.all()] == [10]     # key-first store: start 0 <= 10 - 10 is gone

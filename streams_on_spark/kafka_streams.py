@@ -42,9 +42,10 @@ from streams_on_spark.connectors.kafka_config import BrokerWatch, unreachable
 from streams_on_spark.connectors.kafka_producer import PRODUCER_CONFIG_NAMES, PRODUCER_PREFIX, producer_settings
 from streams_on_spark.errors import IllegalStateError, StreamsException
 from streams_on_spark.metrics import Metrics
+from streams_on_spark.runtime.snapshot import READABLE_SNAPSHOT_VERSIONS, SNAPSHOT_VERSION
 from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
 from streams_on_spark.runtime.spark.topics import TopicPlanner
-from streams_on_spark.runtime.task import StreamTask, check_node_serdes
+from streams_on_spark.runtime.task import check_node_serdes
 from streams_on_spark.topology.topology import Topology
 from streams_on_spark.upgrade import windows_of
 
@@ -248,8 +249,8 @@ class KafkaStreams:
         location = CheckpointLocation(self.checkpoint_location)
         existing = location.checkpoint_names(self._spark)
         return plan_restart(read_manifest(location, self._spark), self._topology.describe(),
-                            planner.read_partitions(), self._config, StreamTask.SNAPSHOT_VERSION, existing,
-                            readable_formats=StreamTask.READABLE_SNAPSHOT_VERSIONS, pipelined=self._pipelined,
+                            planner.read_partitions(), self._config, SNAPSHOT_VERSION, existing,
+                            readable_formats=READABLE_SNAPSHOT_VERSIONS, pipelined=self._pipelined,
                             windows=windows_of(self._topology))
 
     def _pipelines(self, builder: Any, planner: TopicPlanner, kafka: bool) -> list:

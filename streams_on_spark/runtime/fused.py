@@ -64,7 +64,8 @@ class FusedChains:
             if kind not in _FUSABLE and kind is not SourceProcessor and kind is not SinkProcessor:
                 return None
         try:
-            chains = {topic: _Compiler(task).compile(source) for topic, (source, _) in task._topic_sources.items()}
+            chains = {topic: _Compiler(task).compile(source)
+                      for topic, (source, _) in task.partition_group.sources.items()}
         except _NotFusable:
             return None
         return FusedChains(chains)
@@ -385,8 +386,9 @@ class BatchAggregation:
 def _cached_aggregation(task: Any) -> Optional[Any]:
     """The node of the task's one ``KStreamAggregate``/``KStreamReduce`` (exact types) where every source feeds it
     alone and its key-value store has the record cache in front, else None."""
-    targets = {id(child): child for source, _ in task._topic_sources.values() for child in source.children}
-    if len(targets) != 1 or any(len(source.children) != 1 for source, _ in task._topic_sources.values()):
+    sources = task.partition_group.sources.values()
+    targets = {id(child): child for source, _ in sources for child in source.children}
+    if len(targets) != 1 or any(len(source.children) != 1 for source, _ in sources):
         return None
     node = next(iter(targets.values()))
     processor = node.processor

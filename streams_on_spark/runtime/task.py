@@ -1,17 +1,17 @@
 """``StreamTask``: one subtopology on one partition — the unit every engine hosts.
 
-Holds the task's record queues (one per input partition), stream time, punctuation schedules, processor
-instances and state stores, and a record collector that serializes and partitions what sinks emit. The same
-class runs inside the in-process driver and inside Spark's ``transformWithStateInPandas``; engines only feed records
-in and take produced records out.
+Holds the task's processor instances, stream time and a record collector that serializes and partitions what sinks
+emit, over its parts as Kafka's task has them: its record queues (:mod:`~streams_on_spark.runtime.record_queue`),
+state stores and caches (:mod:`~streams_on_spark.runtime.state_manager`), punctuation queues
+(:mod:`~streams_on_spark.runtime.punctuation`) and its snapshot (:mod:`~streams_on_spark.runtime.snapshot`). The
+same class runs inside the in-process driver and inside Spark's ``transformWithStateInPandas``; engines only feed
+records in and take produced records out.
 """
 from __future__ import annotations
 
 import itertools
 import logging
-import pickle
 import traceback
-from collections import deque
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from streams_on_spark.config import TaskConfig
@@ -46,9 +46,17 @@ from streams_on_spark.runtime.nodes import (
     SourceProcessor,
     TopicNameExtractorSinkProcessor,
 )
-from streams_on_spark.serde import ByteArraySerde, StringSerde
-from streams_on_spark.serde.changed import ChangedSerde
-from streams_on_spark.state.caching import CachingBytesStore, TaskCache
+from streams_on_spark.runtime.punctuation import PunctuationQueue, PunctuationSchedule
+from streams_on_spark.runtime.record_queue import (
+    UNKNOWN,
+    PartitionGroup,
+    RecordQueue,
+    enqueue_columns,
+    resolve_serde,
+)
+from streams_on_spark.runtime.snapshot import TaskSnapshot
+from streams_on_spark.runtime.state_manager import ProcessorStateManager
+from streams_on_spark.state.caching import TaskCache
 from streams_on_spark.state.stores import ReadOnlyStore
 from streams_on_spark.timestamp_extractors import (
     FailOnInvalidTimestamp,
@@ -63,11 +71,8 @@ from streams_on_spark.topology.builder import (
     SourceNodeSpec,
     SubtopologySpec,
 )
-from streams_on_spark.topology.java_order import hash_order, topic_partition_hash
 
 log = logging.getLogger(__name__)
-
-UNKNOWN = -1
 
 
 class TaskMetrics:
@@ -222,23 +227,12 @@ class _FailedProcessing(Exception):
         self.failure = failure
 
 
-class _Schedule(Cancellable):
-    __slots__ = ("node", "time", "interval", "punctuator", "cancelled")
-
-    def __init__(self, node: "ProcessorNode", time: int, interval: int, punctuator: Callable[[int], None]) -> None:
-        self.node, self.time, self.interval, self.punctuator = node, time, interval, punctuator
-        self.cancelled = False
-
-    def cancel(self) -> None:
-        self.cancelled = True
-
-
 class TaskContext(ProcessorContext):
     def __init__(self, task: "StreamTask") -> None:
         self._task = task
         self.current: Optional[ProcessorNode] = None
         self.record: Optional[Record] = None             # what the current processor is processing
-        self.queue: Optional[_PartitionQueue] = None   # where the record in process came from
+        self.queue: Optional[RecordQueue] = None   # where the record in process came from
         self.offset = -1
         self.cache = task.cache
         self.metrics = task.metrics
@@ -363,86 +357,6 @@ def _node_forward(ctx: "TaskContext", node: ProcessorNode, track_records: bool) 
 FAIL_ON_INVALID_TIMESTAMP = FailOnInvalidTimestamp()
 
 
-class _PartitionQueue:
-    __slots__ = ("topic", "partition", "source", "records", "partition_time", "next_offset", "key_serde",
-                 "value_serde", "extractor")
-
-    def __init__(self, topic: str, partition: int, source: ProcessorNode, spec: SourceNodeSpec, config: TaskConfig) -> None:
-        self.topic, self.partition, self.source = topic, partition, source
-        # (timestamp, offset, key, value, headers, raw key, raw value), offset order; the raw bytes are what a
-        # dead letter queue record holds
-        self.records: deque[tuple] = deque()
-        self.partition_time = UNKNOWN
-        self.next_offset = 0   # the offset after the last record enqueued: the task's position in the partition
-        self.key_serde = _resolve(spec.key_serde, config.default_key_serde)
-        self.value_serde = _resolve(spec.value_serde, config.default_value_serde)
-        extractor = spec.timestamp_extractor or config.timestamp_extractor
-        # None: Kafka's default, FailOnInvalidTimestamp, which keeps the record's timestamp (the fast paths' case)
-        self.extractor = None if type(extractor) is FailOnInvalidTimestamp else extractor
-
-
-def _enqueue_columns(queue: _PartitionQueue, offsets: Union[int, Sequence[int]], timestamps: Sequence[int],
-                     keys: Sequence[Optional[bytes]], values: Sequence[Optional[bytes]], headers: Sequence[Any]) -> bool:
-    """Queue columns whole, where both deserializers are Kafka's String or ByteArray ones (pure, they cannot fail on
-    bytes: a column decoded at once gives what a call per record gives) and no timestamp is negative; False (nothing
-    queued) where :meth:`StreamTask._enqueue`'s per-record loop must decide, record by record."""
-    decode_keys, decode_values = _column_decoder(queue.key_serde), _column_decoder(queue.value_serde)
-    if (decode_keys is None or decode_values is None or not isinstance(timestamps, (list, tuple))
-            or min(timestamps) < 0):
-        return False
-    try:
-        decoded_keys, decoded_values = decode_keys(keys), decode_values(values)
-    except Exception:   # not bytes-like after all: the loop raises the deserializer's own error at its record
-        return False
-    records = queue.records
-    before = len(records)
-    records.extend(zip(timestamps, itertools.count(offsets) if isinstance(offsets, int) else offsets, decoded_keys,
-                       decoded_values, headers, keys, values))
-    taken = len(records) - before
-    if taken:
-        last = offsets + taken - 1 if isinstance(offsets, int) else offsets[taken - 1]
-        queue.next_offset = last + 1
-    return True
-
-
-def _column_decoder(serde: Any) -> Optional[Callable[[Sequence[Optional[bytes]]], Sequence[Any]]]:
-    """A whole column's deserializer for Kafka's String and ByteArray serdes, None for any other serde."""
-    kind = type(serde)
-    if kind is StringSerde:
-        encoding = serde.encoding
-        if encoding == "utf-8":
-            return _utf8_column
-        return lambda column: [None if raw is None else str(raw, encoding, "replace") for raw in column]
-    if kind is ByteArraySerde:
-        return _bytes_column
-    return None
-
-
-def _utf8_column(column: Sequence[Optional[bytes]]) -> list[Optional[str]]:
-    """String's UTF-8 deserializer of a column: strictly in one C pass (valid UTF-8 decodes the same strictly and with
-    replacement), else value by value with replacement as :meth:`StringSerde.deserialize` decodes."""
-    try:
-        return list(map(bytes.decode, column))   # type: ignore[arg-type]
-    except (TypeError, UnicodeDecodeError):   # a null, a bytearray or malformed UTF-8
-        return [None if raw is None else str(raw, "utf-8", "replace") for raw in column]
-
-
-def _bytes_column(column: Sequence[Optional[bytes]]) -> Sequence[Optional[bytes]]:
-    """ByteArray's deserializer of a column of bytes (itself); anything else is left to the per-record loop."""
-    if not _BYTES_OR_NONE.issuperset(map(type, column)):
-        raise TypeError("not bytes")
-    return column
-
-
-_BYTES_OR_NONE = frozenset((bytes, type(None)))
-
-
-def _resolve(serde: Any, default: Any) -> Any:
-    if isinstance(serde, ChangedSerde) and serde.inner is None:
-        return ChangedSerde(default)
-    return serde if serde is not None else default
-
-
 def check_node_serdes(topology: InternalTopologyBuilder, config: TaskConfig) -> None:
     """Kafka's ``SourceNode``/``SinkNode`` init when the driver starts (global sources first): a source or sink with
     neither its own serde nor the config's default fails with Kafka's text, the cause naming what to set."""
@@ -455,14 +369,19 @@ def check_node_serdes(topology: InternalTopologyBuilder, config: TaskConfig) -> 
             kind, node, fix = "sink", f"Sink {spec.name} writing to topic {topic}", "Produced/Grouped/Repartitioned"
         for which, own, default in (("key", spec.key_serde, config.default_key_serde),
                                     ("value", spec.value_serde, config.default_value_serde)):
-            if _resolve(own, default) is None:
+            if resolve_serde(own, default) is None:
                 raise StreamsException(f"Failed to initialize {which} serdes for {kind} node {spec.name}") from \
                     ConfigException(f"{node} has no {which} serde: set one with {fix}, or set "
                                     f"'default.{which}.serde' in the config")
 
 
 class StreamTask:
-    """Runs one subtopology for one partition: queues, stream time, punctuation, processors, stores."""
+    """Runs one subtopology for one partition: its processor graph over its record queues (a ``PartitionGroup``),
+    state stores (a ``ProcessorStateManager``) and punctuation queues; the error handlers and the snapshot."""
+
+    # the partition group's own methods, bound in __init__ (engines call them per record: no hop, no extra call)
+    has_records: Callable[[], bool]   # whether any input partition has queued records
+    next_offset: Callable[[str, int], int]   # the offset after the last record queued from a topic's partition
 
     def __init__(self, task_id: TaskId, spec: SubtopologySpec, topology: InternalTopologyBuilder,
                  config: TaskConfig, partition_counts: Callable[[str], int], wall_clock: Callable[[], int],
@@ -486,26 +405,51 @@ class StreamTask:
         self.global_read_only = True   # its processors read global stores; only the global task writes them
         self.stream_time = UNKNOWN
         self.processor_metadata: dict[str, int] = {}
-        self._stream_schedules: list[_Schedule] = []
-        self._wall_schedules: list[_Schedule] = []
+        self.stream_time_punctuation = PunctuationQueue(PunctuationType.STREAM_TIME)
+        self.wall_clock_punctuation = PunctuationQueue(PunctuationType.WALL_CLOCK_TIME)
         self.context = TaskContext(self)
-        self.stores: dict[str, Any] = {}
-        self._external = frozenset(bytes_stores or ())
-        for name in spec.store_names:
-            builder = topology.state_factories[name]
-            store = builder.build() if name not in self._external else builder.build(bytes_stores[name])
-            store.init(self.context)
-            self.stores[name] = store
-        self._caches = [store.inner for store in self.stores.values()
-                        if isinstance(getattr(store, "inner", None), CachingBytesStore) and store.inner.enabled]
-        self.nodes: dict[str, ProcessorNode] = {}
-        self._queues: dict[tuple[str, int], _PartitionQueue] = {}
+        self.state = ProcessorStateManager(task_id, spec.store_names, topology, self.context, bytes_stores)
+        self.nodes = self._build_nodes(spec, topology)
+        self.partition_group = PartitionGroup(task_id, self._sources(spec), partition_counts, config)
+        # the parts' own containers, bound once for the hot paths (no attribute hop per record)
+        self.stores = self.state.stores
+        self._caches = self.state.caches
+        self._queues = self.partition_group.queues
+        self._queue_list = self.partition_group.queue_list
+        self._stream_schedules = self.stream_time_punctuation.schedules
+        self._wall_schedules = self.wall_clock_punctuation.schedules
+        self._queue = self.partition_group.queue
+        self.has_records = self.partition_group.has_records
+        self.next_offset = self.partition_group.next_offset
+        if config.max_task_idle_ms > 0:
+            self.process_one = self._process_one_when_ready   # type: ignore[method-assign]
+        # the batch fast path: None until planned at the first process_available() (once init() made its schedules),
+        # False where the task has none
+        self._fused: Any = None
+        # the fused chains alone (the same plan), for process_one(): None until first used, False where there are none
+        self._chains: Any = None
+        if snapshot is not None:
+            self._restore(snapshot)
+        if type(config.processing_handler) is not LogAndFailProcessingExceptionHandler:
+            for node_spec in spec.nodes:  # Kafka's default fails the task: the task-level catch does that
+                if isinstance(node_spec, ProcessorNodeSpec):
+                    self._guard(self.nodes[node_spec.name])
+        self._init_processors()
+        self.stream_time_punctuation.check_restored(task_id)
+        self.wall_clock_punctuation.check_restored(task_id)
+        self.state.write_through(written_through(self))
+
+    def _build_nodes(self, spec: SubtopologySpec, topology: InternalTopologyBuilder) -> dict[str, ProcessorNode]:
+        """The subtopology's processor graph: sources, processors (from their suppliers) and sinks (over the
+        collector), each linked to its predecessors."""
+        config = self.config
+        nodes: dict[str, ProcessorNode] = {}
         for node_spec in spec.nodes:
             if isinstance(node_spec, SourceNodeSpec):
                 node = ProcessorNode(node_spec.name, SourceProcessor())
             elif isinstance(node_spec, SinkNodeSpec):
-                key_serde = _resolve(node_spec.key_serde, config.default_key_serde)
-                value_serde = _resolve(node_spec.value_serde, config.default_value_serde)
+                key_serde = resolve_serde(node_spec.key_serde, config.default_key_serde)
+                value_serde = resolve_serde(node_spec.value_serde, config.default_value_serde)
                 if node_spec.topic is None:
                     topic = f"chosen by {node_spec.topic_extractor}"   # for _check_serdes' message
                     sink = TopicNameExtractorSinkProcessor(node_spec, self.collector, key_serde, value_serde)
@@ -522,34 +466,21 @@ class StreamTask:
                                            "not a Processor")
                 node = ProcessorNode(node_spec.name, processor, node_spec.stores)
             for pred in getattr(node_spec, "predecessors", ()):
-                self.nodes[pred].add_child(node)
-            self.nodes[node_spec.name] = node
-        self._topic_sources: dict[str, tuple[ProcessorNode, SourceNodeSpec]] = {}
+                nodes[pred].add_child(node)
+            nodes[node_spec.name] = node
+        return nodes
+
+    def _sources(self, spec: SubtopologySpec) -> dict[str, tuple[ProcessorNode, SourceNodeSpec]]:
+        """Topic -> the source node reading it and that node's spec."""
+        sources: dict[str, tuple[ProcessorNode, SourceNodeSpec]] = {}
         for topic, source_name in spec.source_topics.items():
             source_spec = next(n for n in spec.nodes if n.name == source_name)
             assert isinstance(source_spec, SourceNodeSpec)
-            self._topic_sources[topic] = (self.nodes[source_name], source_spec)
-        self._queue_list: list[_PartitionQueue] = []
-        # max.task.idle.ms > 0: when each empty input partition stops being waited for (Kafka's idle deadlines)
-        self._idle_deadlines: dict[tuple[str, int], int] = {}
-        # in the order Kafka's PartitionGroup visits them (a HashMap of TopicPartition)
-        self._input_partitions = hash_order([(topic, task_id.partition) for topic in self._topic_sources
-                                             if task_id.partition < partition_counts(topic)], topic_partition_hash)
-        if config.max_task_idle_ms > 0:
-            self.process_one = self._process_one_when_ready   # type: ignore[method-assign]
-        # the batch fast path: None until planned at the first process_available() (once init() made its schedules),
-        # False where the task has none
-        self._fused: Any = None
-        # the fused chains alone (the same plan), for process_one(): None until first used, False where there are none
-        self._chains: Any = None
-        # punctuation times a snapshot saved, handed to the schedules the processors' init() makes, in order
-        self._saved_schedule_times: Optional[dict[PunctuationType, list[int]]] = None
-        if snapshot is not None:
-            self._restore(snapshot)
-        if type(config.processing_handler) is not LogAndFailProcessingExceptionHandler:
-            for node_spec in spec.nodes:  # Kafka's default fails the task: the task-level catch does that
-                if isinstance(node_spec, ProcessorNodeSpec):
-                    self._guard(self.nodes[node_spec.name])
+            sources[topic] = (self.nodes[source_name], source_spec)
+        return sources
+
+    def _init_processors(self) -> None:
+        """Every processor's ``init()``, in node order, each with its node current."""
         ctx = self.context
         for node in self.nodes.values():
             ctx.current = node
@@ -565,12 +496,6 @@ class StreamTask:
                 finally:
                     del ctx.forward  # later calls resolve through ``current`` again
         ctx.current = None
-        if self._saved_schedule_times is not None:
-            self._check_restored_schedules()
-        through = written_through(self)
-        for cache in through:
-            cache.write_through()
-        self._caches = [cache for cache in self._caches if cache not in through]
 
     @staticmethod
     def _check_serdes(node: str, topic: str, key_serde: Any, value_serde: Any) -> None:
@@ -580,21 +505,6 @@ class StreamTask:
                                    f"Produced/Grouped/Repartitioned, or set 'default.{which}.serde' in the config")
 
     # ------------------------------------------------------------------ input
-    def _queue(self, topic: str, partition: int) -> _PartitionQueue:
-        queue = self._queues.get((topic, partition))
-        if queue is None:
-            entry = self._topic_sources.get(topic)
-            if entry is None:
-                raise IllegalStateError(f"task {self.id} does not consume topic {topic}")
-            queue = _PartitionQueue(topic, partition, entry[0], entry[1], self.config)
-            if queue.key_serde is None or queue.value_serde is None:
-                which = "key" if queue.key_serde is None else "value"
-                raise StreamsException(f"Source {entry[1].name} reading topic {topic} has no {which} serde: set "
-                                       f"one with Consumed, or set 'default.{which}.serde' in the config")
-            self._queues[(topic, partition)] = queue
-            self._queue_list.append(queue)
-        return queue
-
     def add_records(self, topic: str, partition: int, records: Iterable[ConsumerRecord]) -> None:
         """Enqueue raw (bytes) records of one input partition, in offset order."""
         self._enqueue(topic, partition, ((r.offset, r.timestamp, r.key, r.value, r.headers) for r in records))
@@ -606,7 +516,7 @@ class StreamTask:
         offset, or the first one's when they are consecutive (a record batch)."""
         queue = self._queue(topic, partition)
         if (self.config.batch_fast_path and queue.extractor is None and len(keys)
-                and _enqueue_columns(queue, offsets, timestamps, keys, values, headers)):
+                and enqueue_columns(queue, offsets, timestamps, keys, values, headers)):
             return
         if isinstance(offsets, int):
             offsets = itertools.count(offsets)  # type: ignore[assignment]
@@ -661,17 +571,6 @@ class StreamTask:
         queue.next_offset = offset + 1
         queue.records.append((timestamp, offset, k, v, headers, key, value))
 
-    def next_offset(self, topic: str, partition: int) -> int:
-        """The offset after the last record this task enqueued from ``topic``'s ``partition`` (0 before any)."""
-        queue = self._queues.get((topic, partition))
-        return 0 if queue is None else queue.next_offset
-
-    def has_records(self) -> bool:
-        for q in self._queue_list:
-            if q.records:
-                return True
-        return False
-
     # ------------------------------------------------------------------ processing
     def process_available(self) -> None:
         """Process every queued record (an engine's whole batch, committed after it): through the task's fused chains or
@@ -693,23 +592,10 @@ class StreamTask:
             chains = self._chains = (FusedChains.plan(self) if self.config.batch_fast_path else None) or False
         return chains
 
-    def ready_to_process(self) -> bool:
-        """Kafka's ``PartitionGroup.readyToProcess`` with every partition caught up (the driver's: lag 0): an empty
-        input partition is waited for until ``max.task.idle.ms`` of the wall clock passed since it was first found
-        empty; then the others' records are processed without it. Partitions are visited in Kafka's order, which
-        decides whose deadline is set before the first one still waited for ends the visit."""
-        now, idle, deadlines, queues = self.wall_clock(), self.config.max_task_idle_ms, self._idle_deadlines, self._queues
-        for key in self._input_partitions:
-            queue = queues.get(key)
-            if queue is not None and queue.records:
-                deadlines.pop(key, None)
-            elif now < deadlines.setdefault(key, now + idle):
-                return False
-        return True
-
     def _process_one_when_ready(self) -> bool:
-        """:meth:`process_one` once :meth:`ready_to_process` (``max.task.idle.ms`` > 0); False while it waits."""
-        if not self.has_records() or not self.ready_to_process():
+        """:meth:`process_one` once the partition group is ready to process (``max.task.idle.ms`` > 0); False while it
+        waits."""
+        if not self.has_records() or not self.partition_group.ready_to_process(self.wall_clock()):
             return False
         return StreamTask.process_one(self)
 
@@ -763,7 +649,7 @@ class StreamTask:
             self._commit_after(best, offset, record)
         return True
 
-    def _commit_after(self, queue: _PartitionQueue, offset: int, record: Record) -> None:
+    def _commit_after(self, queue: RecordQueue, offset: int, record: Record) -> None:
         """Kafka's driver's commit after each record: what the caches flush was written while that record was
         processed, so the flush runs in its context (Kafka restores the writer's) and a failure there is that
         record's. (An entry a stream-time punctuator wrote there gets the record's context too, not a punctuation's.)"""
@@ -778,8 +664,7 @@ class StreamTask:
 
     def commit(self) -> None:
         """Flush the record caches: every cached store forwards its dirty entries downstream (Kafka's commit)."""
-        for cache in self._caches:
-            cache.flush()
+        self.state.flush_caches()
 
     # ------------------------------------------------------------------ errors
     def _error_context(self, node: str, record: Optional[Record | ProducerRecord],
@@ -803,7 +688,7 @@ class StreamTask:
             self.collector.send_raw(dead_letter)
         return response
 
-    def _deserialization_error(self, queue: _PartitionQueue, offset: int, timestamp: int, raw_key: Optional[bytes],
+    def _deserialization_error(self, queue: RecordQueue, offset: int, timestamp: int, raw_key: Optional[bytes],
                                raw_value: Optional[bytes], headers: Any, e: Exception) -> None:
         """Kafka's ``handleDeserializationFailure``: resume (drop and count the record) or fail the task."""
         topic, partition = queue.topic, queue.partition
@@ -887,125 +772,68 @@ class StreamTask:
     # ------------------------------------------------------------------ punctuation
     def schedule(self, node: ProcessorNode, interval: int, kind: PunctuationType,
                  punctuator: Callable[[int], None]) -> Cancellable:
-        saved = None if self._saved_schedule_times is None else self._saved_schedule_times[kind]
         if kind is PunctuationType.STREAM_TIME:
-            sched = _Schedule(node, saved.pop(0) if saved else 0, interval, punctuator)
-            self._stream_schedules.append(sched)
-        else:
-            sched = _Schedule(node, saved.pop(0) if saved else self.wall_clock() + interval, interval, punctuator)
-            self._wall_schedules.append(sched)
-        return sched
+            return self.stream_time_punctuation.schedule(node, interval, punctuator, lambda: 0)
+        return self.wall_clock_punctuation.schedule(node, interval, punctuator, lambda: self.wall_clock() + interval)
 
     def punctuate_stream_time(self) -> bool:
         if self.stream_time == UNKNOWN or not self._stream_schedules:
             return False
-        return self._punctuate(self._stream_schedules, self.stream_time, PunctuationType.STREAM_TIME)
-
-    def next_wall_clock_punctuation(self) -> Optional[int]:
-        """When the next wall-clock punctuation is due (ms), or None if none is scheduled."""
-        due = [s.time for s in self._wall_schedules if not s.cancelled]
-        return min(due) if due else None
-
-    def punctuate_wall_clock(self) -> bool:
-        if not self._wall_schedules:
-            return False
-        return self._punctuate(self._wall_schedules, self.wall_clock(), PunctuationType.WALL_CLOCK_TIME)
-
-    def _punctuate(self, schedules: list[_Schedule], now: int, kind: PunctuationType) -> bool:
-        fired = False
-        schedules[:] = [s for s in schedules if not s.cancelled]
-        due = sorted((s for s in schedules if s.time <= now), key=lambda s: s.time)
-        for sched in due:
-            if sched.cancelled:
-                continue
-            ctx = self.context
-            ctx.current, ctx.queue, ctx.record = sched.node, None, Record(None, None, now)
-            try:
-                sched.punctuator(now)
-            except Exception as e:
-                self._handle_processing_error(e, None, None, None, None, now)
-            finally:
-                ctx.current = ctx.record = None
-            if sched.time + sched.interval <= now:
-                missed = (now - sched.time) // sched.interval
-                sched.time = sched.time + (missed + 1) * sched.interval
-            else:
-                sched.time += sched.interval
-            fired = True
+        fired = self.stream_time_punctuation.maybe_punctuate(self.stream_time, self._run_punctuator)
         if fired and self._commit_every_record and self._caches:
             self.commit()
         return fired
 
-    # ------------------------------------------------------------------ state snapshots
-    SNAPSHOT_VERSION = 3  # 2: suppression buffer entries keep the value at first buffering; 3: partition positions
-    READABLE_SNAPSHOT_VERSIONS = frozenset({2, 3})
+    def next_wall_clock_punctuation(self) -> Optional[int]:
+        """When the next wall-clock punctuation is due (ms), or None if none is scheduled."""
+        return self.wall_clock_punctuation.next_due()
 
+    def punctuate_wall_clock(self) -> bool:
+        if not self._wall_schedules:
+            return False
+        fired = self.wall_clock_punctuation.maybe_punctuate(self.wall_clock(), self._run_punctuator)
+        if fired and self._commit_every_record and self._caches:
+            self.commit()
+        return fired
+
+    def _run_punctuator(self, sched: PunctuationSchedule, now: int) -> None:
+        """One punctuation in its node's context, its failure handled at that node."""
+        ctx = self.context
+        ctx.current, ctx.queue, ctx.record = sched.node, None, Record(None, None, now)
+        try:
+            sched.punctuator(now)
+        except Exception as e:
+            self._handle_processing_error(e, None, None, None, None, now)
+        finally:
+            ctx.current = ctx.record = None
+
+    # ------------------------------------------------------------------ state snapshots
     def snapshot(self) -> bytes:
-        """The task's state as one binary value: stores (but the engine's own), stream/partition times, schedules,
-        placement counters.
+        """The task's state as one binary value (a :class:`~streams_on_spark.runtime.snapshot.TaskSnapshot`):
+        stores (but the engine's own), stream/partition times, schedules, placement counters.
 
         Engines that keep task state outside the process (Spark's state store) save it after each batch and
-        :meth:`restore` it into a freshly built task; queued records are not part of it (drain first).
+        restore it into a freshly built task; queued records are not part of it (drain first).
         """
         if self.has_records():
             raise IllegalStateError(f"task {self.id} still has queued records; drain before taking a snapshot")
-        stores = {}
-        for name, store in self.stores.items():
-            inner = getattr(store, "inner", None)
-            if inner is None or not hasattr(inner, "entries"):
-                if name in self._external:
-                    continue
-                raise StreamsException(f"store {name} of task {self.id} cannot be snapshotted "
-                                       f"({type(store).__name__} has no bytes-level entries)")
-            entries = inner.entries()   # an engine's own store gives what is not in the engine's copy, if anything
-            if entries is not None:
-                stores[name] = entries
-        state = (self.SNAPSHOT_VERSION, self.stream_time,
-                 {f"{t}\x00{p}": (q.partition_time, q.next_offset) for (t, p), q in self._queues.items()},
-                 stores,
-                 [s.time for s in self._stream_schedules], [s.time for s in self._wall_schedules],
-                 self.collector.snapshot(), (self.metrics.processed, self.metrics.dropped),
-                 dict(self.processor_metadata))
-        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+        return TaskSnapshot(self.stream_time, self.partition_group.positions(), self.state.entries(),
+                            self.stream_time_punctuation.times(), self.wall_clock_punctuation.times(),
+                            self.collector.snapshot(), self.metrics.processed, self.metrics.dropped,
+                            dict(self.processor_metadata)).to_bytes()
 
     def _restore(self, data: bytes) -> None:
-        """Load a :meth:`snapshot` into this task before its processors are initialized; the saved punctuation times
-        wait for the schedules their ``init()`` makes (see :meth:`schedule`)."""
-        (version, stream_time, partition_times, stores, stream_sched, wall_sched, counters, metrics,
-         processor_metadata) = pickle.loads(data)
-        if version not in self.READABLE_SNAPSHOT_VERSIONS:
-            raise StreamsException(f"task {self.id}: snapshot version {version} is not supported "
-                                   f"(this version reads {sorted(self.READABLE_SNAPSHOT_VERSIONS)})")
-        unknown = set(stores) - set(self.stores)
-        if unknown:   # KafkaStreams refuses such a change at start unless upgrade.allow.unsafe=true
-            log.warning("task %s: the saved state has stores %s that this topology does not have: their state is "
-                        "dropped", self.id, sorted(unknown))
-            stores = {name: entries for name, entries in stores.items() if name not in unknown}
-        self.stream_time = stream_time
-        for key, position in partition_times.items():
-            topic, partition = key.split("\x00")
-            queue = self._queue(topic, int(partition))
-            if version == 2:   # partition time only
-                queue.partition_time = position
-            else:
-                queue.partition_time, queue.next_offset = position
-        for name, entries in stores.items():
-            self.stores[name].inner.restore(entries)
-        self._saved_schedule_times = {PunctuationType.STREAM_TIME: list(stream_sched),
-                                      PunctuationType.WALL_CLOCK_TIME: list(wall_sched)}
-        self._saved_counts = (len(stream_sched), len(wall_sched))
-        self.collector.restore(counters)
-        self.metrics.processed, self.metrics.dropped = metrics
-        self.processor_metadata.update(processor_metadata)
-
-    def _check_restored_schedules(self) -> None:
-        """Schedules are matched to the processors' init() calls, in order: say when the counts differ."""
-        for saved, schedules in zip(self._saved_counts, (self._stream_schedules, self._wall_schedules)):
-            if saved != len(schedules):
-                log.warning("task %s: the saved state has %d punctuation schedule(s) where init() made %d; a "
-                            "schedule made outside init() does not outlive the task instance", self.id, saved,
-                            len(schedules))
-        self._saved_schedule_times = None
+        """Load a :meth:`snapshot` (of any readable version) into this task before its processors are initialized;
+        the saved punctuation times wait for the schedules their ``init()`` makes (see :meth:`schedule`)."""
+        saved = TaskSnapshot.from_bytes(data, self.id)
+        self.stream_time = saved.stream_time
+        self.partition_group.restore_positions(saved.positions)
+        self.state.restore(saved.stores)
+        self.stream_time_punctuation.restore_times(saved.stream_time_punctuations)
+        self.wall_clock_punctuation.restore_times(saved.wall_clock_punctuations)
+        self.collector.restore(saved.round_robin)
+        self.metrics.processed, self.metrics.dropped = saved.processed, saved.dropped
+        self.processor_metadata.update(saved.processor_metadata)
 
     def __getstate__(self) -> dict[str, Any]:
         """A task image (:mod:`~streams_on_spark.runtime.spark.live_tasks`) leaves the generated fused chains out;
@@ -1021,5 +849,4 @@ class StreamTask:
                 node.processor.close()
             finally:
                 self.context.current = None
-        for store in self.stores.values():
-            store.close()
+        self.state.close()

@@ -146,6 +146,22 @@ def strongly_connected(graph: dict[str, list[str]]) -> list[set[str]]:
     return components
 
 
+# the parts of a StreamTask (Kafka's PartitionGroup/RecordQueue, ProcessorStateManager, PunctuationQueue, and the task
+# snapshot), below the task inside the runtime layer: none imports the task, its batch paths or an engine
+TASK_PARTS = ("record_queue", "state_manager", "punctuation", "snapshot")
+ABOVE_TASK_PARTS = ("task", "fused", "local", "global_task", "spark")
+
+
+def test_the_task_parts_sit_below_the_task():
+    mods = modules()
+    upward = [f"{module} imports {target}" for part in TASK_PARTS
+              for module in [f"streams_on_spark.runtime.{part}"]
+              for target, _ in imports(mods[module], module)
+              if any(target == f"streams_on_spark.runtime.{above}"
+                     or target.startswith(f"streams_on_spark.runtime.{above}.") for above in ABOVE_TASK_PARTS)]
+    assert not upward, "the task's parts import what sits above them:\n" + "\n".join(upward)
+
+
 def test_the_checks_see_an_upward_import(tmp_path):
     """The checks are not vacuous: a function-level import of the DSL from a processor module is found."""
     path = tmp_path / "windowed.py"
@@ -154,6 +170,10 @@ def test_the_checks_see_an_upward_import(tmp_path):
     assert target == "streams_on_spark.dsl.windows" and line == 2
     assert RANK[area(target)] > RANK[area("streams_on_spark.processor.windowed")]
     assert sorted(map(sorted, strongly_connected({"a": ["b"], "b": ["a"], "c": []}))) == [["a", "b"], ["c"]]
+    part = tmp_path / "punctuation.py"
+    part.write_text("from streams_on_spark.runtime.task import StreamTask\n")
+    ((target, _),) = imports(part, "streams_on_spark.runtime.punctuation")
+    assert target == "streams_on_spark.runtime.task" and target.split(".")[-1] in ABOVE_TASK_PARTS
 
 
 def test_pyflakes_finds_nothing_in_the_library_or_the_tests():

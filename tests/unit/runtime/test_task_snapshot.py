@@ -1,12 +1,15 @@
 """A task's state survives snapshot/restore: what the Spark engine keeps in group state between batches."""
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from streams_on_spark import Processor, PunctuationType, Record, Serdes, StreamsException, Stores, Topology
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.records import ConsumerRecord
 from streams_on_spark.processor.api import TaskId
+from streams_on_spark.runtime.snapshot import READABLE_SNAPSHOT_VERSIONS, SNAPSHOT_VERSION, TaskSnapshot
 from streams_on_spark.runtime.task import StreamTask
 
 S, L = Serdes.String(), Serdes.Long()
@@ -73,9 +76,8 @@ def test_snapshot_refuses_queued_records_and_unknown_versions_and_drops_state_of
     task.add_records("in", 1, [ConsumerRecord("in", 1, 0, 5, b"k", b"v", ())])
     with pytest.raises(Exception, match="queued records"):
         task.snapshot()
-    import pickle
     # a store the topology no longer has (KafkaStreams refused the change unless upgrade.allow.unsafe=true)
-    removed = pickle.dumps((StreamTask.SNAPSHOT_VERSION, 7, {}, {"other-store": {}}, [], [], {}, (0, 0), {}))
+    removed = pickle.dumps((SNAPSHOT_VERSION, 7, {}, {"other-store": {}}, [], [], {}, (0, 0), {}))
     assert new_task(t, removed).stream_time == 7
     assert "stores ['other-store'] that this topology does not have: their state is dropped" in caplog.text
     for version in (1, 9):  # 1: suppression buffer entries of an older layout
@@ -91,10 +93,60 @@ def test_a_task_keeps_its_position_in_each_partition_across_snapshots_and_reads_
     second = new_task(t, first.snapshot())
     assert second.next_offset("in", 1) == 3
     assert second.stream_time == 150
-    import pickle
     # format 2 (before positions): partition times only; the position starts from the next record queued
     older = pickle.dumps((2, 150, {"in\x001": 150}, {"counts": {}}, [], [], {}, (3, 0), {}))
     restored = new_task(t, older)
     assert restored.stream_time == 150 and restored.next_offset("in", 1) == 0
     feed(restored, [(3, ("a", 160))])
     assert restored.next_offset("in", 1) == 4
+
+
+# one test per snapshot version the library reads: a snapshot in that version's shape, written by hand, is read
+
+COUNTS = {b"a": L.serialize("t", 2), b"b": L.serialize("t", 1)}
+
+
+def test_the_versions_read_are_2_and_3_and_3_is_written():
+    assert SNAPSHOT_VERSION == 3 and READABLE_SNAPSHOT_VERSIONS == {2, 3}
+    task = new_task(topology())
+    feed(task, [(0, ("a", 10)), (1, ("b", 20)), (2, ("a", 150))])
+    # version 3's layout, item by item: what users' checkpoints hold
+    assert pickle.loads(task.snapshot()) == (3, 150, {"in\x001": (150, 3)}, {"counts": COUNTS}, [200], [], {},
+                                             (3, 0), {})
+
+
+def test_a_version_3_snapshot_is_read():
+    v3 = pickle.dumps((3, 150, {"in\x001": (150, 3), "in\x000": (40, 8)}, {"counts": COUNTS}, [200], [], {"out": 2},
+                       (3, 1), {"meta": 5}), protocol=pickle.HIGHEST_PROTOCOL)
+    saved = TaskSnapshot.from_bytes(v3)
+    assert saved == TaskSnapshot(150, {("in", 1): (150, 3), ("in", 0): (40, 8)}, {"counts": COUNTS}, [200], [],
+                                 {"out": 2}, 3, 1, {"meta": 5})
+    assert saved.to_bytes() == v3   # the version written: read back, written again, the same bytes
+    task = new_task(topology(), v3)
+    assert task.stream_time == 150 and task.next_offset("in", 1) == 3 and task.next_offset("in", 0) == 8
+    assert [(q.topic, q.partition, q.partition_time) for q in task.partition_group.queue_list] == [
+        ("in", 1, 150), ("in", 0, 40)]   # the order first fed: process_one's tie order
+    assert dict(task.stores["counts"].all()) == {"a": 2, "b": 1}
+    assert task.stream_time_punctuation.times() == [200] and task.wall_clock_punctuation.times() == []
+    assert (task.metrics.processed, task.metrics.dropped) == (3, 1)
+    assert task.processor_metadata == {"meta": 5} and task.collector.snapshot() == {"out": 2}
+
+
+def test_a_version_2_snapshot_is_read():
+    v2 = pickle.dumps((2, 150, {"in\x001": 150}, {"counts": COUNTS}, [200], [], {}, (3, 0), {"meta": 5}))
+    saved = TaskSnapshot.from_bytes(v2)
+    assert saved == TaskSnapshot(150, {("in", 1): (150, 0)}, {"counts": COUNTS}, [200], [], {}, 3, 0, {"meta": 5})
+    task = new_task(topology(), v2)
+    assert task.stream_time == 150 and task.next_offset("in", 1) == 0   # no position yet: from the next record
+    assert task.partition_group.queues[("in", 1)].partition_time == 150
+    assert dict(task.stores["counts"].all()) == {"a": 2, "b": 1}
+    assert task.processor_metadata == {"meta": 5}
+    # written back as version 3
+    assert pickle.loads(task.snapshot())[:3] == (3, 150, {"in\x001": (150, 0)})
+    assert feed(task, [(3, ("a", 160))]) == [("a", 3, 160, 0)]   # the punctuation at 200 is not due yet
+
+
+def test_an_unreadable_version_names_the_task_and_the_versions_read():
+    with pytest.raises(StreamsException, match=r"task 0_1: snapshot version 1 is not supported \(this version reads "
+                                               r"\[2, 3\]\)"):
+        new_task(topology(), pickle.dumps((1, -1, {}, {}, [], [], {}, (0, 0), {})))

@@ -1,0 +1,81 @@
+"""A task's state stores and their record caches (Kafka's ``ProcessorStateManager``).
+
+Builds the stores a subtopology names (over an engine's own bytes store where it keeps one), finds the record
+caches in front of them, flushes those on commit, and gives and takes the stores' bytes-level entries for the task
+snapshot.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Iterable, Mapping, Optional
+
+from streams_on_spark.errors import StreamsException
+from streams_on_spark.processor.api import ProcessorContext, TaskId
+from streams_on_spark.state.caching import CachingBytesStore
+from streams_on_spark.topology.builder import InternalTopologyBuilder
+
+log = logging.getLogger(__name__)
+
+
+class ProcessorStateManager:
+    """One task's stores by name and the record caches in front of them."""
+
+    def __init__(self, task_id: TaskId, store_names: Iterable[str], topology: InternalTopologyBuilder,
+                 context: ProcessorContext, bytes_stores: Optional[Mapping[str, Any]] = None) -> None:
+        """Build and initialize the stores; ``bytes_stores``: store name -> the bytes store an engine keeps that
+        store's data in (its local stores)."""
+        self.task_id = task_id
+        self.stores: dict[str, Any] = {}
+        self.external = frozenset(bytes_stores or ())
+        for name in store_names:
+            builder = topology.state_factories[name]
+            store = builder.build() if name not in self.external else builder.build(bytes_stores[name])
+            store.init(context)
+            self.stores[name] = store
+        # the enabled record caches, flushed on commit (a cache written through leaves the list, which is updated in
+        # place: the task reads it on its hot path)
+        self.caches: list[CachingBytesStore] = [
+            store.inner for store in self.stores.values()
+            if isinstance(getattr(store, "inner", None), CachingBytesStore) and store.inner.enabled]
+
+    def write_through(self, caches: Iterable[CachingBytesStore]) -> None:
+        """Let ``caches`` flush each write as it is made; they no longer wait for the commit."""
+        through = list(caches)
+        for cache in through:
+            cache.write_through()
+        self.caches[:] = [cache for cache in self.caches if cache not in through]
+
+    def flush_caches(self) -> None:
+        """Every cached store forwards its dirty entries downstream (Kafka's commit)."""
+        for cache in self.caches:
+            cache.flush()
+
+    def entries(self) -> dict[str, Any]:
+        """Each store's bytes-level entries for a snapshot; an engine's own store gives what is not in the engine's
+        copy, if anything."""
+        out = {}
+        for name, store in self.stores.items():
+            inner = getattr(store, "inner", None)
+            if inner is None or not hasattr(inner, "entries"):
+                if name in self.external:
+                    continue
+                raise StreamsException(f"store {name} of task {self.task_id} cannot be snapshotted "
+                                       f"({type(store).__name__} has no bytes-level entries)")
+            entries = inner.entries()
+            if entries is not None:
+                out[name] = entries
+        return out
+
+    def restore(self, entries: Mapping[str, Any]) -> None:
+        """Load :meth:`entries` of an earlier instance; a store this topology no longer has loses its state."""
+        unknown = set(entries) - set(self.stores)
+        if unknown:   # KafkaStreams refuses such a change at start unless upgrade.allow.unsafe=true
+            log.warning("task %s: the saved state has stores %s that this topology does not have: their state is "
+                        "dropped", self.task_id, sorted(unknown))
+        for name, store_entries in entries.items():
+            if name not in unknown:
+                self.stores[name].inner.restore(store_entries)
+
+    def close(self) -> None:
+        for store in self.stores.values():
+            store.close()

@@ -12,7 +12,7 @@ Two strategies, picked once per runtime:
 from __future__ import annotations
 
 from array import array
-from typing import Mapping, Optional, Protocol
+from typing import Callable, Mapping, Optional, Protocol
 
 from streams_on_spark.connectors.base import TopicWriter
 from streams_on_spark.connectors.record_batch import BIG_ENDIAN, RecordBatch, encode_by_partition
@@ -115,10 +115,18 @@ def streaming_batch() -> tuple[Optional[str], Optional[int]]:
 
 
 class ReturnedOutput:
-    """The task returns its output to the driver as record batches with merge keys (the test driver's mode)."""
+    """The task returns its output to the driver as record batches with merge keys (the test driver's mode); the
+    driver appends it and hands the records to ``on_output`` (a callback of the driver: never pickled to tasks)."""
 
     schema = RETURNED_SCHEMA
     columns = RETURNED_COLUMNS
+
+    def __init__(self, on_output: Optional[Callable[[list[ProducerRecord]], None]] = None) -> None:
+        self.on_output = on_output
+
+    def __reduce__(self) -> tuple:
+        """Tasks get the strategy without the driver's callback."""
+        return ReturnedOutput, ()
 
     def rows(self, records: list[ProducerRecord], task: int,
              positions: Optional[Mapping[tuple[str, int], int]] = None) -> list[tuple]:

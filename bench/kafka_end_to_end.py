@@ -435,6 +435,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="commit_interval (seconds) of the quix run: the end is detected from committed offsets, "
                              "as for Java (Quix Streams' own default is 5.0)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds allowed per run")
+    parser.add_argument("--java-options", default=None,
+                        help="the Spark runs' local JVM options (default: local_session's, what `python app.py` gets)")
     parser.add_argument("--keep-topics", action="store_true", help="do not delete the run's topics afterwards")
     parser.add_argument("-v", "--verbose", action="store_true", help="also log the runtime's per-batch progress")
     args = parser.parse_args(argv)
@@ -476,8 +478,9 @@ def main(argv: list[str] | None = None) -> int:
         log.info("produced %d sentences (%d words) into %s in %.2f s", len(lines), args.words, input_topic, produce_s)
 
         if any(r.startswith(("ours", "pyspark")) for r in runs):
-            from streams_on_spark.runtime.spark import local_session
-            spark = local_session("bench-kafka-end-to-end", jars=jars)
+            from streams_on_spark.runtime.spark.session import LOCAL_JAVA_OPTIONS, local_session
+            spark = local_session("bench-kafka-end-to-end", jars=jars,
+                                  java_options=LOCAL_JAVA_OPTIONS if args.java_options is None else args.java_options)
             if args.warmup_words > 0:
                 warm_input = f"{rid}-warmup-sentences"
                 warm = [r for r in ("ours", "pyspark") if r in runs or f"{r}-eos" in runs or f"{r}-pipeline" in runs]

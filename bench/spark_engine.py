@@ -231,10 +231,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small-global", type=int, default=1_000)
     parser.add_argument("--only", default="throughput,state,windows,global",
                         help="sections to run, comma-separated")
+    parser.add_argument("--java-options", default="",
+                        help="the local session's JVM options (default: none, the JVM's own JIT; local_session's "
+                             "default is -XX:TieredStopAtLevel=1)")
     args = parser.parse_args(argv)
     sections = set(args.only.split(","))
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
-    spark = local_session("bench-spark-engine")
+    # the JVM's default JIT (C2), as a hand-written PySpark application runs: the baseline shares the session, and
+    # local_session's C1-only default (for short local runs) slows its per-row JVM work
+    spark = local_session("bench-spark-engine", java_options=args.java_options)
     if "throughput" in sections and throughput(spark, args):
         return 1
     if "state" in sections:

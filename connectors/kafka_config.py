@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import socket
 import threading
 from typing import Any, Callable, Iterable, Mapping, Optional
 
@@ -151,28 +152,91 @@ class _OutageFilter(logging.Filter):
             if address is not None:
                 self.address = address.group(1)
             if self.down is not None and self.RECOVERED.search(text):
-                with self._lock:
-                    where, self.down = self.down, None
-                if where is not None:
-                    log.warning("Kafka at %s is reachable again", where)
+                self.recovered()
             return False
         if self.NOISE.search(text):
             return False
         if self.FAILURE.search(text):
-            with self._lock:
-                was_down = self.down is not None
-                if not was_down:
-                    self.down = self._where()
-            if not was_down:
-                log.warning("Kafka at %s is unreachable (%s); retrying", self.down, text)
+            self.unreachable(self._where(), text)
             return False
         return True
+
+    def unreachable(self, where: str, reason: str) -> None:
+        """Say once per outage that Kafka at ``where`` is unreachable (whoever noticed it first)."""
+        with self._lock:
+            if self.down is not None:
+                return
+            self.down = where
+        log.warning("Kafka at %s is unreachable (%s); retrying", where, reason)
+
+    def recovered(self) -> None:
+        """Say once that Kafka is reachable again, if an outage was reported."""
+        with self._lock:
+            where, self.down = self.down, None
+        if where is not None:
+            log.warning("Kafka at %s is reachable again", where)
 
     def _where(self) -> str:
         return self.address or ",".join(self.bootstraps) or "the configured bootstrap servers"
 
 
 _OUTAGE_FILTER = _OutageFilter()
+
+
+def unreachable(bootstrap: str, timeout_s: float = 3.0) -> Optional[str]:
+    """Why no address of ``bootstrap`` takes a TCP connection (refused, unknown host, no route), or None when one does
+    or the answer is not definite (a timeout: the Kafka clients then decide, within ``default.api.timeout.ms``)."""
+    reasons = []
+    for address in (a.strip() for a in bootstrap.split(",") if a.strip()):
+        host, _, port = address.split("://", 1)[-1].rpartition(":")
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+            return None
+        except (socket.timeout, ValueError):
+            return None
+        except OSError as e:
+            reasons.append(f"{address}: {e.strerror or e}")
+    return "; ".join(reasons) or None
+
+
+class BrokerWatch:
+    """The outage line for what the library's Python clients do not see: Spark's Kafka source (JVM clients, their
+    logs kept off the console) waits for an unreachable broker without a word. While the application runs, a daemon
+    thread looks every ``interval_s`` whether its queries ``stalled()`` (no batch for a while); only then does it try a
+    TCP connection to ``bootstrap`` (as ``KafkaStreams.start()`` does), and says once that Kafka is unreachable, and
+    once that it is reachable again, through the same one line as kafka-python's outages (one line per outage,
+    whoever noticed it)."""
+
+    def __init__(self, bootstrap: str, stalled: Callable[[], bool], interval_s: float = 1.0) -> None:
+        self.bootstrap = bootstrap
+        self._stalled = stalled
+        self._interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="streams-on-spark-broker-watch", daemon=True)
+
+    def start(self) -> "BrokerWatch":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def check(self) -> None:
+        """One look: probe the broker when the queries stalled or an outage is being reported."""
+        if _OUTAGE_FILTER.down is None and not self._stalled():
+            return
+        reason = unreachable(self.bootstrap)
+        if reason is not None:
+            _OUTAGE_FILTER.unreachable(self.bootstrap, reason)
+        else:
+            _OUTAGE_FILTER.recovered()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval_s):
+            try:
+                self.check()
+            except Exception:   # a watch must never end the application: say why it looked no further
+                log.debug("broker watch: the check failed", exc_info=True)
 
 
 def quiet_kafka_python_logs(bootstrap_servers: str = "") -> None:

@@ -21,11 +21,13 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
+from operator import itemgetter
 from typing import Any, Iterable, Optional, Union
 
 from streams_on_spark.connectors.records import Headers, ProducerRecord
 
-__all__ = ["RecordBatch", "parse_records", "encode_by_partition", "merge_by_stream_time", "ORDER_KEY"]
+__all__ = ["RecordBatch", "PartitionedRecords", "parse_records", "encode_by_partition", "merge_by_stream_time",
+           "ORDER_KEY"]
 
 PREFIX = struct.Struct("<qiii")  # timestamp, key length, value length, header count
 _I32 = struct.Struct("<i")
@@ -326,6 +328,76 @@ def encode_by_partition(records: Iterable[ProducerRecord]) -> list[RecordBatch]:
         group[2].append(value)
         group[3].append(headers or ())
     return [RecordBatch.of_columns(topic, partition, *columns) for (topic, partition), columns in groups.items()]
+
+
+class PartitionedRecords:
+    """A task's output grouped by destination topic-partition as it is produced: per destination, its records'
+    ``(timestamp, key, value, headers)`` in arrival order. What an engine keeps when it writes each topic-partition
+    as one batch and needs no order across them: the sink appends a record where it belongs, and :meth:`drain_batches`
+    hands the groups over as record batches without visiting each record again in Python (the columns are checked
+    as :func:`encode_by_partition` checks them, by type sets and bounds; a group that fails goes the checked way)."""
+
+    __slots__ = ("_parts",)
+
+    def __init__(self) -> None:
+        self._parts: dict[tuple[str, int], list[tuple]] = {}
+
+    def partition_lists(self, topic: str, partitions: int) -> list[list[tuple]]:
+        """``topic``'s row lists, one per partition: a sink binds them once and appends ``(timestamp, key, value,
+        headers)`` to the one of its record's partition (they stay the same lists across drains)."""
+        return [self._rows(topic, p) for p in range(partitions)]
+
+    def _rows(self, topic: str, partition: int) -> list[tuple]:
+        rows = self._parts.get((topic, partition))
+        if rows is None:
+            rows = self._parts[(topic, partition)] = []
+        return rows
+
+    def append(self, record: ProducerRecord) -> None:
+        """One record, placed (``record.partition`` set)."""
+        topic, partition, timestamp, key, value, headers = record
+        self._rows(topic, partition).append((timestamp, key, value, headers))
+
+    def __bool__(self) -> bool:
+        return any(self._parts.values())
+
+    def __len__(self) -> int:
+        return sum(map(len, self._parts.values()))
+
+    def _take(self) -> list[tuple[str, int, list[tuple]]]:
+        """Every non-empty group's rows, leaving the groups empty (the lists themselves stay: sinks hold them)."""
+        taken = []
+        for (topic, partition), rows in self._parts.items():
+            if rows:
+                taken.append((topic, partition, rows.copy()))
+                rows.clear()
+        return taken
+
+    def drain_records(self) -> list[ProducerRecord]:
+        """The records, destination by destination (each in arrival order), as ``ProducerRecord``s; emptied."""
+        return [ProducerRecord(topic, partition, *row) for topic, partition, rows in self._take() for row in rows]
+
+    def drain_batches(self) -> list[RecordBatch]:
+        """One record batch per destination that got records, checked as :func:`encode_by_partition` checks them;
+        emptied."""
+        batches = []
+        for topic, partition, rows in self._take():
+            timestamps, keys, values, headers = (list(map(field, rows)) for field in _ROW_FIELDS)
+            if (_BYTES_OR_NONE.issuperset(map(type, keys)) and _BYTES_OR_NONE.issuperset(map(type, values))
+                    and _TUPLE_OR_NONE.issuperset(map(type, headers)) and _INT.issuperset(map(type, timestamps))
+                    and _MIN_INT64 <= min(timestamps) and max(timestamps) <= _MAX_INT64):
+                if None in headers:
+                    headers = [h or () for h in headers]
+                batches.append(RecordBatch.of_columns(topic, partition, timestamps, keys, values, headers))
+            else:
+                batches.extend(encode_by_partition(ProducerRecord(topic, partition, *row) for row in rows))
+        return batches
+
+
+_BYTES_OR_NONE = frozenset((bytes, type(None)))
+_TUPLE_OR_NONE = frozenset((tuple, type(None)))
+_INT = frozenset((int,))
+_ROW_FIELDS = tuple(itemgetter(i) for i in range(4))   # a row's timestamp, key, value, headers
 
 
 def _checked(topic: str, partition: int, timestamp: Any, key: Any, value: Any, headers: Any) -> tuple:

@@ -19,7 +19,6 @@ import enum
 import logging
 import os
 import signal
-import socket
 import tempfile
 import threading
 import time
@@ -39,6 +38,7 @@ from streams_on_spark.config import (
     StreamsConfig,
     TaskConfig,
 )
+from streams_on_spark.connectors.kafka_config import BrokerWatch, unreachable
 from streams_on_spark.connectors.kafka_producer import PRODUCER_CONFIG_NAMES, PRODUCER_PREFIX, producer_settings
 from streams_on_spark.errors import IllegalStateError, StreamsException
 from streams_on_spark.metrics import Metrics
@@ -62,10 +62,16 @@ CLIENT_KEYS = {"client.id", "client.dns.lookup", "request.timeout.ms", "default.
                "fetch.max.wait.ms", *PRODUCER_CONFIG_NAMES}
 
 
+# no micro-batch for this long: the broker watch tries to reach the brokers (Spark's Kafka source says nothing while
+# it waits for one; an idle query still reports progress every 10 s, spark.sql.streaming.noDataProgressEventInterval)
+STALLED_AFTER_S = 5.0
+
+
 class State(enum.Enum):
     """Lifecycle, as Kafka's ``KafkaStreams.State`` (the subset a Spark-hosted application goes through)."""
 
     CREATED = "CREATED"
+    REBALANCING = "REBALANCING"   # starting: the queries start, the interactive queries' copy is loaded
     RUNNING = "RUNNING"
     PENDING_SHUTDOWN = "PENDING_SHUTDOWN"
     NOT_RUNNING = "NOT_RUNNING"
@@ -102,6 +108,7 @@ class KafkaStreams:
         self._state_listener: Optional[Callable[[State, State], None]] = None
         self._signal_handlers: dict[int, Any] = {}
         self._interactive: Any = None
+        self._broker_watch: Any = None
         self.checkpoint_location = checkpoint_location(self._config)
         if self._config.get(BOOTSTRAP_SERVERS):   # the producers' settings fail here, not at start()
             producer_settings(client_config(self._config), exactly_once=self._task_config.exactly_once)
@@ -191,9 +198,9 @@ class KafkaStreams:
             from streams_on_spark.runtime.spark.session import starts_local_session
             jars = kafka_jars(required=starts_local_session())   # a local session reads Kafka only with them
         if kafka:
-            unreachable = _unreachable(str(self._config[BOOTSTRAP_SERVERS]))
-            if unreachable:
-                raise StreamsException(f"Kafka at {self._config[BOOTSTRAP_SERVERS]} is unreachable ({unreachable}): "
+            why = unreachable(str(self._config[BOOTSTRAP_SERVERS]))
+            if why:
+                raise StreamsException(f"Kafka at {self._config[BOOTSTRAP_SERVERS]} is unreachable ({why}): "
                                        f"check {BOOTSTRAP_SERVERS} and that the brokers are up")
             self._connector = self._make_connector(None)
         existing = self._connector.topics() if kafka else self.embedded_topics.topics()
@@ -218,6 +225,7 @@ class KafkaStreams:
                                      checkpoint_names=manifest.checkpoints, pipelines=pipelines,
                                      interactive_queries=StreamsConfig(self._config).get(INTERACTIVE_QUERIES))
         write_manifest(location, manifest, self._spark)
+        self._set_state(State.REBALANCING)   # as Kafka's start(); stale-store queries answer from here on
         try:
             self._runtime.start()
         except Exception:
@@ -225,6 +233,10 @@ class KafkaStreams:
             self._runtime.stop()
             raise
         self._set_state(State.RUNNING)
+        if kafka:   # Spark's Kafka source waits for a broker that went away without a word: say it (once)
+            runtime = self._runtime
+            self._broker_watch = BrokerWatch(str(self._config[BOOTSTRAP_SERVERS]),
+                                             lambda: runtime.stalled(STALLED_AFTER_S)).start()
         self._close_on_signals()
         atexit.register(_close_at_exit, weakref.ref(self))
         log.info("application %s running %d subtopology queries (%s), checkpoints in %s", self.application_id,
@@ -304,6 +316,15 @@ class KafkaStreams:
         """Kafka's ``queryMetadataForKey()``: the partition of ``key``'s task (and this instance's host)."""
         return self._queries().query_metadata_for_key(store_name, key, key_serializer)
 
+    def metadata_for_all_streams_clients(self) -> list[Any]:
+        """Kafka's ``metadataForAllStreamsClients()``: this instance, which runs every task (its
+        ``application.server``, every store and source topic partition); empty without ``application.server``."""
+        return self._queries().metadata_for_all_streams_clients()
+
+    def streams_metadata_for_store(self, store_name: str) -> list[Any]:
+        """Kafka's ``streamsMetadataForStore()``: the instances holding ``store_name`` (this one, or none)."""
+        return self._queries().streams_metadata_for_store(store_name)
+
     def read_tasks(self, subtopology_id: int) -> dict[int, Any]:
         """Offline copies of a subtopology's tasks with the state Spark holds (to inspect stores)."""
         return self._running().read_tasks(subtopology_id)
@@ -318,12 +339,14 @@ class KafkaStreams:
         if timeout is not None and timeout < 0:
             raise ValueError(f"timeout must be >= 0, got {timeout}")
         self._restore_signals()
+        if self._broker_watch is not None:
+            self._broker_watch.stop()
         stopped = True
         if self.state is State.NOT_RUNNING:
             return stopped
         was = self.state
         self._set_state(State.PENDING_SHUTDOWN)   # from CREATED too, as Kafka's close()
-        if self._runtime is not None and was in (State.RUNNING, State.ERROR):
+        if self._runtime is not None and was in (State.REBALANCING, State.RUNNING, State.ERROR):
             log.info("application %s closing", self.application_id)
             stopped = self._runtime.stop(timeout)
         if self._connector is not None:
@@ -355,22 +378,6 @@ class KafkaStreams:
                 signal.signal(signum, handler)
 
 
-def _unreachable(bootstrap: str, timeout_s: float = 3.0) -> Optional[str]:
-    """Why no address of ``bootstrap`` takes a TCP connection (refused, unknown host, no route), or None when one does
-    or the answer is not definite (a timeout: the Kafka clients then decide, within ``default.api.timeout.ms``)."""
-    reasons = []
-    for address in (a.strip() for a in bootstrap.split(",") if a.strip()):
-        host, _, port = address.split("://", 1)[-1].rpartition(":")
-        try:
-            socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
-            return None
-        except (socket.timeout, ValueError):
-            return None
-        except OSError as e:
-            reasons.append(f"{address}: {e.strerror or e}")
-    return "; ".join(reasons) or None
-
-
 def _from_pyspark(handler: Any) -> bool:
     """pyspark's own SIGINT handler (it cancels every Spark job, which fails the queries with errors)."""
     return getattr(handler, "__module__", "").startswith("pyspark.")
@@ -378,5 +385,6 @@ def _from_pyspark(handler: Any) -> bool:
 
 def _close_at_exit(ref: "weakref.ReferenceType[KafkaStreams]") -> None:
     streams = ref()
-    if streams is not None and streams.state in (State.RUNNING, State.ERROR, State.PENDING_SHUTDOWN):
+    if streams is not None and streams.state in (State.REBALANCING, State.RUNNING, State.ERROR,
+                                                 State.PENDING_SHUTDOWN):
         streams.close(30.0)

@@ -22,10 +22,18 @@ from streams_on_spark.query.iqv2 import (
     WindowKeyQuery,
     WindowRangeQuery,
 )
-from streams_on_spark.query.params import HostInfo, KeyQueryMetadata, QueryableStoreTypes, StoreQueryParameters
+from streams_on_spark.query.params import (
+    HostInfo,
+    KeyQueryMetadata,
+    QueryableStoreTypes,
+    StoreQueryParameters,
+    StreamsMetadata,
+    TopicPartition,
+)
 
 __all__ = ["FailureReason", "HostInfo", "InvalidStateStoreException", "InvalidStateStorePartitionException",
            "KeyQuery", "KeyQueryMetadata", "Position", "PositionBound", "QueryResult", "QueryableStoreTypes",
            "RangeQuery", "ResultOrder", "StateQueryRequest", "StateQueryResult", "StoreQueryParameters",
-           "StreamsNotStartedException", "StreamsStoppedException", "TimestampedKeyQuery", "TimestampedRangeQuery",
-           "UnknownStateStoreException", "VersionedKeyQuery", "WindowKeyQuery", "WindowRangeQuery"]
+           "StreamsMetadata", "StreamsNotStartedException", "StreamsStoppedException", "TimestampedKeyQuery",
+           "TimestampedRangeQuery", "TopicPartition", "UnknownStateStoreException", "VersionedKeyQuery",
+           "WindowKeyQuery", "WindowRangeQuery"]

@@ -147,7 +147,8 @@ class StoreQueryParameters:
         return replace(self, partition=require_int(partition, "partition", minimum=0, optional=True))
 
     def enable_stale_stores(self) -> "StoreQueryParameters":
-        """Also answer from standby and restoring tasks (see "Querying state" for what that is here)."""
+        """Also answer while the tasks' state is being restored: here while the application starts (REBALANCING),
+        from the copies loaded so far (see "Querying state")."""
         return replace(self, stale_stores=True)
 
     def stale_stores_enabled(self) -> bool:
@@ -183,6 +184,35 @@ class KeyQueryMetadata:
     active_host: HostInfo
     standby_hosts: frozenset = field(default_factory=frozenset)
     partition: int = -1
+
+
+@dataclass(frozen=True, order=True)
+class TopicPartition:
+    """Kafka's ``TopicPartition``: a topic's name and one of its partitions."""
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True)
+class StreamsMetadata:
+    """Kafka's ``StreamsMetadata``: an instance of the application (its ``application.server``), the stores and the
+    topic partitions of its tasks (active, and standby: none here)."""
+
+    host_info: HostInfo
+    state_store_names: frozenset = field(default_factory=frozenset)
+    topic_partitions: frozenset = field(default_factory=frozenset)
+    standby_state_store_names: frozenset = field(default_factory=frozenset)
+    standby_topic_partitions: frozenset = field(default_factory=frozenset)
+
+    def host(self) -> str:
+        return self.host_info.host
+
+    def port(self) -> int:
+        return self.host_info.port
 
 
 #: Kafka's ``KeyQueryMetadata.NOT_AVAILABLE``: the application is not running (yet)

@@ -21,12 +21,28 @@ from streams_on_spark.query.errors import (
     UnknownStateStoreException,
 )
 from streams_on_spark.query.execute import execute
-from streams_on_spark.query.iqv2 import FailureReason, Position, QueryResult, StateQueryRequest, StateQueryResult
-from streams_on_spark.query.params import HostInfo, KeyQueryMetadata, QueryableStoreType, StoreQueryParameters
+from streams_on_spark.query.iqv2 import (
+    FailureReason,
+    Position,
+    PositionBound,
+    QueryResult,
+    StateQueryRequest,
+    StateQueryResult,
+)
+from streams_on_spark.query.params import (
+    HostInfo,
+    KeyQueryMetadata,
+    QueryableStoreType,
+    StoreQueryParameters,
+    StreamsMetadata,
+    TopicPartition,
+)
 
 log = logging.getLogger(__name__)
 
-CREATED, RUNNING = "CREATED", "RUNNING"
+CREATED, REBALANCING, RUNNING = "CREATED", "REBALANCING", "RUNNING"
+# Kafka's stream thread state while the application is REBALANCING here: its tasks' state is being restored
+RESTORING_THREAD = "PARTITIONS_ASSIGNED"
 STOPPED = frozenset({"PENDING_SHUTDOWN", "NOT_RUNNING", "PENDING_ERROR", "ERROR"})
 
 
@@ -42,17 +58,23 @@ class QueryableState(Protocol):
     def global_stores(self) -> Mapping[str, Any]:
         """The global stores, by name."""
 
+    def global_store_names(self) -> frozenset:
+        """The global stores' names (known without reading them)."""
+
     def instances(self, store_name: str) -> dict[int, Any]:
         """Partition -> the instance of the store in that partition's task (partition order)."""
 
     def position(self, store_name: str, partition: int) -> Position:
         """The input offsets the instance of ``partition`` reflects."""
 
+    def reflects(self, store_name: str, partition: int) -> str:
+        """What the instance of ``partition`` reflects, in words (e.g. its micro-batch), for execution info."""
+
     def reading(self) -> ContextManager[Any]:
         """Held while a query reads the instances (they stay still meanwhile)."""
 
-    def key_topic(self, store_name: str) -> tuple[str, int]:
-        """The store's subtopology's source topic with the most partitions, and that count."""
+    def subtopologies(self) -> list[tuple[frozenset, dict[str, int]]]:
+        """Per subtopology run as tasks: its store names and its source topics with their partition counts."""
 
     def application_server(self) -> Optional[str]:
         """This instance's ``application.server`` (``host:port``), if configured."""
@@ -83,7 +105,7 @@ class InteractiveQueries:
         state = self._state.lifecycle()
         if state == CREATED:
             raise StreamsNotStartedException("KafkaStreams has not been started, you can retry after calling start()")
-        if state != RUNNING:
+        if state not in (RUNNING, REBALANCING):
             raise IllegalStateError(f"KafkaStreams is not running. State is {state}.")
 
     # ------------------------------------------------------------------ IQv2
@@ -102,22 +124,35 @@ class InteractiveQueries:
             raise StreamsStoppedException(f"KafkaStreams has been stopped ({state}). This instance can no longer "
                                           "serve queries.")
         result = StateQueryResult()
-        if name in self._state.global_stores():
+        if name in self._state.global_store_names():
             result.set_global_result(QueryResult.for_failure(
                 FailureReason.UNKNOWN_QUERY_TYPE,
                 "Global stores do not yet support the KafkaStreams#query API. Use KafkaStreams#store instead."))
             return result
+        # Kafka's: a request for active tasks fails each partition whose task is not running, and is answered
+        # without its position bound otherwise
+        not_active = request.require_active_ and state != RUNNING
+        bound = PositionBound.unbounded() if request.require_active_ else request.position_bound
         with self._state.reading():
             for partition, store in self._state.instances(name).items():
                 if request.partitions is None or partition in request.partitions:
-                    result.add_result(partition, execute(store, request.query, request.position_bound,
-                                                         self._state.position(name, partition), partition,
-                                                         request.execution_info))
+                    result.add_result(partition, QueryResult.for_failure(
+                        FailureReason.NOT_ACTIVE, f"Query requires a running active task, but partition was in state "
+                                                  f"{RESTORING_THREAD} and was active.") if not_active else
+                        self._execute(store, request, bound, partition))
         if request.partitions is not None:
             for partition in sorted(request.partitions):
                 if partition not in result.get_partition_results():
                     result.add_result(partition, QueryResult.for_failure(
                         FailureReason.NOT_PRESENT, "The requested partition was not present at the time of the query."))
+        return result
+
+    def _execute(self, store: Any, request: StateQueryRequest, bound: PositionBound, partition: int) -> QueryResult:
+        name = request.store_name
+        result = execute(store, request.query, bound, self._state.position(name, partition), partition,
+                         request.execution_info)
+        if request.execution_info:
+            result.add_execution_info(f"Partition {partition} of {name} {self._state.reflects(name, partition)}")
         return result
 
     # ------------------------------------------------------------------ metadata
@@ -131,13 +166,39 @@ class InteractiveQueries:
         if self._state.lifecycle() == CREATED:
             return KeyQueryMetadata.NOT_AVAILABLE  # type: ignore[attr-defined]
         host = HostInfo.build_from_endpoint(self._state.application_server()) or HostInfo.unavailable()
-        if store_name in self._state.global_stores():
+        if store_name in self._state.global_store_names():
             return KeyQueryMetadata(host, frozenset(), -1)
         if store_name not in self._state.store_names():
             return None
-        topic, partitions = self._state.key_topic(store_name)
+        topic, partitions = self._key_topic(store_name)
         partition = partition_for_key(key_serializer.serialize(topic, key), partitions) if partitions > 1 else 0
         return KeyQueryMetadata(host, frozenset(), partition)
+
+    def _key_topic(self, store_name: str) -> tuple[str, int]:
+        """The source topic with the most partitions (the first of those) of the subtopology holding the store."""
+        sources = next(topics for stores, topics in self._state.subtopologies() if store_name in stores)
+        _, _, topic = max((n, -i, t) for i, (t, n) in enumerate(sources.items()))
+        return topic, sources[topic]
+
+    def metadata_for_all_streams_clients(self) -> list[StreamsMetadata]:
+        """Every instance of the application with the stores and topic partitions it holds (Kafka's
+        ``metadataForAllStreamsClients``): this one, which runs every task; none without ``application.server``
+        (Kafka shares instances' metadata only between instances that set it)."""
+        self._check_running_or_rebalancing()
+        host = HostInfo.build_from_endpoint(self._state.application_server())
+        if host is None:
+            return []
+        stores = {s for names, _ in self._state.subtopologies() for s in names} | self._state.global_store_names()
+        partitions = {TopicPartition(t, p) for _, topics in self._state.subtopologies()
+                      for t, n in topics.items() for p in range(n)}
+        return [StreamsMetadata(host, frozenset(stores), frozenset(partitions))]
+
+    def streams_metadata_for_store(self, store_name: str) -> list[StreamsMetadata]:
+        """The instances holding ``store_name`` (Kafka's ``streamsMetadataForStore``): every instance for a global
+        store, none for a store the topology does not have."""
+        require_str(store_name, "storeName")
+        return [m for m in self.metadata_for_all_streams_clients()
+                if store_name in m.state_store_names or store_name in m.standby_state_store_names]
 
 
 def task_position(task: Any) -> Position:
@@ -184,10 +245,14 @@ class _TaskProvider:
     def stores(self, store_name: str, store_type: QueryableStoreType) -> list[Any]:
         partition = self._parameters.partition
         state = self._state.lifecycle()
-        instances = self._state.instances(store_name) if state == RUNNING else {}
-        if state not in (RUNNING, "NOT_RUNNING", "ERROR"):   # Kafka's stream threads: not RUNNING, not yet DEAD
+        # Kafka's stream threads: RUNNING answers; with stale stores, also a thread restoring its tasks (here the
+        # application is REBALANCING while it starts: the copies loaded so far answer)
+        answering = state == RUNNING or (state == REBALANCING and self._parameters.stale_stores)
+        instances = self._state.instances(store_name) if answering else {}
+        if not answering and state not in ("NOT_RUNNING", "ERROR"):   # not RUNNING, not yet DEAD
+            thread = RESTORING_THREAD if state == REBALANCING else state
             raise InvalidStateStoreException(f"Cannot get state store {store_name} because the stream thread is "
-                                             f"{state}, not RUNNING"
+                                             f"{thread}, not RUNNING"
                                              + (" or REBALANCING" if self._parameters.stale_stores else ""))
         if partition is not None:
             instances = {partition: instances[partition]} if partition in instances else {}

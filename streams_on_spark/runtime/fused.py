@@ -33,6 +33,7 @@ from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValue
 from streams_on_spark.state.stores import _TS, TimestampedKeyValueStore, ValueAndTimestamp
 
 from streams_on_spark.connectors.partitioner import memoised_hash, partition_for_key
+from streams_on_spark.connectors.record_batch import PartitionedRecords
 from streams_on_spark.connectors.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.processor import dsl
@@ -728,6 +729,12 @@ class _Compiler:
             place = ["place = 0"]
         else:   # partition_for_key, its memo's hit inline
             place = ["place = _hash(kb)", f"place = _pfk(kb, {count}) if place is None else place % {count}"]
+        buffer = self.task.collector.buffer
+        if buffer.__class__ is PartitionedRecords:   # straight into its partition's rows (see partition_output)
+            appends = self._bind([rows.append for rows in buffer.partition_lists(sink.topic, count)])
+            place.append(f"{appends}[place]((ts, kb, vb, h))")
+        else:
+            place.append(f"append(_new(_PR, ({topic}, place, ts, kb, vb, h)))")
         self.lines += [
             f"{pad}if {k} is None:",
             f"{pad}    {slow}({k}, {v}, ts, h, queue, off, rk, rv)",
@@ -742,7 +749,6 @@ class _Compiler:
             f"{pad}            {slow}({k}, {v}, ts, h, queue, off, rk, rv)",
             f"{pad}        else:",
             *(f"{pad}            {line}" for line in place),
-            f"{pad}            append(_new(_PR, ({topic}, place, ts, kb, vb, h)))",
         ]
 
     def _serialize(self, serde: Any, topic: str, value: str) -> str:

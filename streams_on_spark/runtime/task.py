@@ -27,6 +27,7 @@ from streams_on_spark.error_handlers import (
     response_of,
 )
 from streams_on_spark.connectors.partitioner import DefaultPartitioner, partition_for_key
+from streams_on_spark.connectors.record_batch import PartitionedRecords, RecordBatch, encode_by_partition
 from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
 from streams_on_spark.errors import ConfigException, IllegalStateError, StreamsException
 from streams_on_spark.processor.api import (
@@ -96,7 +97,7 @@ class RecordCollector:
         self._partition_counts = partition_counts
         self._counts: dict[str, int] = {}  # topic partition counts are fixed once the engine started
         self._default = DefaultPartitioner()
-        self.buffer: list[ProducerRecord] = []
+        self.buffer: Union[list[ProducerRecord], PartitionedRecords] = []   # see partition_output
         # the task's production exception handler: (node, record, exception, origin) -> Response
         self._on_serialization_error = on_serialization_error
         self._on_dropped = on_dropped
@@ -184,9 +185,25 @@ class RecordCollector:
             partition = partition_for_key(key_bytes, n)
         self.buffer.append(ProducerRecord(topic, partition, timestamp, key_bytes, value_bytes, headers))
 
+    def partition_output(self) -> None:
+        """Group the output by destination as it is produced (:class:`PartitionedRecords`): for an engine that writes
+        each topic-partition's records as one batch and needs no order across them. Set before the first record."""
+        if self.buffer:
+            raise IllegalStateError("the record collector has output already")
+        self.buffer = PartitionedRecords()
+
     def drain(self) -> list[ProducerRecord]:
+        """The records sent since the last drain, in order (grouped by destination if :meth:`partition_output`)."""
+        if self.buffer.__class__ is PartitionedRecords:
+            return self.buffer.drain_records()
         out, self.buffer = self.buffer, []
         return out
+
+    def drain_batches(self) -> list[RecordBatch]:
+        """The records sent since the last drain as one record batch per destination topic-partition."""
+        if self.buffer.__class__ is PartitionedRecords:
+            return self.buffer.drain_batches()
+        return encode_by_partition(self.drain())
 
     # task state for engines that persist it
     def snapshot(self) -> dict[str, int]:

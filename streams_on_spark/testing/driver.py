@@ -23,7 +23,7 @@ from streams_on_spark.errors import IllegalStateError, bad_argument, require_ins
 from streams_on_spark.metrics import Metrics
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.query.iqv2 import StateQueryRequest, StateQueryResult
-from streams_on_spark.query.params import KeyQueryMetadata, StoreQueryParameters
+from streams_on_spark.query.params import KeyQueryMetadata, StoreQueryParameters, StreamsMetadata
 from streams_on_spark.query.service import InteractiveQueries
 from streams_on_spark.runtime.local import LocalEngine
 from streams_on_spark.state.headers_stores import (
@@ -253,6 +253,15 @@ class TopologyTestDriver:
     def query_metadata_for_key(self, store_name: str, key: Any, key_serializer: Any) -> Optional[KeyQueryMetadata]:
         """Kafka's ``KafkaStreams.queryMetadataForKey()``: the partition (and host) of ``key``'s task."""
         return self._queries.query_metadata_for_key(store_name, key, key_serializer)
+
+    def metadata_for_all_streams_clients(self) -> list[StreamsMetadata]:
+        """Kafka's ``KafkaStreams.metadataForAllStreamsClients()``: this instance (its ``application.server``), every
+        store and source topic partition of its tasks; empty without ``application.server``."""
+        return self._queries.metadata_for_all_streams_clients()
+
+    def streams_metadata_for_store(self, store_name: str) -> list[StreamsMetadata]:
+        """Kafka's ``KafkaStreams.streamsMetadataForStore()``: the instances holding ``store_name``."""
+        return self._queries.streams_metadata_for_store(store_name)
 
     def metrics(self) -> Metrics:
         """Kafka's task-level metrics (``stream-task-metrics``, tags ``thread-id`` and ``task-id``) of every task, as

@@ -10,6 +10,7 @@ from typing import Any, Mapping, Optional
 
 from streams_on_spark.query.iqv2 import Position
 from streams_on_spark.query.service import task_position
+from streams_on_spark.topology.partitions import driver_subtopologies
 
 
 class DriverQueryableState:
@@ -22,10 +23,13 @@ class DriverQueryableState:
         return "NOT_RUNNING" if self._driver._closed else "RUNNING"
 
     def store_names(self) -> frozenset:
-        return frozenset(self._driver._topology.internal_builder.state_factories) | frozenset(self.global_stores())
+        return frozenset(self._driver._topology.internal_builder.state_factories) | self.global_store_names()
 
     def global_stores(self) -> Mapping[str, Any]:
         return self._driver._engine.global_stores
+
+    def global_store_names(self) -> frozenset:
+        return frozenset(self._driver._engine.global_stores)
 
     def instances(self, store_name: str) -> dict[int, Any]:
         return self._driver._engine.stores(store_name)
@@ -34,16 +38,19 @@ class DriverQueryableState:
         """The offset of the last record the task consumed from each of its input partitions."""
         return task_position(self._driver._engine.store_tasks(store_name)[partition])
 
+    def reflects(self, store_name: str, partition: int) -> str:
+        """Every record piped so far (the driver processes each to quiescence and commits)."""
+        return "as of every record piped"
+
     def reading(self) -> Any:
         """Nothing to hold: the driver's tasks change only while it processes, in the caller's thread."""
         return nullcontext()
 
-    def key_topic(self, store_name: str) -> tuple[str, int]:
+    def subtopologies(self) -> list[tuple[frozenset, dict[str, int]]]:
+        """The driver's tasks' subtopologies (one in single-partition mode, as Kafka's driver runs a topology)."""
         engine = self._driver._engine
-        task = next(iter(engine.store_tasks(store_name).values()))
-        counts = [(engine.partitions(t), -i, t) for i, t in enumerate(task.spec.source_topics)]
-        partitions, _, topic = max(counts)
-        return topic, partitions
+        return [(frozenset(sub.store_names), {t: engine.partitions(t) for t in sub.source_topics})
+                for sub in driver_subtopologies(self._driver._topology.internal_builder, self._driver.multi_partition)]
 
     def application_server(self) -> Optional[str]:
         return self._driver._config.app_configs.get("application.server") or None

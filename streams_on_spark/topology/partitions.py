@@ -102,6 +102,24 @@ def driver_subtopologies(builder: InternalTopologyBuilder, multi_partition: bool
     return [merged]
 
 
+def feeds_back(subtopologies: list[SubtopologySpec]) -> bool:
+    """Whether some subtopology's output comes back to its own input (a cycle of topics between subtopologies, as a
+    foreign-key join's subscription and response topics make)."""
+    readers: dict[str, set[int]] = {}
+    for sub in subtopologies:
+        for topic in sub.source_topics:
+            readers.setdefault(topic, set()).add(sub.id)
+    downstream = {sub.id: {r for t in sub.sink_topics for r in readers.get(t, ())} for sub in subtopologies}
+    for start in downstream:
+        seen, frontier = set(), set(downstream[start])
+        while frontier:
+            if start in frontier:
+                return True
+            seen |= frontier
+            frontier = {d for s in frontier for d in downstream[s]} - seen
+    return False
+
+
 def _enforce_copartition(group: list[str], internal: Mapping[str, object], enforced: set[str],
                          counts: dict[str, int]) -> None:
     if not group:

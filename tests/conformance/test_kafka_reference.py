@@ -32,7 +32,7 @@ import re
 from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import pytest
 
@@ -77,6 +77,8 @@ from streams_on_spark.errors import (ConfigException, SerializationException, St
                                      UnsupportedOperationError)
 from streams_on_spark.query import (
     KeyQuery,
+    Position,
+    PositionBound,
     QueryableStoreTypes,
     RangeQuery,
     StateQueryRequest,
@@ -1035,10 +1037,23 @@ def iq_query(call: str) -> Any:
     return WindowRangeQuery.with_key(a[0]) if len(a) == 1 else WindowRangeQuery.with_window_start_range(*a)
 
 
+def iq_bound(bound: Optional[str]) -> PositionBound:
+    """QueryScenarios.query's position bound: ``topic:partition:offset,...`` (None: unbounded)."""
+    if bound is None:
+        return PositionBound.unbounded()
+    position = Position.empty_position()
+    for component in bound.split(","):
+        topic, partition, offset = component.split(":")
+        position.with_component(topic, int(partition), int(offset))
+    return PositionBound.at(position)
+
+
 def iqv2_reads(driver, store: str, call: str) -> list:
-    """An IQv2 read per partition, as QueryScenarios.query encodes it."""
+    """An IQv2 read per partition, as QueryScenarios.query encodes it (``"<Query> <arg> ... [@<bound>]"``)."""
+    call, _, bound = call.partition(" @")
+    request = StateQueryRequest.in_store(store).with_query(iq_query(call)).with_position_bound(iq_bound(bound or None))
     try:
-        results = driver.query(StateQueryRequest.in_store(store).with_query(iq_query(call))).get_partition_results()
+        results = driver.query(request).get_partition_results()
     except UnsupportedOperationError as e:
         return [{"error": f"unsupported: {e}"}]
     return [{"result": encode(r.get_result())} if r.is_success() else {"failure": r.get_failure_reason().name}
@@ -1685,11 +1700,9 @@ def test_describe_matches_kafka(name):
 # comparison per key applies.
 ALL_ON_SPARK = os.environ.get("STREAMS_ON_SPARK_GOLDENS") == "all"
 # Where Spark differs from Kafka's driver, and why (strict xfails: one that starts to pass fails the run).
-SPARK_DIFFERENCES = {
-    ("fk-join-left", 4): "a micro-batch changes an order before the response to its previous value comes back, so "
-                         "the response's hash no longer matches and is dropped (on a real cluster too; at 1 partition "
-                         "the driver's task answers each record before the next, as Kafka's driver)",
-}
+# None now: fk-join-left at 4 partitions was one until the driver's Spark engine piped a list record by record where
+# a subtopology's output comes back to it (a foreign-key join's response), as Kafka's driver processes each record.
+SPARK_DIFFERENCES: dict[tuple[str, int], str] = {}
 # Settings Spark refuses (a ConfigException naming them, as test_spark_refuses_waiting_for_empty_partitions shows):
 # goldens that need them run on the local engine only.
 SPARK_REFUSED = {name: "max.task.idle.ms > 0: a micro-batch cannot wait for an empty partition"
@@ -1697,7 +1710,8 @@ SPARK_REFUSED = {name: "max.task.idle.ms > 0: a micro-batch cannot wait for an e
                               "max-task-idle-three-idle-100")}
 # Kafka's caching window and session stores read through the record cache without the retention check, so its driver's
 # store still shows windows expired beneath the cache (docs/architecture.md, The record cache). On Spark the stores
-# are read back from the checkpoint, which holds what the task's stores hold: the golden's entries but those.
+# are read back from the committed state, without the cache: exactly the store beneath it, which Kafka's driver shows
+# in the "-uncached" golden of the same steps (its commit after every record writes the same entries beneath).
 READ_THROUGH_CACHE = {f"{kind}-cached" for kind in ("tumbling", "hopping", "sliding", "session")}
 # Aggregations that depend on the order records arrive in (string concatenation, adder/subtractor sequences): at 4
 # partitions on Spark, upstream tasks write the repartition topic each when done with a micro-batch, so records of
@@ -1752,8 +1766,10 @@ def test_outputs_match_kafka(name, engine, partitions, make_driver):
     if exact:
         assert got["outputs"] == expected_outputs
         if engine == "spark" and name in READ_THROUGH_CACHE:
-            assert got["stores"].keys() == golden["stores"].keys()
-            for store, content in got["stores"].items():
+            beneath = load(name.replace("-cached", "-uncached"))   # the same steps through Kafka's driver, no cache
+            assert beneath["steps"] == golden["steps"]
+            assert got["stores"] == beneath["stores"]
+            for store, content in got["stores"].items():   # the golden's entries but those only its cache holds
                 expected = golden["stores"][store]["entries"]
                 assert content["entries"] == [e for e in expected if e in content["entries"]]   # in the same order
                 assert len(content["entries"]) < len(expected)   # some expired beneath the cache (else not listed)

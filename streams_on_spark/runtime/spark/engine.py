@@ -23,6 +23,7 @@ from streams_on_spark.runtime.spark.topics import TopicPlanner
 from streams_on_spark.runtime.spark.user_code import ship_user_code
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.topology.builder import InternalTopologyBuilder
+from streams_on_spark.topology.partitions import feeds_back
 
 
 # How often the driver's queries look for input. Each pipe waits for a query's next trigger to start its batch, and
@@ -44,7 +45,9 @@ class SparkEngine:
     processed one by one with the internal topics fed back inside the task, so the results are exactly those of the
     in-process engine (and of Kafka's driver) while Spark runs the task, keeps its state and checkpoints it. A list
     piped at once is one batch per run of records to one topic-partition (Kafka's driver pipes a list in order).
-    Multi-partition mode runs one query per subtopology, as an application does. The modules of the topology's code
+    Multi-partition mode runs one query per subtopology, as an application does; where a subtopology's output comes
+    back to it through another's (a foreign-key join), a list is piped record by record, each run through every query
+    to quiescence before the next, as Kafka's driver processes each record to the end. The modules of the topology's code
     that Spark's workers cannot import (a test module, a helper beside it) travel by value (:func:`ship_user_code`).
     """
 
@@ -54,7 +57,10 @@ class SparkEngine:
         self.multi_partition = multi_partition
         self.wall_clock_ms = wall_clock_ms
         self.topology = topology
-        planner = TopicPlanner.for_driver(topology, config, declared, multi_partition)
+        planner = TopicPlanner.for_driver(topology, config, declared, multi_partition)   # sets the application id
+        # a record's answer comes back through the queries (a foreign-key join's response): in one batch with the
+        # key's next record, the resolver would find the key changed and drop it, where Kafka's driver emits it
+        self.record_by_record = multi_partition and feeds_back(topology.subtopologies())
         self.spark = spark if spark is not None else local_session(f"{config.application_id}-driver")
         self.embedded = EmbeddedTopics()
         connector = EmbeddedTopicsConnector(self.embedded, self.spark)
@@ -88,7 +94,8 @@ class SparkEngine:
         return self.layout.partitions_of(topic)
 
     def pipe_many(self, records: list[ProducerRecord]) -> None:
-        runs = [records] if self.multi_partition else _runs_by_partition(records)
+        runs = ([[r] for r in records] if self.record_by_record else [records] if self.multi_partition
+                else _runs_by_partition(records))
         for run in runs:
             self.embedded.append(run)
             self._tasks_cache.clear()

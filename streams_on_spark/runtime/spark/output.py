@@ -12,10 +12,10 @@ Two strategies, picked once per runtime:
 from __future__ import annotations
 
 from array import array
-from typing import Callable, Mapping, Optional, Protocol
+from typing import Any, Callable, Mapping, Optional, Protocol, Sequence
 
 from streams_on_spark.connectors.base import TopicWriter
-from streams_on_spark.connectors.record_batch import BIG_ENDIAN, RecordBatch, encode_by_partition
+from streams_on_spark.connectors.record_batch import BIG_ENDIAN, RecordBatch
 from streams_on_spark.connectors.records import ProducerRecord
 
 # ReturnedOutput: one row per destination topic-partition (more for very large outputs), each a record batch
@@ -40,10 +40,15 @@ class TaskOutput(Protocol):
 
     schema: str
     columns: tuple[str, ...]
+    #: whether ``rows`` takes the call's output as record batches, one per destination topic-partition (the task's
+    #: collector then groups it as it is produced: ``RecordCollector.partition_output``), or as the records in the
+    #: order the task emitted them
+    partitioned: bool
 
-    def rows(self, records: list[ProducerRecord], task: int,
+    def rows(self, output: Sequence[Any], task: int,
              positions: Optional[Mapping[tuple[str, int], int]] = None) -> list[tuple]:
-        """The rows for ``records``, emitted by task ``task`` after reading its input up to ``positions``."""
+        """The rows for ``output`` (see :attr:`partitioned`), emitted by task ``task`` after reading its input up to
+        ``positions``."""
         ...
 
     def report(self, rows: list[tuple], task: int, processed: int, dropped: int, commit_ms: float) -> list[tuple]:
@@ -56,15 +61,16 @@ class WrittenOutput:
 
     schema = COMMIT_SCHEMA
     columns = COMMIT_COLUMNS
+    partitioned = True
 
     def __init__(self, writer: TopicWriter) -> None:
         self.writer = writer
 
-    def rows(self, records: list[ProducerRecord], task: int,
+    def rows(self, output: Sequence[RecordBatch], task: int,
              positions: Optional[Mapping[tuple[str, int], int]] = None) -> list[tuple]:
-        if not records:
+        if not output:
             return []
-        batches = encode_by_partition(records)
+        batches = list(output)
         producer, sequence = producer_identity(task)
         bases = self.writer.write(batches, producer, sequence, positions)
         return [(b.topic, b.partition, task, base, len(b), b.nbytes()) for b, base in zip(batches, bases)]
@@ -120,6 +126,7 @@ class ReturnedOutput:
 
     schema = RETURNED_SCHEMA
     columns = RETURNED_COLUMNS
+    partitioned = False   # the merge keys need the order of emission across destinations
 
     def __init__(self, on_output: Optional[Callable[[list[ProducerRecord]], None]] = None) -> None:
         self.on_output = on_output
@@ -128,9 +135,9 @@ class ReturnedOutput:
         """Tasks get the strategy without the driver's callback."""
         return ReturnedOutput, ()
 
-    def rows(self, records: list[ProducerRecord], task: int,
+    def rows(self, output: Sequence[ProducerRecord], task: int,
              positions: Optional[Mapping[tuple[str, int], int]] = None) -> list[tuple]:
-        return returned_rows(records, task)
+        return returned_rows(list(output), task)
 
     def report(self, rows: list[tuple], task: int, processed: int, dropped: int, commit_ms: float) -> list[tuple]:
         """Unchanged: the test driver reads its tasks' counters from their state."""

@@ -313,9 +313,10 @@ class _PipelineOutput:
         self.function = function
         self.schema = inner.schema
         self.columns = inner.columns
+        self.partitioned = inner.partitioned
 
-    def rows(self, records: list, task: int, positions: Optional[Mapping[tuple[str, int], int]] = None) -> list[tuple]:
-        return self.inner.rows(records, task, positions)
+    def rows(self, output: list, task: int, positions: Optional[Mapping[tuple[str, int], int]] = None) -> list[tuple]:
+        return self.inner.rows(output, task, positions)
 
     def report(self, rows: list[tuple], task: int, processed: int, dropped: int, commit_ms: float) -> list[tuple]:
         rows = self.inner.report(rows, task, processed, dropped, commit_ms)

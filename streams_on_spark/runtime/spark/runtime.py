@@ -109,6 +109,7 @@ class SparkRuntime:
         self.whole_batches = self._whole_batch_topics() if writes and connector.whole_batches else {}
         self.queries: dict[int, Any] = {}
         self._logged: dict[int, int] = {}
+        self._progress_marks: dict[int, tuple[Any, float]] = {}   # query -> (its last progress, when first seen)
         client_id = (config.app_configs or {}).get("client.id") or f"{layout.application_id}-{uuid.UUID(run_id)}"
         self.progress = RuntimeMetrics(str(client_id), {self.query_name(sid): sid for sid in self.functions})
         # interactive.queries: the driver's copy of every task's stores (runtime/spark/standby.py)
@@ -250,6 +251,17 @@ class SparkRuntime:
                                        f"lag per query {lags}); is a subtopology feeding itself?")
             if rounds > 1:
                 time.sleep(0.05)  # let a query that saw no data yet pick up its next trigger
+
+    def stalled(self, seconds: float) -> bool:
+        """Whether no query reported progress (a batch, or an idle query's no-data report) for ``seconds``, as seen
+        from the calls of this method (one caller: the broker watch)."""
+        now = time.monotonic()
+        for sid, query in self.queries.items():
+            progress = query.lastProgress
+            mark = None if progress is None else (progress.get("batchId"), progress.get("timestamp"))
+            if mark != self._progress_marks.get(sid, (None, None))[0]:
+                self._progress_marks[sid] = (mark, now)
+        return all(now - seen >= seconds for _, seen in self._progress_marks.values())
 
     def _in_trigger(self, sid: int) -> bool:
         """Whether query ``sid`` is running a batch with data now (no-data batches of timeout queries don't count)."""

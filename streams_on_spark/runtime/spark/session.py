@@ -47,9 +47,20 @@ LOCAL_FS_CONF = {
 }
 
 
-def local_session(app_name: str = "streams-on-spark", cores: int = 2, jars: Iterable[str] = ()) -> Any:
-    """A local SparkSession set up as this project needs it: loopback only, no UI, small shuffles, and local files
-    written without a process per file (:data:`LOCAL_FS_JAR`)."""
+# The local JVM compiles with HotSpot's C1 compiler only (no C2). In a local session the JVM moves record batches
+# between Python workers and does little per record, and it is short-lived (a test session, an example): C2's
+# compilations of Spark's planner, encoders and scheduler cost more CPU than they give back. Measured on the 2-core
+# box (JFR, /proc): the word count's first 1M words took the JVM 3.0-3.4 CPU-seconds with C1 against 5.9-6.6 with C2
+# (C2's compiler threads the largest JVM consumer after the state server), and a Spark-engine test 2.6-2.9 s against
+# 3.5 s (bench/test_time.py, alternating). A long-running local application can pass ``java_options=""``.
+LOCAL_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
+
+
+def local_session(app_name: str = "streams-on-spark", cores: int = 2, jars: Iterable[str] = (),
+                  java_options: str = LOCAL_JAVA_OPTIONS) -> Any:
+    """A local SparkSession set up as this project needs it: loopback only, no UI, small shuffles, local files
+    written without a process per file (:data:`LOCAL_FS_JAR`), and the JVM started with ``java_options``
+    (:data:`LOCAL_JAVA_OPTIONS`: its JIT compiler for short local runs)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -61,6 +72,8 @@ def local_session(app_name: str = "streams-on-spark", cores: int = 2, jars: Iter
                .config("spark.driver.bindAddress", "127.0.0.1")
                .config("spark.sql.shuffle.partitions", str(cores))
                .config("spark.default.parallelism", str(cores)))
+    if java_options:
+        builder = builder.config("spark.driver.extraJavaOptions", java_options)
     for key, value in RUNTIME_DEFAULTS.items():
         builder = builder.config(key, value)
     jars = [str(j) for j in jars]

@@ -50,10 +50,12 @@ class StandbyCopies:
     def load(self) -> None:
         """Read every task's state from the checkpoint (before the queries start: later batches reach :meth:`apply`)."""
         for sid, fn in self._runtime.functions.items():
-            for name in fn.spec().store_names:
-                self._store_subtopology[name] = sid
-            for partition, (batch, snapshot, tables) in self._runtime.read_state(sid).items():
-                self._copies[(sid, partition)] = _Copy(batch, snapshot, tables)
+            copies = {(sid, partition): _Copy(batch, snapshot, tables)
+                      for partition, (batch, snapshot, tables) in self._runtime.read_state(sid).items()}
+            with self._lock:   # a subtopology's copies answer (stale-store queries) once all are read
+                self._copies.update(copies)
+                for name in fn.spec().store_names:
+                    self._store_subtopology[name] = sid
         log.info("interactive queries: a copy of %d tasks' stores on the driver", len(self._copies))
 
     def apply(self, sid: int, batch_id: int, rows: list) -> None:
@@ -80,13 +82,14 @@ class StandbyCopies:
         return self._store_subtopology.get(store_name)
 
     def tasks(self, store_name: str) -> dict[int, StreamTask]:
-        """Partition -> the copy of the task holding ``store_name`` (built again after a batch changed it)."""
-        sid = self._store_subtopology.get(store_name)
-        if sid is None:
-            return {}
-        fn = self._runtime.functions[sid]
-        out = {}
+        """Partition -> the copy of the task holding ``store_name`` (built again after a batch changed it); none while
+        its subtopology's copies are still being read at start."""
+        out: dict[int, StreamTask] = {}
         with self._lock:
+            sid = self._store_subtopology.get(store_name)
+            if sid is None:
+                return out
+            fn = self._runtime.functions[sid]
             for partition in range(fn.task_count()):
                 copy = self._copies[(sid, partition)]
                 if copy.task is None:
@@ -127,7 +130,10 @@ class ApplicationQueryableState:
         return runtime.standby
 
     def store_names(self) -> frozenset:
-        return frozenset(self._builder.state_factories) | {g.store_name for g in self._builder.global_stores()}
+        return frozenset(self._builder.state_factories) | self.global_store_names()
+
+    def global_store_names(self) -> frozenset:
+        return frozenset(g.store_name for g in self._builder.global_stores())
 
     def global_stores(self) -> Mapping[str, Any]:
         if self._runtime() is None or not self._builder.global_stores():
@@ -138,22 +144,24 @@ class ApplicationQueryableState:
         return {p: task.stores[store_name] for p, task in self._copies().tasks(store_name).items()}
 
     def position(self, store_name: str, partition: int) -> Position:
-        """What the copy reflects: the task's input offsets, and its micro-batch as the component (query name,
-        partition) -> batch id."""
+        """What the copy reflects: the task's input offsets as of its last committed micro-batch."""
+        return task_position(self._copies().tasks(store_name)[partition])
+
+    def reflects(self, store_name: str, partition: int) -> str:
+        """The micro-batch the copy of ``partition``'s task reflects (an answer's execution info)."""
         copies = self._copies()
         query = self._runtime().query_name(copies.subtopology_of(store_name))
-        position = task_position(copies.tasks(store_name)[partition])
-        return position.with_component(query, partition, copies.batch(store_name, partition))
+        return f"as of micro-batch {copies.batch(store_name, partition)} of query {query}"
 
     def reading(self) -> Any:
         return self._copies().reading() if self._runtime() is not None else nullcontext()
 
-    def key_topic(self, store_name: str) -> tuple[str, int]:
+    def subtopologies(self) -> list[tuple[frozenset, dict[str, int]]]:
+        """The runtime's subtopology queries: their stores and source topics (no copy needed)."""
         runtime = self._runtime()
-        fn = runtime.functions[self._copies().subtopology_of(store_name)]
-        counts = [(runtime.layout.partitions_of(t), -i, t) for i, t in enumerate(fn.spec().source_topics)]
-        partitions, _, topic = max(counts)
-        return topic, partitions
+        specs = [fn.spec() for _, fn in sorted(runtime.functions.items())]
+        return [(frozenset(spec.store_names), {t: runtime.layout.partitions_of(t) for t in spec.source_topics})
+                for spec in specs]
 
     def application_server(self) -> Optional[str]:
         return self._server

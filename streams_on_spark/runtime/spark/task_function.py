@@ -222,6 +222,8 @@ class SubtopologyTaskFunction:
         if run.task is None:
             run.task = self.new_task(run.partition, saved.snapshot if saved is not None else None, run.clock,
                                      self.bytes_stores(run.local.stores), global_stores)
+            if self.output.partitioned:
+                run.task.collector.partition_output()
         run.processed, run.dropped = run.task.metrics.processed, run.task.metrics.dropped
 
     def _feed(self, run: TaskRun, frames: Iterator[Any]) -> None:
@@ -247,7 +249,8 @@ class SubtopologyTaskFunction:
         assert task is not None and batch is not None
         committing = time.perf_counter()
         task.commit()
-        rows = self.output.rows(batch.drain(), run.partition, run.positions)
+        output = task.collector.drain_batches() if self.output.partitioned else batch.drain()
+        rows = self.output.rows(output, run.partition, run.positions)
         image = live_tasks.image(run.live_key, task, run.externals, self.run_id) if run.live_key is not None else None
         run.marker = state.commit(run.local, -1 if run.batch_id is None else run.batch_id, task.snapshot(),
                                   self.clock.saved_ms(run.clock), image)

@@ -5,8 +5,11 @@ The broker is one of the test's own (the suite's shared broker stays up); 10 s o
 from __future__ import annotations
 
 import os
+import queue
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -14,6 +17,7 @@ import pytest
 
 pytestmark = pytest.mark.kafka
 APP = Path(__file__).parent / "apps" / "outage_app.py"
+SPARK_APP = Path(__file__).parent / "apps" / "outage_spark_app.py"
 OUTAGE_S = 10
 
 
@@ -38,3 +42,51 @@ def test_an_outage_and_its_recovery_are_one_line_each(own_broker):
     assert len(lines) == 2, console
     assert lines[0].startswith(f"{ours} unreachable (") and lines[0].endswith("); retrying"), console
     assert lines[1] == f"{ours} reachable again", console
+
+
+def test_a_spark_application_waiting_on_a_broker_that_went_down_says_so_once(own_broker, tmp_path):
+    """Spark's Kafka source waits for the broker in the JVM, whose clients' warnings are kept off the console: the
+    library's broker watch says it, one line when the outage is noticed and one when the broker is back."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    app = subprocess.Popen([sys.executable, str(SPARK_APP), own_broker.bootstrap, str(tmp_path / "state")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    console: "queue.Queue[str]" = queue.Queue()
+    reader = threading.Thread(target=lambda: [console.put(line) for line in app.stderr], daemon=True)
+    reader.start()
+    ours = f"WARNING streams_on_spark.connectors.kafka_config: Kafka at {own_broker.bootstrap} is"
+    lines: list[str] = []
+
+    def until(text: str, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                line = console.get(timeout=1)
+            except queue.Empty:
+                continue
+            lines.append(line.rstrip("\n"))
+            if lines[-1].startswith(f"{ours} {text}"):
+                return True
+        return False
+
+    try:
+        if app.stdout.readline() != "ready\n":
+            app.wait(timeout=60)
+            reader.join(timeout=10)
+            pytest.fail("no 'ready':\n" + "".join(console.queue))
+        own_broker.down()
+        assert until("unreachable (", 60), "\n".join(lines)   # the queries stalled 5 s, then the probe says it
+        time.sleep(OUTAGE_S)
+        own_broker.up()
+        assert until("reachable again", 60), "\n".join(lines)
+        app.send_signal(signal.SIGTERM)   # closes the application
+        app.wait(timeout=120)
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.wait()
+    reader.join(timeout=10)
+    while not console.empty():
+        lines.append(console.get().rstrip("\n"))
+    mine = [line for line in lines if line.startswith(ours)]
+    assert len(mine) == 2, "\n".join(lines)
+    assert mine[0].endswith("); retrying") and mine[1] == f"{ours} reachable again", "\n".join(lines)

@@ -22,16 +22,23 @@ from streams_on_spark import (
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.connectors.partitioner import partition_for_key
 from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.runtime.spark.runtime import SparkRuntime
 from streams_on_spark.errors import IllegalStateError
+from streams_on_spark.kafka_streams import State
 from streams_on_spark.query import (
+    FailureReason,
+    HostInfo,
     InvalidStateStoreException,
     KeyQuery,
+    Position,
+    PositionBound,
     QueryableStoreTypes,
     RangeQuery,
     StateQueryRequest,
     StoreQueryParameters,
     StreamsNotStartedException,
     StreamsStoppedException,
+    TopicPartition,
     UnknownStateStoreException,
     WindowKeyQuery,
 )
@@ -94,14 +101,42 @@ def test_queries_on_a_running_application_equal_the_drivers_after_each_batch(spa
             start += 100
             app.process_all_available()
             assert answers(app) == answers(driver)
-        # the position names the micro-batch each partition's answer reflects
-        result = app.query(StateQueryRequest.in_store("counts").with_query(KeyQuery.with_key("a")))
+        # the position is each task's input offsets as of the micro-batch its answer reflects (execution info)
+        result = app.query(StateQueryRequest.in_store("counts").with_query(KeyQuery.with_key("a"))
+                           .enable_execution_info())
         assert result.get_only_partition_result().get_result() == 4
-        position = result.get_position()   # each task's input offsets and micro-batch
-        assert position.get_topics() == {"events", "iq-app-subtopology-0"}
-        assert all(batch >= 0 for batch in position.get_partition_positions("iq-app-subtopology-0").values())
+        position = result.get_position()   # each task's input offsets, as Kafka's Position
+        assert position == driver.query(StateQueryRequest.in_store("counts").with_query(
+            KeyQuery.with_key("a"))).get_position()
         assert sum(offset + 1 for offset in position.get_partition_positions("events").values()) == \
             sum(len(batch) for batch in BATCHES)
+        for partition, answer in result.get_partition_results().items():
+            assert answer.get_execution_info()[-1].startswith(
+                f"Partition {partition} of counts as of micro-batch "), answer.get_execution_info()
+        # a bound past what a task has processed: NOT_UP_TO_BOUND until the records up to it are processed
+        ends = position.get_partition_positions("events")
+        ahead = Position.from_map({"events": {0: ends.get(0, -1) + 2}})
+        bounded = StateQueryRequest.in_store("counts").with_query(RangeQuery.with_no_bounds()).with_position_bound(
+            PositionBound.at(ahead))
+        behind = app.query(bounded).get_partition_results()
+        assert behind[0].get_failure_reason() is FailureReason.NOT_UP_TO_BOUND
+        assert all(r.is_success() for p, r in behind.items() if p != 0)   # held only to their own partition's bound
+        key0 = next(k for k in "fghijklmnopq" if partition_for_key(k.encode(), PARTITIONS) == 0)
+        topics.append(records([key0] * 2, start))
+        for i in range(2):
+            piped.pipe_input(key0, "x", start + i)
+        start += 100
+        app.process_all_available()
+        caught_up = app.query(bounded).get_partition_results()
+        assert all(r.is_success() for r in caught_up.values())
+        assert (key0, 2) in [(e.key, e.value) for e in caught_up[0].get_result()]
+        # this instance holds every store and source topic partition (Kafka's StreamsMetadata)
+        [instance] = app.metadata_for_all_streams_clients()
+        assert instance.host_info == HostInfo("app-1", 7070)
+        assert instance.state_store_names == {"counts", "window-counts"}
+        assert instance.topic_partitions == {TopicPartition("events", p) for p in range(PARTITIONS)}
+        assert app.streams_metadata_for_store("counts") == [instance]
+        assert app.streams_metadata_for_store("nope") == []
         meta = app.query_metadata_for_key("counts", "a", S)
         assert meta.partition == driver.query_metadata_for_key("counts", "a", S).partition
         assert (meta.active_host.host, meta.active_host.port) == ("app-1", 7070)
@@ -152,7 +187,7 @@ def test_without_interactive_queries_the_application_says_what_to_set(spark, tmp
             app.query(StateQueryRequest.in_store("counts").with_query(KeyQuery.with_key("a")))
 
 
-def test_a_restarted_application_answers_from_its_checkpoint_before_new_input(spark, tmp_path):
+def test_a_restarted_application_answers_from_its_checkpoint_before_new_input(spark, tmp_path, monkeypatch):
     topics = EmbeddedTopics(str(tmp_path / "topics"))
     topics.create_topic("events", PARTITIONS)
     config = {"application.id": "iq-restart", "embedded.topics.dir": topics.root, "interactive.queries": True,
@@ -163,8 +198,31 @@ def test_a_restarted_application_answers_from_its_checkpoint_before_new_input(sp
         first.start()
         first.process_all_available()
         assert kv(first.store(params)) == [("a", 3), ("b", 2), ("c", 1), ("d", 1)]
-    with KafkaStreams(topology(), config, spark) as second:
+    second = KafkaStreams(topology(), config, spark)
+    during_start = {}
+    real_start_query = SparkRuntime._start_query
+
+    def start_query(runtime, sid, fn):
+        """The first query starting: the application is REBALANCING, its copy loaded from the checkpoint."""
+        if not during_start:
+            during_start["state"] = second.state
+            stale = second.store(params.enable_stale_stores())
+            during_start["stale"] = kv(stale)
+            with pytest.raises(InvalidStateStoreException, match="stream thread is PARTITIONS_ASSIGNED, not RUNNING$"):
+                second.store(params).get("a")
+            during_start["active"] = {p: r.get_failure_reason() for p, r in second.query(
+                StateQueryRequest.in_store("counts").with_query(KeyQuery.with_key("a")).require_active())
+                .get_partition_results().items()}
+            during_start["iqv2"] = second.query(StateQueryRequest.in_store("counts").with_query(
+                KeyQuery.with_key("a"))).get_only_partition_result().get_result()
+        return real_start_query(runtime, sid, fn)
+
+    monkeypatch.setattr(SparkRuntime, "_start_query", start_query)
+    with second:
         second.start()   # the copy is loaded from the checkpoint before any batch runs
+        # enable_stale_stores(): answered while the application starts (REBALANCING), from the checkpoint's state
+        assert during_start == {"state": State.REBALANCING, "stale": [("a", 3), ("b", 2), ("c", 1), ("d", 1)],
+                                "active": {p: FailureReason.NOT_ACTIVE for p in range(PARTITIONS)}, "iqv2": 3}
         assert kv(second.store(params)) == [("a", 3), ("b", 2), ("c", 1), ("d", 1)]
         topics.append(records(["a"], 1_000))
         second.process_all_available()

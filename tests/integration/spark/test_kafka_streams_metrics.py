@@ -100,7 +100,8 @@ def test_kafka_streams_metrics_after_a_known_workload(spark, tmp_path):
         assert metrics.value("poll-records-max", THREAD_GROUP, {"thread-id": thread[0]}) <= len(LINES) + 1
         assert not math.isnan(metrics.value("poll-records-avg", THREAD_GROUP, {"thread-id": thread[1]}))
 
-    assert transitions == [(State.RUNNING, State.CREATED), (State.PENDING_SHUTDOWN, State.RUNNING),
+    assert transitions == [(State.REBALANCING, State.CREATED), (State.RUNNING, State.REBALANCING),
+                           (State.PENDING_SHUTDOWN, State.RUNNING),
                            (State.NOT_RUNNING, State.PENDING_SHUTDOWN)]
     assert len(spark.streams._jsqm.listListeners()) == listeners_before
     assert streams.metrics()["process-total"] == len(LINES) + 1 + WORDS       # the last values stay readable

@@ -6,11 +6,17 @@ import pytest
 
 from streams_on_spark import Consumed, Grouped, Materialized, Serdes, StreamsBuilder, TopologyTestDriverBuilder
 from streams_on_spark.query import (
+    FailureReason,
+    HostInfo,
     KeyQuery,
+    Position,
+    PositionBound,
     QueryableStoreTypes,
     RangeQuery,
     StateQueryRequest,
     StoreQueryParameters,
+    StreamsMetadata,
+    TopicPartition,
     UnknownStateStoreException,
 )
 
@@ -22,7 +28,8 @@ def counts_driver(engine: str, spark=None):
     builder = StreamsBuilder()
     (builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
      .count(Materialized.as_("counts").with_key_serde(S).with_value_serde(L)))
-    driver_builder = (TopologyTestDriverBuilder(builder.build()).with_config({"application.id": "iq-spark"})
+    driver_builder = (TopologyTestDriverBuilder(builder.build()).with_config({"application.id": "iq-spark",
+                                                                             "application.server": "h:1"})
                       .declare_topic("events", 2))
     if engine == "spark":
         driver_builder = driver_builder.with_engine("spark", spark)
@@ -56,5 +63,15 @@ def test_queries_on_the_spark_engine_answer_as_in_process(spark):
         assert result.get_position() == local.query(StateQueryRequest.in_store("counts").with_query(
             KeyQuery.with_key("a"))).get_position()   # the input offsets each task processed
         assert on_spark.query_metadata_for_key("counts", "a", S) == local.query_metadata_for_key("counts", "a", S)
+        assert on_spark.metadata_for_all_streams_clients() == local.metadata_for_all_streams_clients() == [
+            StreamsMetadata(HostInfo("h", 1), frozenset({"counts"}),
+                            frozenset({TopicPartition("events", 0), TopicPartition("events", 1)}))]
+        # a bound at the answered position is met; one record further, each partition is NOT_UP_TO_BOUND
+        answered = result.get_position()
+        ahead = Position.from_map({"events": {p: o + 1 for p, o in answered.get_partition_positions("events").items()}})
+        request = StateQueryRequest.in_store("counts").with_query(KeyQuery.with_key("a"))
+        for bound, expected in ((answered, None), (ahead, FailureReason.NOT_UP_TO_BOUND)):
+            answers_ = on_spark.query(request.with_position_bound(PositionBound.at(bound))).get_partition_results()
+            assert {None if r.is_success() else r.get_failure_reason() for r in answers_.values()} == {expected}
         with pytest.raises(UnknownStateStoreException):
             on_spark.store(StoreQueryParameters.from_name_and_type("nope", QueryableStoreTypes.key_value_store()))

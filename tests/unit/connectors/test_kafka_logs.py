@@ -106,3 +106,29 @@ def test_a_running_broker_that_stops_is_one_line_too(fresh_filter, caplog):
                "retrying"),
         (OURS, "Kafka at broker:9092 is reachable again"),
     ]
+
+
+def test_the_broker_watch_says_what_spark_s_kafka_source_does_not(fresh_filter, caplog):
+    """Spark's Kafka source waits for a broker in the JVM, without a word: the watch probes the broker once the queries
+    stalled, and reports the outage and the recovery in the same one line each, once, shared with kafka-python's."""
+    caplog.set_level(logging.DEBUG)
+    port = closed_port()
+    address = f"127.0.0.1:{port}"
+    stalled = [False]
+    watch = kafka_config.BrokerWatch(address, lambda: stalled[0])
+    watch.check()   # batches keep coming: no probe, nothing said
+    assert [r for r in caplog.records if r.name == OURS] == []
+    stalled[0] = True
+    for _ in range(3):
+        watch.check()
+    # kafka-python's clients in the same process noticing the same outage add nothing
+    logging.getLogger("kafka.net.manager").error("Connection failed: %s", "KafkaConnectionError: 111 ECONNREFUSED")
+    ours = [r.getMessage() for r in caplog.records if r.name == OURS]
+    assert len(ours) == 1 and ours[0].startswith(f"Kafka at {address} is unreachable ({address}: "), ours
+    assert ours[0].endswith("); retrying")
+    with socket.socket() as listening:   # the broker is back (the port takes connections again)
+        listening.bind(("127.0.0.1", port))
+        listening.listen()
+        watch.check()
+        watch.check()
+    assert [r.getMessage() for r in caplog.records if r.name == OURS][1:] == [f"Kafka at {address} is reachable again"]

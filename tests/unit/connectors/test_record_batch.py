@@ -5,7 +5,8 @@ from array import array
 
 import pytest
 
-from streams_on_spark.connectors.record_batch import RecordBatch, encode_by_partition, merge_by_stream_time, parse_records
+from streams_on_spark.connectors.record_batch import (PartitionedRecords, RecordBatch, encode_by_partition,
+                                                      merge_by_stream_time, parse_records)
 from streams_on_spark.connectors.records import ProducerRecord
 
 
@@ -87,6 +88,46 @@ def test_encoding_by_partition_gives_the_bytes_one_add_per_record_gives():
         encode_by_partition([ProducerRecord("t", 0, 1, b"a", b"b"), ProducerRecord("t", 0, 1, "k", b"v")])
     with pytest.raises(ValueError, match="timestamp of a record for t-0 must be an int64"):
         encode_by_partition([ProducerRecord("t", 0, 2**63, b"k", b"v")])
+
+
+def test_records_grouped_as_produced_give_the_batches_encoding_by_partition_gives():
+    """``PartitionedRecords`` (a Spark task's output grouped as its sinks produce it) hands over what
+    ``encode_by_partition`` makes of the same records: the same bytes per destination, the same conversions (a
+    bytearray, a list of headers, None headers) and the same errors; a sink's bound partition lists stay valid across
+    drains."""
+    import random
+    rng = random.Random(11)
+    records = []
+    for i in range(2000):
+        key = rng.choice([None, b"", b"k%d" % rng.randrange(50)] + ([bytearray(b"ba")] if i > 1500 else []))
+        headers = rng.choice([(), None, (("h", b"1"),)] + ([[("l", b"x")]] if i > 1800 else []))
+        records.append(ProducerRecord(f"t{rng.randrange(2)}", rng.randrange(3), rng.randrange(-2**63, 2**63), key,
+                                      rng.choice([None, b"", rng.randbytes(rng.randrange(30))]), headers))
+    grouped = PartitionedRecords()
+    rows = grouped.partition_lists("t0", 3)
+    for round_ in range(2):   # the second round after a drain, through the same lists
+        for r in records:
+            if r.topic == "t0" and r.headers is not None:
+                rows[r.partition].append((r.timestamp, r.key, r.value, r.headers))
+            else:
+                grouped.append(r)
+        assert len(grouped) == len(records) and grouped
+        got = sorted(grouped.drain_batches(), key=lambda b: (b.topic, b.partition))
+        expected = sorted(encode_by_partition(records), key=lambda b: (b.topic, b.partition))
+        assert [(b.topic, b.partition, bytes(b.data), b.ends_bytes()) for b in got] == [
+            (b.topic, b.partition, bytes(b.data), b.ends_bytes()) for b in expected]
+        assert not grouped and grouped.drain_batches() == []
+    grouped.append(ProducerRecord("t", 0, 1, b"a", b"b"))
+    grouped.append(ProducerRecord("t", 0, 1, "k", b"v"))
+    with pytest.raises(TypeError, match="record key for t-0 must be bytes or None, got str"):
+        grouped.drain_batches()
+    grouped.append(ProducerRecord("t", 1, 2**63, b"k", b"v"))
+    with pytest.raises(ValueError, match="timestamp of a record for t-1 must be an int64"):
+        grouped.drain_batches()
+    grouped.append(ProducerRecord("t", 1, True, b"k", b"v"))   # not an int: converted as add converts it
+    (batch,) = grouped.drain_batches()
+    (expected_batch,) = encode_by_partition([ProducerRecord("t", 1, True, b"k", b"v")])
+    assert bytes(batch.data) == bytes(expected_batch.data) and batch.records()[0].timestamp.__class__ is int
 
 
 def test_large_batches_without_headers_encode_to_the_same_bytes():

@@ -34,6 +34,7 @@ from streams_on_spark.query import (
     StreamsStoppedException,
     TimestampedKeyQuery,
     TimestampedRangeQuery,
+    TopicPartition,
     UnknownStateStoreException,
     VersionedKeyQuery,
     WindowKeyQuery,
@@ -315,3 +316,59 @@ def test_query_metadata_for_key_names_the_partition_holding_it():
             d.query_metadata_for_key("counts", "a", None)
     with driver(1) as d:
         assert d.query_metadata_for_key("counts", "a", S).active_host == HostInfo.unavailable()
+
+
+def test_streams_metadata_names_this_instance_its_stores_and_partitions():
+    with driver(4, {"application.id": "meta", "application.server": "app-1:8080"}) as d:
+        [meta] = d.metadata_for_all_streams_clients()
+        assert (meta.host(), meta.port(), meta.host_info) == ("app-1", 8080, HostInfo("app-1", 8080))
+        assert meta.state_store_names == {"counts", "window-counts", "session-counts", "prices", "global-store"}
+        assert meta.topic_partitions == {TopicPartition(t, p) for t in ("events", "prices") for p in range(4)}
+        assert meta.standby_state_store_names == frozenset() == meta.standby_topic_partitions
+        assert d.streams_metadata_for_store("counts") == [meta]
+        assert d.streams_metadata_for_store("global-store") == [meta]   # every instance holds a global store
+        assert d.streams_metadata_for_store("nope") == []
+        with pytest.raises(ValueError, match="storeName"):
+            d.streams_metadata_for_store(None)
+    with driver(1) as d:   # Kafka shares an instance's metadata only when application.server is set
+        assert d.metadata_for_all_streams_clients() == [] == d.streams_metadata_for_store("counts")
+    d.close()
+    with pytest.raises(IllegalStateError, match="KafkaStreams is not running. State is NOT_RUNNING."):
+        d.metadata_for_all_streams_clients()
+
+
+def test_streams_metadata_of_a_repartitioning_topology_has_its_repartition_topic():
+    builder = StreamsBuilder()
+    (builder.stream("events", Consumed.with_(S, S)).group_by(lambda k, v: v, Grouped.with_(S, S).with_name("by-value"))
+     .count(Materialized.as_("by-value-counts").with_key_serde(S).with_value_serde(L)))
+    with (TopologyTestDriverBuilder(builder.build()).with_config({"application.id": "rp",
+                                                                  "application.server": "h:1"})
+          .declare_topic("events", 2).build()) as d:
+        [meta] = d.streams_metadata_for_store("by-value-counts")
+        assert meta.topic_partitions == {TopicPartition(t, p) for t in ("events", "rp-by-value-repartition")
+                                         for p in range(2)}
+
+
+def test_execution_info_says_what_an_answer_reflects(drv):
+    result = drv.query(StateQueryRequest.in_store("counts").with_query(KeyQuery.with_key("a"))
+                       .enable_execution_info())
+    for partition, r in result.get_partition_results().items():
+        assert r.get_execution_info()[-1] == f"Partition {partition} of counts as of every record piped"
+
+
+def test_require_active_answers_from_the_drivers_running_tasks_without_the_bound(drv):
+    answered = run(drv, "counts", KeyQuery.with_key("a")).get_position()
+    ahead = Position.from_map({t: {p: o + 1 for p, o in answered.get_partition_positions(t).items()}
+                               for t in answered.get_topics()})
+    request = StateQueryRequest.in_store("counts").with_query(KeyQuery.with_key("a"))
+    bounded = drv.query(request.with_position_bound(PositionBound.at(ahead)))
+    assert {r.get_failure_reason() for r in bounded.get_partition_results().values()} == {
+        FailureReason.NOT_UP_TO_BOUND}
+    # Kafka's query(): a request requiring an active task is answered without its position bound
+    active = drv.query(request.with_position_bound(PositionBound.at(ahead)).require_active())
+    assert active.get_only_partition_result().get_result() == 3
+
+
+def test_stale_stores_read_the_same_on_the_driver(drv):
+    stale = drv.store(params("counts", QueryableStoreTypes.key_value_store()).enable_stale_stores())
+    assert stale.get("a") == 3

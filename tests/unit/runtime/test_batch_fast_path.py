@@ -56,11 +56,17 @@ golden_config = _reference.golden_config
 S, L = Serdes.String(), Serdes.Long()
 
 
-def batch_run(topology, config: dict, inputs: list[ProducerRecord], partitions: int, fast: bool, batch: int = 7):
-    """Feed ``inputs`` ``batch`` at a time; each round every task with records processes them all at once."""
+def batch_run(topology, config: dict, inputs: list[ProducerRecord], partitions: int, fast: bool, batch: int = 7,
+              partitioned: bool = False):
+    """Feed ``inputs`` ``batch`` at a time; each round every task with records processes them all at once.
+    ``partitioned``: the tasks' collectors group their output by destination, as a Spark task writing its output
+    does (``RecordCollector.partition_output``), and hand it over as record batches."""
     builder = topology.internal_builder
     task_config = TaskConfig.from_config({**config, "batch.fast.path": fast})
     engine = LocalEngine(builder, task_config, {t: partitions for t in {r.topic for r in inputs}}, True, 0)
+    if partitioned:
+        for task in engine.tasks.values():
+            task.collector.partition_output()
     out: list[tuple] = []
     for at in range(0, len(inputs), batch):
         for record in inputs[at:at + batch]:
@@ -73,7 +79,9 @@ def batch_run(topology, config: dict, inputs: list[ProducerRecord], partitions: 
             for tid, task in ready:
                 task.process_available()
                 task.commit()
-                for produced in task.collector.drain():
+                drained = ([r for b in task.collector.drain_batches() for r in b.records()] if partitioned
+                           else task.collector.drain())
+                for produced in drained:
                     out.append((str(tid), produced))
                     engine._append(produced)
     fused = sum(isinstance(task._fused, (FusedChains, BatchAggregation)) for task in engine.tasks.values())
@@ -130,6 +138,27 @@ def test_every_golden_gives_the_same_with_and_without_the_fast_path(name, partit
     if golden["scenario"] in FUSED_GOLDENS and (golden["scenario"] not in ("reduce", "aggregate")
                                                 or golden["variant"] == "cached"):
         assert fused > 0, f"{name}: no task took the fast path"
+
+
+def per_destination(out: list[tuple]) -> dict[tuple, list[ProducerRecord]]:
+    """Each task's output per destination topic-partition, in order (what a writer of record batches keeps)."""
+    grouped: dict[tuple, list[ProducerRecord]] = {}
+    for tid, record in out:
+        grouped.setdefault((tid, record.topic, record.partition), []).append(record)
+    return grouped
+
+
+@pytest.mark.parametrize("name", [n for n in GOLDEN_NAMES if n not in _reference.SPARK_REFUSED])
+def test_a_collector_grouping_by_destination_gives_each_destination_the_same_records(name):
+    """The Spark engine's tasks write their output grouped by destination as it is produced (fused sinks append
+    straight to their partition's rows): per destination the same records in the same order, the same state."""
+    golden = load(name)
+    inputs = golden_inputs(golden)
+    topology = lambda: build_topology(golden)  # noqa: E731
+    slow_out, slow_state, _ = batch_run(topology(), golden_config(golden), inputs, 4, False)
+    fast_out, fast_state, _ = batch_run(topology(), golden_config(golden), inputs, 4, True, partitioned=True)
+    assert per_destination(fast_out) == per_destination(slow_out)
+    assert fast_state == slow_state
 
 
 def words(n: int, seed: int = 3) -> list[ProducerRecord]:

@@ -1,6 +1,8 @@
 """Which session the Spark engine runs in, and what a task knows of its micro-batch outside Spark."""
 from __future__ import annotations
 
+import pytest
+
 from streams_on_spark.runtime.spark.errors import query_error
 from streams_on_spark.runtime.spark.output import producer_identity
 from streams_on_spark.runtime.spark.session import spark_configured
@@ -86,3 +88,13 @@ def test_a_chained_error_names_the_tasks_own_exception_not_its_cause():
     assert str(query_error("app-subtopology-0", error)) == (
         "query app-subtopology-0 failed: streams_on_spark.errors.StreamsException: Deserialization exception handler "
         "is set to fail upon a deserialization error. Failed record: taskId=0_1, topic=in, partition=1, offset=4")
+
+
+@pytest.mark.spark
+def test_a_local_sessions_jvm_compiles_with_c1_only(spark):
+    """``local_session`` (the plugin's session is one) starts its JVM with ``LOCAL_JAVA_OPTIONS``: what the JVM
+    itself says it was started with."""
+    from streams_on_spark.runtime.spark.session import LOCAL_JAVA_OPTIONS
+    runtime = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+    assert LOCAL_JAVA_OPTIONS == "-XX:TieredStopAtLevel=1"
+    assert LOCAL_JAVA_OPTIONS in list(runtime.getInputArguments())

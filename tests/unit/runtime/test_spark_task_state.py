@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 import random
 
+import pytest
+
 from streams_on_spark.runtime.spark import task_state as module
 from streams_on_spark.runtime.spark.task_state import TaskState
 from streams_on_spark.state.local import LocalTaskStore
@@ -148,3 +150,14 @@ def test_expired_window_segments_travel_through_the_changelog_in_chunks(tmp_path
     assert after == [(b"late", 500_000, b"v"), (b"later", 501_000, b"v")]
     assert len(handle.changelog.rows) > 2
     assert window_batch(str(tmp_path / "elsewhere"), 2, []) == after   # rebuilt: the old segments stay deleted
+
+
+@pytest.mark.spark
+def test_the_state_variables_types_are_what_spark_makes_of_their_schemas(spark):
+    """The task's state variables are registered with ``StructType``s (a DDL string would cost a round trip to the
+    state server per task call, to parse it): the same types Spark parses from the schemas' text."""
+    from pyspark.sql.types import _parse_datatype_string
+    from streams_on_spark.runtime.spark.task_state import _TYPES, CHANGELOG, CHANGELOG_SCHEMA, TASK_STATE, TASK_STATE_SCHEMA
+    assert _TYPES[TASK_STATE] == _parse_datatype_string(TASK_STATE_SCHEMA)
+    assert _TYPES[CHANGELOG] == _parse_datatype_string(CHANGELOG_SCHEMA)
+    assert _TYPES[TASK_STATE].json() == _parse_datatype_string(TASK_STATE_SCHEMA).json()

@@ -13,7 +13,7 @@ from streams_on_spark import (
     TopologyException,
     TopologyTestDriverBuilder,
 )
-from streams_on_spark.topology.partitions import resolve_partition_counts
+from streams_on_spark.topology.partitions import feeds_back, resolve_partition_counts
 
 S = Serdes.String()
 
@@ -80,3 +80,27 @@ def test_copartition_mismatch_fails_when_the_driver_is_built():
 
 def test_copartitioned_topics_with_equal_counts_pass():
     assert counts_for(cogroup_topology(), one=3, two=3) == {"one": 3, "two": 3}
+
+
+def subtopologies_of(topology, app="app"):
+    topology.internal_builder.application_id = app
+    return topology.internal_builder.subtopologies()
+
+
+def test_a_foreign_key_join_feeds_back_a_repartition_does_not():
+    """The subscription and response topics make a cycle between two subtopologies; repartitions go one way."""
+    builder = StreamsBuilder()
+    orders = builder.table("orders", Consumed.with_(S, S))
+    orders.left_join(builder.table("customers", Consumed.with_(S, S)), lambda v: v, lambda o, c: o).to_stream().to("o")
+    assert feeds_back(subtopologies_of(builder.build()))
+    builder = StreamsBuilder()
+    grouped = builder.stream("in", Consumed.with_(S, S)).select_key(lambda k, v: v).group_by_key(Grouped.as_("g"))
+    grouped.count().to_stream().to("counts")
+    chained = builder.build()
+    assert len(subtopologies_of(chained)) == 2 and not feeds_back(subtopologies_of(chained))
+
+
+def test_a_subtopology_writing_the_topic_it_reads_feeds_back():
+    builder = StreamsBuilder()
+    builder.stream("loop", Consumed.with_(S, S)).filter(lambda k, v: v != "stop").to("loop")
+    assert feeds_back(subtopologies_of(builder.build()))

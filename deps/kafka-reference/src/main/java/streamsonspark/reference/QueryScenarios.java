@@ -16,6 +16,7 @@ import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.query.KeyQuery;
+import org.apache.kafka.streams.query.Position;
 import org.apache.kafka.streams.query.PositionBound;
 import org.apache.kafka.streams.query.Query;
 import org.apache.kafka.streams.query.QueryConfig;
@@ -115,9 +116,21 @@ final class QueryScenarios {
         }
     }
 
-    /** Runs the IQv2 query {@code call} on the driver's store {@code name}: {"result": ...} or {"failure": ...}. */
+    /** Runs the IQv2 query {@code call} on the driver's store {@code name}: {"result": ...} or {"failure": ...}.
+     *  A call may end with {@code " @topic:partition:offset,..."}: the query's position bound (else unbounded). */
     @SuppressWarnings({"unchecked", "rawtypes"})
-    static Object query(final TopologyTestDriver driver, final String name, final String call) {
+    static Object query(final TopologyTestDriver driver, final String name, final String fullCall) {
+        final String[] bounded = fullCall.split(" @", 2);
+        final String call = bounded[0];
+        PositionBound bound = PositionBound.unbounded();
+        if (bounded.length == 2) {
+            final Position position = Position.emptyPosition();
+            for (final String component : bounded[1].split(",")) {
+                final String[] c = component.split(":");
+                position.withComponent(c[0], Integer.parseInt(c[1]), Long.parseLong(c[2]));
+            }
+            bound = PositionBound.at(position);
+        }
         final String[] words = call.split(" ");
         final Object[] a = StoreReadScenarios.args(words, 1);
         final Query q;
@@ -147,7 +160,7 @@ final class QueryScenarios {
         final Map<String, Object> out = new LinkedHashMap<>();
         final QueryResult<Object> r;
         try {
-            r = store.query(q, PositionBound.unbounded(), new QueryConfig(false));
+            r = store.query(q, bound, new QueryConfig(false));
         } catch (final UnsupportedOperationException e) {   // thrown through KafkaStreams.query() to the caller
             out.put("error", "unsupported: " + e.getMessage());
             return out;
@@ -245,6 +258,16 @@ final class QueryScenarios {
             for (final String query : queries) {
                 s.read(store, "iqv2", query);
             }
+        }
+        // IQv2 position bounds (StoreQueryUtils.isPermitted): a store's partition is held only to the bound's offsets
+        // for its own partition, of any topic; not met beyond the last offset it saw, nor for a topic it never saw.
+        // Each bound treats partitions 0-3 alike (or none of them), so the answers read the same over 1 or 4.
+        final String[] bounds = {"events:7:0", "events:0:99,events:1:99,events:2:99,events:3:99",
+            "nope:0:0,nope:1:0,nope:2:0,nope:3:0"};
+        for (final String bound : bounds) {
+            s.read("counts", "iqv2", "RangeQuery ~ ~ @" + bound);
+            s.read("window-counts", "iqv2", "WindowRangeQuery 0 100 @" + bound);
+            s.read("plain-kv", "iqv2", "KeyQuery a @" + bound.replace("events", "plain"));
         }
         return s;
     }

@@ -1,7 +1,7 @@
 """The Spark engine: every subtopology is one Structured Streaming query hosting its tasks.
 
 One concern per module: ``session`` (which SparkSession), ``task_function`` (one task on one micro-batch),
-``output`` (how a task's records leave it), ``sink`` (the driver's per-batch commit), ``runtime`` (the queries,
+``execution`` (how a task runs its batch), ``output`` (how a task's records leave it), ``sink`` (the driver's per-batch commit), ``runtime`` (the queries,
 quiescence), ``engine`` (the test driver's Spark mode), ``checkpoints`` (the checkpoint location), ``topics`` (the
 topic planner), ``clock``, ``slots`` and ``errors``.
 """

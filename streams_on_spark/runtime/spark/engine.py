@@ -14,7 +14,9 @@ from streams_on_spark.connectors.records import ProducerRecord
 from streams_on_spark.metrics import Metrics, TaskSensors
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
-from streams_on_spark.runtime.spark.clock import MockClock
+from streams_on_spark.runtime.spark.clock import TICK, MockClock
+from streams_on_spark.runtime.spark.execution import PROCESS_AVAILABLE, DriverTask
+from streams_on_spark.runtime.spark.output import ReturnedOutput
 from streams_on_spark.runtime.spark.runtime import SparkRuntime
 from streams_on_spark.runtime.spark.session import local_session
 from streams_on_spark.runtime.spark.topics import TopicPlanner
@@ -66,10 +68,12 @@ class SparkEngine:
         self.captured: dict[str, Any] = {}
         self.produced_topics: set[str] = set()
         self.checkpoints = tempfile.mkdtemp(prefix=f"{config.application_id}-checkpoints-")
+        # the driver's modes: tasks return their output here, keep the mock clock, and in single-partition mode run
+        # as Kafka's driver's one task
         self.runtime = SparkRuntime(topology, config, self.layout, connector, self.spark,
-                                    CheckpointLocation(self.checkpoints), on_output=self._capture,
-                                    clock=MockClock(wall_clock_ms), driver_task=not multi_partition,
-                                    trigger_interval=TRIGGER_INTERVAL)
+                                    CheckpointLocation(self.checkpoints), trigger_interval=TRIGGER_INTERVAL,
+                                    output=ReturnedOutput(self._capture), clock=MockClock(wall_clock_ms),
+                                    execution=PROCESS_AVAILABLE if multi_partition else DriverTask())
         self._sources = {t for s in topology.subtopologies() for t in s.source_topics} | set(topology.global_topics)
         self._tasks_cache: dict[Any, Any] = {}
         self.thread_id = threading.current_thread().name   # as the in-process engine (Kafka's driver)
@@ -101,9 +105,14 @@ class SparkEngine:
         self.pipe_many([record])
 
     def advance_wall_clock(self, ms: int) -> None:
+        """Move the mock wall clock: every task gets a tick with the new time, punctuates, and the topology drains."""
         self.wall_clock_ms += ms
         self._tasks_cache.clear()
-        self.runtime.advance_wall_clock(self.wall_clock_ms)
+        now, tick = self.wall_clock_ms, TICK.pack(self.wall_clock_ms)
+        self.embedded.append([ProducerRecord(fn.tick_topic, p, now, None, tick, ())
+                              for fn in self.runtime.functions.values() if fn.tick_topic
+                              for p in range(fn.task_count())])
+        self.runtime.process_all_available()
 
     def _tasks(self, subtopology_id: int) -> dict[int, StreamTask]:
         if subtopology_id not in self._tasks_cache:

@@ -12,7 +12,7 @@ Two strategies, picked once per runtime:
 from __future__ import annotations
 
 from array import array
-from typing import Any, Mapping, Optional, Protocol, Sequence
+from typing import Any, Callable, Mapping, Optional, Protocol, Sequence
 
 from streams_on_spark.connectors.base import TopicWriter
 from streams_on_spark.connectors.record_batch import BIG_ENDIAN, RecordBatch
@@ -121,11 +121,19 @@ def streaming_batch() -> tuple[Optional[str], Optional[int]]:
 
 
 class ReturnedOutput:
-    """The task returns its output to the driver as record batches with merge keys (the test driver's mode)."""
+    """The task returns its output to the driver as record batches with merge keys (the test driver's mode); the
+    driver appends it and hands the records to ``on_output`` (a callback of the driver: never pickled to tasks)."""
 
     schema = RETURNED_SCHEMA
     columns = RETURNED_COLUMNS
     partitioned = False   # the merge keys need the order of emission across destinations
+
+    def __init__(self, on_output: Optional[Callable[[list[ProducerRecord]], None]] = None) -> None:
+        self.on_output = on_output
+
+    def __reduce__(self) -> tuple:
+        """Tasks get the strategy without the driver's callback."""
+        return ReturnedOutput, ()
 
     def rows(self, output: Sequence[ProducerRecord], task: int,
              positions: Optional[Mapping[tuple[str, int], int]] = None) -> list[tuple]:

@@ -45,6 +45,7 @@ from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.record_batch import RecordBatch, encode_by_partition, parse_records
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.processor.api import TaskId
+from streams_on_spark.runtime.spark.execution import TaskBatch
 from streams_on_spark.runtime.spark.output import COMMIT_SCHEMA, TaskOutput
 from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction, worker_gc
 from streams_on_spark.runtime.task import StreamTask
@@ -265,14 +266,13 @@ class PipelineTaskFunction(SubtopologyTaskFunction):
     def prefix(self) -> UpstreamPrefix:
         return UpstreamPrefix(self.upstreams, self.replaced, self.task_count())
 
-    def _add_batch(self, task: StreamTask, batches: list[Any], positions: dict[tuple[str, int], int],
-                   one_by_one: Optional[list[tuple]] = None) -> list[int]:
+    def _add_batch(self, batch: TaskBatch, frames: list[Any], positions: dict[tuple[str, int], int]) -> list[int]:
         """Take the upstream tasks' counts out of the batch, number the virtual partitions' records from the task's
         positions, then queue them as any batch (:meth:`SubtopologyTaskFunction._add_batch`)."""
         import pandas as pd
         counts: list[tuple[int, int, int, int]] = []
         kept = []
-        for frame in batches:
+        for frame in frames:
             marks = frame["topic"].isna()
             if marks.any():
                 for origin, part, data in zip(frame.loc[marks, "origin_topic"], frame.loc[marks, "origin_partition"],
@@ -291,15 +291,15 @@ class PipelineTaskFunction(SubtopologyTaskFunction):
                                               kind="stable")
             for topic, part, ends, data in zip(*(rows[c].tolist() for c in ("topic", "partition", "ends", "data"))):
                 part = int(part)
-                at = task.next_offset(topic, part)   # the virtual partition's next offset (kept in the snapshot)
+                at = batch.task.next_offset(topic, part)   # the virtual partition's next offset (in the snapshot)
                 if ends is None:
                     timestamps, keys, values = _from_ipc(data)
-                    task.add_columns(topic, part, at, timestamps, keys, values, itertools.repeat(()))
+                    batch.add_columns(topic, part, at, timestamps, keys, values, itertools.repeat(()))
                 else:
-                    batch = RecordBatch.from_bytes(topic, part, data, ends)
-                    task.add_columns(topic, part, at, *parse_records(batch.data, len(batch)))
+                    records = RecordBatch.from_bytes(topic, part, data, ends)
+                    batch.add_columns(topic, part, at, *parse_records(records.data, len(records)))
             frame = frame[~virtual]
-        ticks = super()._add_batch(task, [frame] if len(frame) else [], positions, one_by_one)
+        ticks = super()._add_batch(batch, [frame] if len(frame) else [], positions)
         for key in [k for k in positions if k[0] in self.replaced]:
             del positions[key]   # no topic to commit a position of (the task's snapshot keeps it)
         return ticks

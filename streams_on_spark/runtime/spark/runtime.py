@@ -7,6 +7,11 @@ RocksDB state store and a local copy on the executor (:mod:`~streams_on_spark.ru
 produced — already serialized and partitioned — leaves the task by the runtime's output strategy: written by the
 executor that ran the task (production), or returned to the driver (the test driver). No operator is
 re-implemented in Spark SQL.
+
+The test driver's modes are objects the driver's Spark engine builds and passes in (an application passes none):
+a :class:`~streams_on_spark.runtime.spark.clock.Clock` (its mock clock), a
+:class:`~streams_on_spark.runtime.spark.execution.BatchExecution` (Kafka's driver's single task) and the tasks'
+:class:`~streams_on_spark.runtime.spark.output.TaskOutput` (returned to it).
 """
 from __future__ import annotations
 
@@ -17,29 +22,29 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.base import Connector
-from streams_on_spark.connectors.records import ProducerRecord
-from streams_on_spark.errors import IllegalStateError, StreamsException
+from streams_on_spark.errors import StreamsException
 from streams_on_spark.metrics import CONSUMER_FETCH_GROUP, THREAD_GROUP, MetricName, Metrics, Sensor, TaskSensors
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
-from streams_on_spark.runtime.spark.clock import TICK, MockClock
+from streams_on_spark.runtime.spark.clock import SYSTEM_CLOCK, Clock
 from streams_on_spark.runtime.spark.errors import query_error
+from streams_on_spark.runtime.spark.execution import PROCESS_AVAILABLE, BatchExecution
 from streams_on_spark.runtime.spark.output import QueryableOutput, ReturnedOutput, TaskOutput, WrittenOutput
 from streams_on_spark.runtime.spark.sink import CommitReport, DriverAppend
 from streams_on_spark.runtime.spark.slots import task_slots
 from streams_on_spark.runtime.spark.standby import StandbyCopies
 from streams_on_spark.runtime.spark.session import is_spark_connect, quiet_spark_logs, require_rocksdb_state_store
-from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction
+from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction, query_name
 from streams_on_spark.runtime.spark.task_state import CHANGELOG, TASK_STATE, SavedTask, decode_changes
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.state.local import Changes, apply_changes
 from streams_on_spark.state.stores import InMemoryKeyValueBytesStore
 from streams_on_spark.topology.builder import InternalTopologyBuilder
-from streams_on_spark.topology.partitions import TopicLayout, driver_subtopologies
+from streams_on_spark.topology.partitions import TopicLayout
 
 log = logging.getLogger(__name__)
 
@@ -47,23 +52,22 @@ log = logging.getLogger(__name__)
 class SparkRuntime:
     """Runs a topology as one streaming query per subtopology over a :class:`Connector`.
 
-    Tasks write their output from their executors. With ``on_output`` (the test driver) they return it instead,
-    and the driver appends it merged by stream time and passes every record to ``on_output`` in emission order.
-    Tasks see the system clock, unless a :class:`MockClock` is given (the test driver): then each subtopology also
-    reads a tick topic and time moves only by :meth:`advance_wall_clock`. With ``driver_task`` (the test driver in
-    single-partition mode) one query runs every subtopology as Kafka's driver does, as one task ``0_0`` that
-    processes records one at a time and feeds its internal topics back to itself (see
-    :class:`SubtopologyTaskFunction`).
+    An application's tasks write their output from their executors (``output`` None: :class:`WrittenOutput`, or
+    :class:`QueryableOutput` with ``interactive_queries``), read the micro-batch's time (:class:`SystemClock`) and
+    process each batch whole (:class:`ProcessAvailable`), a task per subtopology and partition. The test driver's
+    Spark engine passes its own: a :class:`ReturnedOutput` (the driver appends what the tasks return, merged by
+    stream time, and hands every record to its ``on_output`` in emission order), a :class:`MockClock` (each query
+    also reads a tick topic) and, in single-partition mode, a :class:`DriverTask` execution.
     """
 
     def __init__(self, topology: InternalTopologyBuilder, config: TaskConfig, layout: TopicLayout,
                  connector: Connector, spark: Any, checkpoint_dir: CheckpointLocation | str, *,
-                 on_output: Optional[Callable[[list[ProducerRecord]], None]] = None,
-                 trigger_interval: str = "100 milliseconds", clock: Optional[MockClock] = None,
-                 checkpoint_names: Optional[Mapping[int, str]] = None, driver_task: bool = False,
-                 pipelines: Sequence[Any] = (), interactive_queries: bool = False) -> None:
+                 trigger_interval: str = "100 milliseconds", checkpoint_names: Optional[Mapping[int, str]] = None,
+                 pipelines: Sequence[Any] = (), interactive_queries: bool = False,
+                 output: Optional[TaskOutput] = None, clock: Clock = SYSTEM_CLOCK,
+                 execution: BatchExecution = PROCESS_AVAILABLE) -> None:
         config.check_micro_batches()
-        if interactive_queries and (on_output is not None or pipelines or is_spark_connect(spark)):
+        if interactive_queries and (output is not None or pipelines or is_spark_connect(spark)):
             raise StreamsException("interactive.queries=true needs the tasks' commit rows on the driver: it is not "
                                    "supported with pipeline.mode=true nor on Spark Connect")
         self.global_reader = connector.global_reader() if topology.global_stores() else None
@@ -75,18 +79,15 @@ class SparkRuntime:
         self.checkpoint_location = CheckpointLocation.of(checkpoint_dir)
         # each subtopology's checkpoint directory under the location (KafkaStreams matches them across upgrades)
         self.checkpoint_names = dict(checkpoint_names or {})
-        self.on_output = on_output
         self.trigger_interval = trigger_interval
-        self.clock = clock
-        output: TaskOutput = (ReturnedOutput() if on_output is not None
-                              else QueryableOutput(connector.writer()) if interactive_queries
-                              else WrittenOutput(connector.writer()))
+        if output is None:
+            output = QueryableOutput(connector.writer()) if interactive_queries else WrittenOutput(connector.writer())
+        self.output = output
         run_id = uuid.uuid4().hex   # this run of the application (see SubtopologyTaskFunction.run_id)
         self.functions = {
             s.id: SubtopologyTaskFunction(topology, s.id, config, layout, output, self.global_reader, clock=clock,
-                                          tick_topic=None if clock is None else clock.tick_topic(self.query_name(s.id)),
-                                          run_id=run_id, spec=s, driver_task=driver_task)
-            for s in driver_subtopologies(topology, multi_partition=not driver_task)}
+                                          execution=execution, run_id=run_id, spec=s)
+            for s in execution.subtopologies(topology)}
         # pipeline mode (pipeline.mode, KafkaStreams only): each pipeline's upstream subtopologies run in its
         # downstream's query, before the shuffle; they have no query of their own
         self.upstream_functions: dict[int, SubtopologyTaskFunction] = {}
@@ -97,14 +98,15 @@ class SparkRuntime:
             self.upstream_functions.update(ups)
             self.functions[pipeline.downstream] = PipelineTaskFunction(
                 topology, down.subtopology_id, config, layout, output, self.global_reader, clock=clock,
-                tick_topic=down.tick_topic, run_id=run_id, spec=down.spec(),
+                execution=execution, run_id=run_id, spec=down.spec(),
                 upstreams={next(iter(u.spec().source_topics)): u for u in ups.values()},
                 replaced=frozenset(pipeline.topics))
         # what the queries read: quiescence means none of these grows (output-only topics may, e.g. by punctuation)
         self.input_topics = sorted({t for fn in self.functions.values() for t in fn.input_topics()}
                                    | set(topology.global_topics))
-        self.whole_batches = self._whole_batch_topics() if (on_output is None and connector.whole_batches
-                                                            and not is_spark_connect(spark)) else {}
+        # published by the commit report of tasks that write their output
+        writes = isinstance(output, WrittenOutput) and not is_spark_connect(spark)
+        self.whole_batches = self._whole_batch_topics() if writes and connector.whole_batches else {}
         self.queries: dict[int, Any] = {}
         self._logged: dict[int, int] = {}
         self._progress_marks: dict[int, tuple[Any, float]] = {}   # query -> (its last progress, when first seen)
@@ -114,7 +116,7 @@ class SparkRuntime:
         self.standby = StandbyCopies(self) if interactive_queries else None
 
     def query_name(self, subtopology_id: int) -> str:
-        return f"{self.layout.application_id}-subtopology-{subtopology_id}"
+        return query_name(self.layout.application_id, subtopology_id)
 
     def checkpoint_name(self, subtopology_id: int) -> str:
         """The name of the subtopology's checkpoint directory under the location."""
@@ -193,8 +195,8 @@ class SparkRuntime:
                                                                   time_mode)
         name = self.query_name(sid)
         self.checkpoint_location.relocate_state_schema_paths(self.checkpoint_name(sid))
-        if self.on_output is not None:
-            sink: Any = DriverAppend(self.connector.writer(), self.on_output, name, self._driver_topic)
+        if isinstance(self.output, ReturnedOutput):
+            sink: Any = DriverAppend(self.connector.writer(), self.output.on_output, name, self._driver_topic)
         elif is_spark_connect(self.spark):
             # Spark Connect runs foreachBatch in a Python worker of the server: the sink takes nothing of this
             # process (its log lines go to the server's log; the tasks' counters do not reach metrics())
@@ -333,15 +335,6 @@ class SparkRuntime:
                 if error is not None:
                     return query_error(self.query_name(sid), error)
         return None
-
-    def advance_wall_clock(self, now_ms: int) -> None:
-        """Move the mock wall clock to ``now_ms``: every task gets a tick, punctuates, and the topology drains."""
-        if self.clock is None:
-            raise IllegalStateError("advance_wall_clock needs a runtime started with a mock wall clock")
-        self.connector.append([ProducerRecord(fn.tick_topic, p, now_ms, None, TICK.pack(now_ms), ())
-                               for fn in self.functions.values() if fn.tick_topic
-                               for p in range(fn.task_count())])
-        self.process_all_available()
 
     def _end_offsets(self) -> dict[str, list[int]]:
         return {t: self.connector.end_offsets(t) for t in self.input_topics}

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import itertools
 import os
 import sys
 import time
 import uuid
+from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor
@@ -16,11 +16,12 @@ from streams_on_spark.config import STATE_DIR, TaskConfig
 from streams_on_spark.connectors.base import GlobalReader
 from streams_on_spark.connectors.record_batch import RecordBatch, parse_records
 from streams_on_spark.processor.api import TaskId
-from streams_on_spark.runtime.spark.clock import TICK, MockClock, WallClock
+from streams_on_spark.runtime.spark.clock import SYSTEM_CLOCK, TICK, Clock, WallClock
+from streams_on_spark.runtime.spark.execution import PROCESS_AVAILABLE, BatchExecution, TaskBatch
 from streams_on_spark.runtime.spark.global_stores import global_stores
 from streams_on_spark.runtime.spark.output import QueryableOutput, TaskOutput, streaming_batch
 from streams_on_spark.runtime.spark import live_tasks
-from streams_on_spark.runtime.spark.task_state import TaskState, committed_state, local_state_path
+from streams_on_spark.runtime.spark.task_state import SavedTask, TaskState, committed_state, local_state_path
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.state.local import LocalTaskStore
 from streams_on_spark.state.stores import bytes_store_over
@@ -29,34 +30,52 @@ from streams_on_spark.topology.builder import InternalTopologyBuilder, Subtopolo
 from streams_on_spark.topology.partitions import TopicLayout
 
 
+def query_name(application_id: str, subtopology_id: int) -> str:
+    """The name of a subtopology's query (and the prefix of its tick topic under a mock clock)."""
+    return f"{application_id}-subtopology-{subtopology_id}"
+
+
+@dataclass
+class TaskRun:
+    """One call of a task function: the task, where its state is, and what it was given and produced so far."""
+
+    partition: int
+    saved: Optional[SavedTask]     # what Spark holds for the task (None: a new task)
+    batch_id: Optional[int]        # the micro-batch (None outside a query)
+    live_key: Optional[tuple]      # where the worker keeps the task between calls (None outside a query)
+    live: Optional[live_tasks.LiveTask]
+    local: LocalTaskStore
+    clock: WallClock
+    task: Optional[StreamTask] = None
+    externals: dict[str, Any] = field(default_factory=dict)
+    batch: Optional[TaskBatch] = None
+    positions: dict[tuple[str, int], int] = field(default_factory=dict)
+    ticks: list[int] = field(default_factory=list)
+    processed: int = 0             # the task's counters before this call (this call's are reported)
+    dropped: int = 0
+    marker: str = ""               # the version of the state this call committed
+
 
 class SubtopologyTaskFunction:
-    """One subtopology's task function: rebuild the task, restore its snapshot, run the batch, snapshot it back.
+    """One subtopology's task function: take or rebuild the task, feed it the batch, run it, commit it.
 
     Global stores are kept by the Python worker process between calls and brought up to date before each task runs
     (:mod:`~streams_on_spark.runtime.spark.global_stores`): a task sees what the global topics hold at that moment,
     the view a Kafka Streams task has of its global stores.
 
-    Wall clock: a task reads its micro-batch's timestamp (Spark's, kept in the query's offset log), so a replayed
-    batch sees the time its first run saw and produces the same records (exactly-once relies on it); only a task
-    rebuilt outside a query (store inspection on the driver) reads the system clock.
-
-    Wall-clock punctuation: with the system clock the task punctuates after each batch, and when
-    ``wall_clock_timeouts`` is set a processing-time timeout wakes the task when its next punctuation is due even
-    if no data arrives. With the test driver's :class:`MockClock` time moves only through tick records on
-    ``tick_topic``: each carries the new time, and the task punctuates before its batch's data.
-
-    ``driver_task``: the function runs the test driver's task ``0_0`` (``spec``: every subtopology as one) the way
-    Kafka's driver does: the batch's records one at a time, each processed to the end before the next, and what the
-    task writes to a topic it reads (repartition, foreign-key and other internal topics) fed straight back into it at
-    that topic's next offset — so a list of records piped at once gives the results of piping them one by one.
+    What varies between an application and the test driver is in three strategies picked by the runtime: the
+    :class:`~streams_on_spark.runtime.spark.clock.Clock` (an application's tasks read their micro-batch's timestamp
+    and punctuate after each batch, with processing-time timeouts waking an idle task when ``wall_clock_timeouts``
+    is set; the test driver's mock clock moves only by tick records on ``tick_topic``), the
+    :class:`~streams_on_spark.runtime.spark.execution.BatchExecution` (a batch processed whole, or Kafka's driver's
+    task record by record with its internal topics looped back) and the
+    :class:`~streams_on_spark.runtime.spark.output.TaskOutput` (written from the executor, or returned).
     """
 
     def __init__(self, topology: InternalTopologyBuilder, subtopology_id: int, config: TaskConfig,
                  layout: TopicLayout, output: TaskOutput, global_reader: Optional[GlobalReader] = None, *,
-                 clock: Optional[MockClock] = None, tick_topic: Optional[str] = None,
-                 run_id: Optional[str] = None, spec: Optional[SubtopologySpec] = None,
-                 driver_task: bool = False) -> None:
+                 clock: Clock = SYSTEM_CLOCK, execution: BatchExecution = PROCESS_AVAILABLE,
+                 run_id: Optional[str] = None, spec: Optional[SubtopologySpec] = None) -> None:
         self.topology = topology
         self.subtopology_id = subtopology_id
         self.config = config
@@ -64,11 +83,11 @@ class SubtopologyTaskFunction:
         self.output = output
         self.global_reader = global_reader
         self.clock = clock
-        self.tick_topic = tick_topic
+        self.execution = execution
+        self.tick_topic = clock.tick_topic(query_name(layout.application_id, subtopology_id))
         self.wall_clock_timeouts = False
         self.state_dir = config.app_configs.get(STATE_DIR) if config.app_configs else None
         self._spec: Optional[SubtopologySpec] = spec
-        self.driver_task = driver_task
         self._local_names: Optional[list[str]] = None
         # this run of the application (one for all its subtopologies): tasks continue across batches within it and
         # workers keep one copy of its global stores; a restart (possibly with other code or another topology on the
@@ -81,34 +100,26 @@ class SubtopologyTaskFunction:
         return self._spec
 
     def loop_back_topics(self) -> frozenset[str]:
-        """The topics the task feeds its own output back from (driver task only: those it both writes and reads)."""
-        if not self.driver_task:
-            return frozenset()
-        spec = self.spec()
-        return frozenset(t for t in spec.sink_topics if t in spec.source_topics)
+        """The topics the task feeds its own output back from (see :class:`BatchExecution`)."""
+        return self.execution.loop_back_topics(self.spec())
 
     def task_count(self) -> int:
         """Tasks of this subtopology: the most partitions among its source topics."""
         return self.layout.tasks[self.subtopology_id]
 
     def input_topics(self) -> list[str]:
-        """What the query reads: the subtopology's source topics (but those the task loops back), and its tick topic
-        under a mock clock."""
+        """What the query reads: the subtopology's source topics (but those the task loops back), and its clock's
+        tick topic if it has one."""
         loop_back = self.loop_back_topics()
         return sorted(t for t in self.spec().source_topics if t not in loop_back) + (
             [self.tick_topic] if self.tick_topic else [])
-
-    def _wall_clock(self, last_seen: int = -1) -> WallClock:
-        if self.clock is None:
-            return WallClock(None)
-        return WallClock(last_seen if last_seen >= 0 else self.clock.start_ms)
 
     def new_task(self, partition: int, snapshot: Optional[bytes], clock: Optional[WallClock] = None,
                  bytes_stores: Optional[dict[str, Any]] = None,
                  global_stores: Optional[dict[str, Any]] = None) -> StreamTask:
         """The task for ``partition`` with its saved state (also used to read stores back on the driver);
         ``bytes_stores`` holds its key-value stores' data where the engine keeps them."""
-        clock = clock if clock is not None else self._wall_clock()
+        clock = clock if clock is not None else self.clock.task_clock()
         if global_stores is None and self.global_reader is not None:
             global_stores = self.global_stores(clock)
         return StreamTask(TaskId(self.subtopology_id, partition), self.spec(), self.topology, self.config,
@@ -117,7 +128,7 @@ class SubtopologyTaskFunction:
     def global_stores(self, clock: Optional[WallClock] = None) -> dict[str, Any]:
         """The global stores as this process holds them, caught up with the global topics."""
         assert self.global_reader is not None
-        clock = clock if clock is not None else self._wall_clock()
+        clock = clock if clock is not None else self.clock.task_clock()
         return global_stores((repr(self.global_reader), self.run_id), self.topology, self.config, self.global_reader,
                              clock)
 
@@ -156,81 +167,108 @@ class SubtopologyTaskFunction:
 
     def _run(self, key: tuple, frames: Iterator[Any], state: TaskState, timers: Any, batch_ms: int) -> Any:
         import pandas as pd
-        partition = int(key[0]) % self.task_count()  # the group key is the task's slot (see slots.task_slots)
-        saved = state.load()
-        query, batch = streaming_batch()
-        live_key = (query, self.run_id, self.subtopology_id, partition)
-        live = live_tasks.take(live_key, None if saved is None else saved.marker) if query is not None else None
-        if live is not None:
-            local, clock = live.local, live.clock
-            local.open()
-        else:
-            local = LocalTaskStore(local_state_path(self.state_dir or _files_root(), query, partition),
-                                   self.local_store_names())
-            clock = self._wall_clock()
-        if self.clock is not None:
-            clock.fixed_ms = self._wall_clock(saved.wall_clock if saved is not None else -1).fixed_ms
-        else:
-            clock.fixed_ms = batch_ms if batch_ms >= 0 else None
-        task: Optional[StreamTask] = None
+        run = self._acquire(int(key[0]) % self.task_count(), state, batch_ms)  # the group key: the task's slot
         try:
-            in_sync = state.sync(local)
-            global_stores = self.global_stores(clock) if self.global_reader is not None else {}
-            externals = self._externals(local, global_stores, clock)
-            if live is not None and all(live.task.global_stores.get(n) is s for n, s in global_stores.items()):
-                task = live.task
-            elif in_sync and saved is not None:   # another worker ran it last: continue from its image
-                task = live_tasks.restore(local.image(), externals, self.run_id)
-            if task is None:
-                task = self.new_task(partition, saved.snapshot if saved is not None else None, clock,
-                                     self.bytes_stores(local.stores), global_stores)
-                if self.output.partitioned:
-                    task.collector.partition_output()
-            processed, dropped = task.metrics.processed, task.metrics.dropped   # this call's are reported
-            loop_back = self.loop_back_topics()
-            positions = {(topic, partition): -1 for topic in sorted(self.spec().source_topics)
-                         if partition < self.layout.partitions_of(topic) and topic not in loop_back}
-            one_by_one: Optional[list[tuple]] = [] if self.driver_task else None
-            ticks = self._add_batch(task, [f for f in frames if len(f)], positions, one_by_one)
-            produced: list = []
-            if ticks:  # the driver advanced its mock clock: punctuate first, as Kafka's driver does
-                clock.fixed_ms = max(ticks)
-                task.punctuate_wall_clock()
-            if one_by_one is None:
-                task.process_available()
-            else:
-                self._process_looping_back(task, produced, loop_back)
-                for topic, part, offset, timestamp, key, value, headers in one_by_one:
-                    task.add_columns(topic, part, offset, (timestamp,), (key,), (value,), (headers,))
-                    self._process_looping_back(task, produced, loop_back)
-            if self.clock is None:
-                task.punctuate_wall_clock()
-            committing = time.perf_counter()
-            task.commit()  # the micro-batch is the commit interval: record caches flush their last update per key
-            if one_by_one is not None:
-                self._process_looping_back(task, produced, loop_back)
-            output = task.collector.drain_batches() if self.output.partitioned else produced + task.collector.drain()
-            rows = self.output.rows(output, partition, positions)
-            wall = -1 if self.clock is None else clock.fixed_ms
-            image = live_tasks.image(live_key, task, externals, self.run_id) if query is not None else None
-            marker = state.commit(local, -1 if batch is None else batch, task.snapshot(), wall, image)
-            rows = self.output.report(rows, partition, task.metrics.processed - processed,
-                                      task.metrics.dropped - dropped, (time.perf_counter() - committing) * 1000.0)
-            if isinstance(self.output, QueryableOutput):   # interactive.queries: the driver's copy follows
-                rows = self.output.with_state(rows, committed_state(state))
-            if timers is not None:
-                timers.schedule(task.next_wall_clock_punctuation())
+            self._acquire_task(run, state)
+            self._feed(run, frames)
+            self._execute(run)
+            rows = self._commit(run, state, timers)
         except BaseException:
-            if task is not None:   # in an unknown state: closed dirty, never kept
-                live_tasks.discard(task)
+            if run.task is not None:   # in an unknown state: closed dirty, never kept
+                live_tasks.discard(run.task)
             raise
         finally:
-            local.close()
-        if query is not None:
-            live_tasks.keep(live_key, live_tasks.LiveTask(marker, task, local, clock))
-        else:
-            task.close()
+            self._release_local_store(run.local)
+        self._keep(run)
         return pd.DataFrame(rows, columns=list(self.output.columns))
+
+    def _acquire(self, partition: int, state: TaskState, batch_ms: int) -> TaskRun:
+        """Where the task's state is: Spark's value, the live task this worker kept (if at that version), the local
+        store; the task's clock set for the batch."""
+        saved = state.load()
+        query, batch_id = streaming_batch()
+        live_key = (query, self.run_id, self.subtopology_id, partition) if query is not None else None
+        live = live_tasks.take(live_key, None if saved is None else saved.marker) if live_key is not None else None
+        local = self._acquire_local_store(live, query, partition)
+        clock = live.clock if live is not None else self.clock.task_clock()
+        self.clock.start_batch(clock, saved.wall_clock if saved is not None else -1, batch_ms)
+        return TaskRun(partition, saved, batch_id, live_key, live, local, clock)
+
+    def _acquire_local_store(self, live: Optional[live_tasks.LiveTask], query: Optional[str],
+                             partition: int) -> LocalTaskStore:
+        """The task's local store: the live task's, opened again, or the one under the executor's directory."""
+        if live is not None:
+            live.local.open()
+            return live.local
+        return LocalTaskStore(local_state_path(self.state_dir or _files_root(), query, partition),
+                              self.local_store_names())
+
+    @staticmethod
+    def _release_local_store(local: LocalTaskStore) -> None:
+        """Close the task's local store after the call (a live task's is opened again by its next call)."""
+        local.close()
+
+    def _acquire_task(self, run: TaskRun, state: TaskState) -> None:
+        """The task at the version Spark holds: the live one, else from the image another worker left in the local
+        store, else rebuilt from its snapshot over the local store (brought in sync with Spark first)."""
+        in_sync = state.sync(run.local)
+        global_stores = self.global_stores(run.clock) if self.global_reader is not None else {}
+        run.externals = self._externals(run.local, global_stores, run.clock)
+        live, saved = run.live, run.saved
+        if live is not None and all(live.task.global_stores.get(n) is s for n, s in global_stores.items()):
+            run.task = live.task
+        elif in_sync and saved is not None:   # another worker ran it last: continue from its image
+            run.task = live_tasks.restore(run.local.image(), run.externals, self.run_id)
+        if run.task is None:
+            run.task = self.new_task(run.partition, saved.snapshot if saved is not None else None, run.clock,
+                                     self.bytes_stores(run.local.stores), global_stores)
+            if self.output.partitioned:
+                run.task.collector.partition_output()
+        run.processed, run.dropped = run.task.metrics.processed, run.task.metrics.dropped
+
+    def _feed(self, run: TaskRun, frames: Iterator[Any]) -> None:
+        """Queue the batch's records (the task's source topic-partitions from ``-1``: nothing read yet)."""
+        assert run.task is not None
+        loop_back = self.loop_back_topics()
+        run.positions = {(topic, run.partition): -1 for topic in sorted(self.spec().source_topics)
+                         if run.partition < self.layout.partitions_of(topic) and topic not in loop_back}
+        run.batch = self.execution.batch(run.task, loop_back)
+        run.ticks = self._add_batch(run.batch, [f for f in frames if len(f)], run.positions)
+
+    def _execute(self, run: TaskRun) -> None:
+        """Punctuate and process as the clock and the execution strategy say."""
+        assert run.task is not None and run.batch is not None
+        self.clock.punctuate_before(run.task, run.clock, run.ticks)
+        run.batch.process()
+        self.clock.punctuate_after(run.task)
+
+    def _commit(self, run: TaskRun, state: TaskState, timers: Any) -> list[tuple]:
+        """Commit the task (the micro-batch is the commit interval: record caches flush their last update per key),
+        hand its output over and commit its state in Spark; the rows of :attr:`output`'s schema."""
+        task, batch = run.task, run.batch
+        assert task is not None and batch is not None
+        committing = time.perf_counter()
+        task.commit()
+        output = task.collector.drain_batches() if self.output.partitioned else batch.drain()
+        rows = self.output.rows(output, run.partition, run.positions)
+        image = live_tasks.image(run.live_key, task, run.externals, self.run_id) if run.live_key is not None else None
+        run.marker = state.commit(run.local, -1 if run.batch_id is None else run.batch_id, task.snapshot(),
+                                  self.clock.saved_ms(run.clock), image)
+        rows = self.output.report(rows, run.partition, task.metrics.processed - run.processed,
+                                  task.metrics.dropped - run.dropped, (time.perf_counter() - committing) * 1000.0)
+        if isinstance(self.output, QueryableOutput):   # interactive.queries: the driver's copy follows
+            rows = self.output.with_state(rows, committed_state(state))
+        if timers is not None:
+            timers.schedule(task.next_wall_clock_punctuation())
+        return rows
+
+    def _keep(self, run: TaskRun) -> None:
+        """Keep the task in this worker for its next batch (closed if it ran outside a query)."""
+        assert run.task is not None
+        if run.live_key is not None:
+            live_tasks.keep(run.live_key, live_tasks.LiveTask(run.marker, run.task, run.local, run.clock))
+        else:
+            run.task.close()
 
     def _externals(self, local: LocalTaskStore, global_stores: dict[str, Any], clock: WallClock) -> dict[str, Any]:
         """What a task image leaves out, by tag: what every worker has itself, or must not be pickled."""
@@ -240,52 +278,31 @@ class SubtopologyTaskFunction:
         externals.update((f"global:{name}", store) for name, store in global_stores.items())
         return externals
 
-    @staticmethod
-    def _process_looping_back(task: StreamTask, produced: list, loop_back: frozenset[str]) -> None:
-        """Process until the task has no records, taking its output into ``produced`` after each one; what it wrote
-        to a ``loop_back`` topic is queued back into it at that topic's next offset (Kafka's driver pipes internal
-        topics back after every record it processes)."""
-        collector = task.collector
-        while True:
-            for record in collector.drain():   # also what punctuation or a commit produced
-                produced.append(record)
-                if record.topic in loop_back:
-                    task.add_record(record.topic, record.partition, task.next_offset(record.topic, record.partition),
-                                    record.timestamp, record.key, record.value, record.headers)
-            if not task.process_one():
-                return
-
-    def _add_batch(self, task: StreamTask, batches: list[Any], positions: dict[tuple[str, int], int],
-                   one_by_one: Optional[list[tuple]] = None) -> list[int]:
-        """Queue a batch's records in the task per topic-partition in offset order; return its wall-clock ticks.
-        ``positions`` gets the offset after the last record read of each source topic-partition. With
-        ``one_by_one`` (the driver task) the records are listed there as (topic, partition, offset, timestamp, key,
-        value, headers) instead, to be queued one at a time.
+    def _add_batch(self, batch: TaskBatch, frames: list[Any], positions: dict[tuple[str, int], int]) -> list[int]:
+        """Queue the frames' records in ``batch`` per topic-partition in offset order; return their wall-clock
+        ticks. ``positions`` gets the offset after the last record read of each source topic-partition.
 
         Rows are record batches of consecutive records of one topic-partition (the ``batches`` layout every
         connector's ``prepare`` gives: the embedded source's rows, Spark's Kafka rows packed before the shuffle);
         Spark keeps no order inside a group, so they are sorted by (topic, partition, offset) first.
         """
-        if not batches:
+        if not frames:
             return []
         import pandas as pd
-        frame = pd.concat(batches, ignore_index=True) if len(batches) > 1 else batches[0]
+        frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         frame = frame.sort_values(["topic", "partition", "offset"], kind="stable")
         ticks: list[int] = []
         for topic, part, offset, ends, data in zip(*(frame[c].tolist() for c in
                                                       ("topic", "partition", "offset", "ends", "data"))):
-            batch = RecordBatch.from_bytes(topic, int(part), data, ends)
-            timestamps, keys, values, headers = parse_records(batch.data, len(batch))
+            records = RecordBatch.from_bytes(topic, int(part), data, ends)
+            timestamps, keys, values, headers = parse_records(records.data, len(records))
             if topic == self.tick_topic:
                 ticks.extend(TICK.unpack(v)[0] for v in values)
             else:
-                if one_by_one is not None:
-                    one_by_one.extend(zip(itertools.repeat(topic), itertools.repeat(int(part)),
-                                          itertools.count(int(offset)), timestamps, keys, values, headers))
-                else:
-                    task.add_columns(topic, int(part), int(offset), timestamps, keys, values, headers)
-                positions[(topic, int(part))] = int(offset) + len(batch)
+                batch.add_columns(topic, int(part), int(offset), timestamps, keys, values, headers)
+                positions[(topic, int(part))] = int(offset) + len(records)
         return ticks
+
 
 
 _gc_frozen = False   # this Python worker froze what it held before its first task (see worker_gc)
@@ -374,7 +391,7 @@ class SubtopologyProcessor(StatefulProcessor):
         """The micro-batch's timestamp. Spark hands it over only in processing-time mode; in mode ``None`` its
         state server still has it, behind the handle's client (pyspark 4.2's private ``_get_batch_timestamp``: a
         round trip, made only when the task reads the system clock)."""
-        if self.function.clock is not None:   # the test driver's mock clock: the batch's time is not read
+        if not self.function.clock.reads_batch_time:   # the test driver's mock clock
             return -1
         if self.batch_ms is None:
             now = timer_values.getCurrentProcessingTimeInMs()

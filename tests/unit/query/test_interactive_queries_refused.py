@@ -7,6 +7,7 @@ import pytest
 from streams_on_spark import Consumed, Serdes, StreamsBuilder
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.errors import StreamsException
+from streams_on_spark.runtime.spark.output import ReturnedOutput
 from streams_on_spark.runtime.spark.runtime import SparkRuntime
 
 S = Serdes.String()
@@ -19,7 +20,7 @@ class ConnectSession:
 ConnectSession.__module__ = "pyspark.sql.connect.session"
 
 
-@pytest.mark.parametrize("kwargs", [{"pipelines": [object()]}, {"on_output": print}, {"spark": ConnectSession()}],
+@pytest.mark.parametrize("kwargs", [{"pipelines": [object()]}, {"output": ReturnedOutput(print)}, {"spark": ConnectSession()}],
                          ids=["pipeline-mode", "driver-spark-mode", "spark-connect"])
 def test_refused_where_the_commit_rows_do_not_reach_the_driver(kwargs):
     builder = StreamsBuilder()

@@ -56,7 +56,7 @@ def test_kafka_rows_are_queued_per_partition_in_offset_order_with_their_metadata
     SEEN.clear()
     task = fn.new_task(0, None)
     positions: dict = {}
-    assert fn._add_batch(task, [frame], positions) == []
+    assert fn._add_batch(fn.execution.batch(task, frozenset()), [frame], positions) == []
     assert positions == {("in", 0): 8, ("in", 1): 1}   # the offset after the last record read per partition
     while task.process_one():
         pass

@@ -60,13 +60,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=8, help="measured Spark-engine tests (after one warm-up)")
     parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--java-options", default=None,
+                        help="the local session's JVM options (default: local_session's, as the pytest plugin's)")
     args = parser.parse_args(argv)
-    from streams_on_spark.runtime.spark import local_session
+    from streams_on_spark.runtime.spark.session import LOCAL_JAVA_OPTIONS, local_session
     topology = load_example().word_count_topology()
     _, expected, _ = one_test(topology, args.partitions, None, "test-time-local")
     local = [one_test(topology, args.partitions, None, f"test-time-local-{i}")[0] for i in range(args.runs)]
     started = time.perf_counter()
-    spark = local_session("bench-test-time")
+    spark = local_session("bench-test-time",
+                          java_options=LOCAL_JAVA_OPTIONS if args.java_options is None else args.java_options)
     print(f"session up in {time.perf_counter() - started:.1f} s")
     spark_runs = []
     for i in range(args.runs + 1):

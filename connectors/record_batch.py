@@ -383,7 +383,7 @@ class PartitionedRecords:
         batches = []
         for topic, partition, rows in self._take():
             timestamps, keys, values, headers = (list(map(field, rows)) for field in _ROW_FIELDS)
-            if (_BYTES_OR_NONE.issuperset(map(type, keys)) and _BYTES_OR_NONE.issuperset(map(type, values))
+            if (BYTES_OR_NONE.issuperset(map(type, keys)) and BYTES_OR_NONE.issuperset(map(type, values))
                     and _TUPLE_OR_NONE.issuperset(map(type, headers)) and _INT.issuperset(map(type, timestamps))
                     and _MIN_INT64 <= min(timestamps) and max(timestamps) <= _MAX_INT64):
                 if None in headers:
@@ -394,7 +394,7 @@ class PartitionedRecords:
         return batches
 
 
-_BYTES_OR_NONE = frozenset((bytes, type(None)))
+BYTES_OR_NONE = frozenset((bytes, type(None)))   # the types a record's key or value may have
 _TUPLE_OR_NONE = frozenset((tuple, type(None)))
 _INT = frozenset((int,))
 _ROW_FIELDS = tuple(itemgetter(i) for i in range(4))   # a row's timestamp, key, value, headers

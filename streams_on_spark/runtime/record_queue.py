@@ -12,6 +12,7 @@ from collections import deque
 from typing import Any, Callable, Optional, Sequence, Union
 
 from streams_on_spark.config import TaskConfig
+from streams_on_spark.connectors.record_batch import BYTES_OR_NONE
 from streams_on_spark.errors import IllegalStateError, StreamsException
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.nodes import ProcessorNode
@@ -168,10 +169,9 @@ def _utf8_column(column: Sequence[Optional[bytes]]) -> list[Optional[str]]:
 
 def _bytes_column(column: Sequence[Optional[bytes]]) -> Sequence[Optional[bytes]]:
     """ByteArray's deserializer of a column of bytes (itself); anything else is left to the per-record loop."""
-    if not _BYTES_OR_NONE.issuperset(map(type, column)):
+    if not BYTES_OR_NONE.issuperset(map(type, column)):
         raise TypeError("not bytes")
     return column
 
 
-_BYTES_OR_NONE = frozenset((bytes, type(None)))
 

@@ -17,6 +17,7 @@ is replaced by the stores' content (compaction), so its length stays proportiona
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import pickle
@@ -29,19 +30,22 @@ from streams_on_spark.state.local import Changes, LocalTaskStore
 log = logging.getLogger(__name__)
 
 TASK_STATE = "task"
-TASK_STATE_SCHEMA = ("epoch string, version long, snapshot binary, wall_clock long, changelog_rows long, "
-                     "changelog_entries long")
 CHANGELOG = "changelog"
-CHANGELOG_SCHEMA = "changes binary"
 
 
-def _struct(ddl: str) -> Any:
-    """The ``StructType`` of a ``name type, ...`` schema of the types used here. A state variable registered with a
-    DDL string costs one more round trip per task call: pyspark asks Spark's state server to parse it (ANTLR on the
-    JVM, the larger part of the state server's CPU in a profile of the word count)."""
+@functools.cache
+def state_types() -> dict[str, Any]:
+    """Each state variable's ``StructType`` (``task``: epoch string, version long, snapshot binary, wall_clock long,
+    changelog_rows long, changelog_entries long; ``changelog``: changes binary). Given as types, not DDL text: pyspark
+    asks Spark's state server to parse a DDL string, a round trip per variable per task call."""
     from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
-    types = {"string": StringType(), "long": LongType(), "binary": BinaryType()}
-    return StructType([StructField(name, types[kind]) for name, kind in (f.split() for f in ddl.split(","))])
+    return {TASK_STATE: StructType([StructField("epoch", StringType()), StructField("version", LongType()),
+                                    StructField("snapshot", BinaryType()), StructField("wall_clock", LongType()),
+                                    StructField("changelog_rows", LongType()),
+                                    StructField("changelog_entries", LongType())]),
+            CHANGELOG: StructType([StructField("changes", BinaryType())])}
+
+
 COMPACT_MIN_ENTRIES = 100_000
 # a changelog row's size: Spark's state server hands list elements to Python 16 at a time (RUNTIME_DEFAULTS)
 CHANGELOG_ROW_BYTES = 2 << 20
@@ -105,24 +109,13 @@ def local_state_path(root: str, query_id: Optional[str], partition: int) -> str:
     return os.path.join(root, "streams-on-spark-state", query_id or "no-query", str(partition))
 
 
-class _Types(dict):
-    """The state variables' ``StructType``s, made on first use (pyspark's types are imported in a Python worker)."""
-
-    def __missing__(self, name: str) -> Any:
-        value = self[name] = _struct({TASK_STATE: TASK_STATE_SCHEMA, CHANGELOG: CHANGELOG_SCHEMA}[name])
-        return value
-
-
-_TYPES = _Types()
-
-
 class TaskState:
     """One task's state variables in Spark (bound to its group by ``transformWithStateInPandas``) and its local
     copy, synchronised before the task runs and committed after."""
 
     def __init__(self, handle: Any) -> None:
-        self._value = handle.getValueState(TASK_STATE, _TYPES[TASK_STATE])
-        self._changelog = handle.getListState(CHANGELOG, _TYPES[CHANGELOG])
+        self._value = handle.getValueState(TASK_STATE, state_types()[TASK_STATE])
+        self._changelog = handle.getListState(CHANGELOG, state_types()[CHANGELOG])
         self.saved: Optional[SavedTask] = None
         self.last_changes: Changes = {}
 

@@ -124,6 +124,12 @@ def test_records_grouped_as_produced_give_the_batches_encoding_by_partition_give
     grouped.append(ProducerRecord("t", 1, 2**63, b"k", b"v"))
     with pytest.raises(ValueError, match="timestamp of a record for t-1 must be an int64"):
         grouped.drain_batches()
+    grouped.append(ProducerRecord("t", 2, 5, b"a", b"1"))   # drain_records: the records, destination by destination
+    grouped.append(ProducerRecord("u", 0, 6, b"b", b"2", (("h", b"x"),)))
+    grouped.append(ProducerRecord("t", 2, 7, b"c", b"3"))
+    assert grouped.drain_records() == [ProducerRecord("t", 2, 5, b"a", b"1"), ProducerRecord("t", 2, 7, b"c", b"3"),
+                                       ProducerRecord("u", 0, 6, b"b", b"2", (("h", b"x"),))]
+    assert not grouped
     grouped.append(ProducerRecord("t", 1, True, b"k", b"v"))   # not an int: converted as add converts it
     (batch,) = grouped.drain_batches()
     (expected_batch,) = encode_by_partition([ProducerRecord("t", 1, True, b"k", b"v")])

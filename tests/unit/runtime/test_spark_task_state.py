@@ -157,7 +157,9 @@ def test_the_state_variables_types_are_what_spark_makes_of_their_schemas(spark):
     """The task's state variables are registered with ``StructType``s (a DDL string would cost a round trip to the
     state server per task call, to parse it): the same types Spark parses from the schemas' text."""
     from pyspark.sql.types import _parse_datatype_string
-    from streams_on_spark.runtime.spark.task_state import _TYPES, CHANGELOG, CHANGELOG_SCHEMA, TASK_STATE, TASK_STATE_SCHEMA
-    assert _TYPES[TASK_STATE] == _parse_datatype_string(TASK_STATE_SCHEMA)
-    assert _TYPES[CHANGELOG] == _parse_datatype_string(CHANGELOG_SCHEMA)
-    assert _TYPES[TASK_STATE].json() == _parse_datatype_string(TASK_STATE_SCHEMA).json()
+    from streams_on_spark.runtime.spark.task_state import CHANGELOG, TASK_STATE, state_types
+    task_schema = ("epoch string, version long, snapshot binary, wall_clock long, changelog_rows long, "
+                   "changelog_entries long")
+    assert state_types()[TASK_STATE] == _parse_datatype_string(task_schema)
+    assert state_types()[CHANGELOG] == _parse_datatype_string("changes binary")
+    assert state_types()[TASK_STATE].json() == _parse_datatype_string(task_schema).json()

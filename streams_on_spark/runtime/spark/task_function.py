@@ -14,7 +14,7 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 from streams_on_spark.config import STATE_DIR, TaskConfig
 from streams_on_spark.connectors.base import GlobalReader
-from streams_on_spark.connectors.record_batch import RecordBatch, parse_records
+from streams_on_spark.connectors.record_batch import RecordBatch
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.spark.clock import SYSTEM_CLOCK, TICK, Clock, WallClock
 from streams_on_spark.runtime.spark.execution import PROCESS_AVAILABLE, BatchExecution, TaskBatch
@@ -295,7 +295,7 @@ class SubtopologyTaskFunction:
         for topic, part, offset, ends, data in zip(*(frame[c].tolist() for c in
                                                       ("topic", "partition", "offset", "ends", "data"))):
             records = RecordBatch.from_bytes(topic, int(part), data, ends)
-            timestamps, keys, values, headers = parse_records(records.data, len(records))
+            timestamps, keys, values, headers = records.columns()
             if topic == self.tick_topic:
                 ticks.extend(TICK.unpack(v)[0] for v in values)
             else:

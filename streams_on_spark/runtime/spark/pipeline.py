@@ -171,8 +171,7 @@ class UpstreamPrefix:
         key = (function.run_id, function.subtopology_id, part)
         task = _TASKS.pop(key, None)
         if task is None:
-            task = function.new_task(part, None, global_stores={})
-            task.collector.partition_output()   # grouped by repartition partition as the sinks produce it
+            task = function.new_task(part, None, global_stores={}, partition_output=True)   # grouped as produced
         try:
             batch = RecordBatch.from_bytes(topic, part, data, ends)
             timestamps, keys, values, headers = batch.columns()

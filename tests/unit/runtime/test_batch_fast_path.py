@@ -9,10 +9,12 @@ with the same metrics, stream and partition times and snapshots; a failing user 
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import itertools
 import random
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -33,10 +35,13 @@ from streams_on_spark import (
 )
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.connectors.record_batch import PartitionedRecords
 from streams_on_spark.connectors.records import ProducerRecord
 from streams_on_spark.error_handlers import ProductionExceptionHandler, Response
+from streams_on_spark.runtime import local
 from streams_on_spark.runtime.fused import BatchAggregation, FusedChains
 from streams_on_spark.runtime.local import LocalEngine
+from streams_on_spark.runtime.task import StreamTask
 
 
 
@@ -63,10 +68,13 @@ def batch_run(topology, config: dict, inputs: list[ProducerRecord], partitions: 
     does (``RecordCollector.partition_output``), and hand it over as record batches."""
     builder = topology.internal_builder
     task_config = TaskConfig.from_config({**config, "batch.fast.path": fast})
-    engine = LocalEngine(builder, task_config, {t: partitions for t in {r.topic for r in inputs}}, True, 0)
-    if partitioned:
-        for task in engine.tasks.values():
-            task.collector.partition_output()
+    counts = {t: partitions for t in {r.topic for r in inputs}}
+    if partitioned:   # built so, as a Spark task is: its fused forwards' sinks encode into the grouped output
+        with mock.patch.object(local, "StreamTask", functools.partial(StreamTask, partition_output=True)):
+            engine = LocalEngine(builder, task_config, counts, True, 0)
+        assert all(task.collector.buffer.__class__ is PartitionedRecords for task in engine.tasks.values())
+    else:
+        engine = LocalEngine(builder, task_config, counts, True, 0)
     out: list[tuple] = []
     for at in range(0, len(inputs), batch):
         for record in inputs[at:at + batch]:

@@ -171,14 +171,13 @@ class TopologyTestDriver:
                          f"task(s), partitions [0, {len(instances)})")
 
     def get_state_store(self, name: str, partition: Optional[int] = None) -> Any:
-        """A custom store; built-in stores must be read with their own accessor (as in Kafka)."""
+        """A custom store; built-in stores must be read with their own accessor (as in Kafka, whose text names a
+        headers-aware store by the interface it extends: a key-value, window or session store)."""
         store = self._store(name, partition, "get_state_store")
         from streams_on_spark.state.session_stores import SessionStore
         from streams_on_spark.state.window_stores import TimestampedWindowStore, WindowStore
         for kind, what, accessor in (
                 (VersionedKeyValueStore, "versioned key-value store", "get_versioned_key_value_store"),
-                (TimestampedKeyValueStoreWithHeaders, "headers-aware key-value store",
-                 "get_timestamped_key_value_store_with_headers"),
                 (TimestampedKeyValueStore, "timestamped key-value store", "get_timestamped_key_value_store"),
                 (KeyValueStore, "key-value store", "get_key_value_store"),
                 (TimestampedWindowStore, "timestamped window store", "get_timestamped_window_store"),

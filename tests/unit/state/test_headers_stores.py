@@ -346,3 +346,41 @@ def test_interactive_queries_read_headers_window_and_session_stores_as_kafkas_do
     assert [(kv.key, kv.value) for kv in query("windows", WindowKeyQuery.with_key_and_window_start_range("a", 0, 100))
             ] == [(90, ValueAndTimestamp("2", 90))]
     assert only(query("sessions", WindowRangeQuery.with_key("a"))) == [("a", "2")]
+
+
+def test_the_local_rocksdb_and_its_changelog_carry_kafkas_headers_format(tmp_path):   # Spark's task state
+    from streams_on_spark.state.local import LocalTaskStore, apply_changes
+
+    builders = {
+        "w": Stores.timestamped_window_store_with_headers_builder(
+            Stores.persistent_timestamped_window_store_with_headers("w", 1000, 10, False), S, S),
+        "s": Stores.session_store_with_headers_builder(Stores.persistent_session_store_with_headers("s", 1000), S, S),
+        "k": Stores.timestamped_key_value_store_with_headers_builder(
+            Stores.persistent_timestamped_key_value_store_with_headers("k"), S, S)}
+    task_store = LocalTaskStore(str(tmp_path / "task"), builders)
+
+    def stores():
+        built = {name: b.build(b.bytes_store_over(task_store.stores[name])) for name, b in builders.items()}
+        for store in built.values():
+            store.init(None)
+        return built
+
+    written = stores()
+    written["w"].put("a", ValueTimestampHeaders("2", 90, HEADERS), 90)
+    written["s"].put(Windowed("a", SessionWindow(90, 90)), AggregationWithHeaders("2", HEADERS))
+    written["k"].put("a", ValueTimestampHeaders("2", 90, HEADERS))
+    changes = task_store.commit("1")
+    expected = {"w": KAFKA_BYTES[0][1], "s": _KAFKA_HEADERS_HEX + "32", "k": KAFKA_BYTES[0][1]}
+    values = {name: [v.hex() for k, v in entries.items() if k is not None]   # (None: a segmented store's floor)
+              for name, entries in changes.items()}
+    assert values == {name: [hex_bytes] for name, hex_bytes in expected.items()}   # the changelog: Kafka's bytes
+    task_store.close()
+    task_store.open()   # the task's RocksDB read back
+    read = stores()
+    assert read["w"].fetch("a", 90) == ValueTimestampHeaders("2", 90, HEADERS)
+    assert read["s"].fetch_session("a", 90, 90) == AggregationWithHeaders("2", HEADERS)
+    assert read["k"].get("a") == ValueTimestampHeaders("2", 90, HEADERS)
+    task_store.close()
+    rebuilt = {name: InMemoryKeyValueBytesStore(name) for name in builders}   # rebuilt from the changelog
+    apply_changes([changes], rebuilt)
+    assert [v.hex() for v in rebuilt["k"].entries().values()] == [expected["k"]]

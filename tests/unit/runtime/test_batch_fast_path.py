@@ -413,8 +413,10 @@ def test_which_tasks_take_which_path():
                "org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler"}
     assert kinds(build_topology(golden), handled, inputs, 2) == ["per-record"] * 4
     assert kinds(build_topology(golden), {**config, "batch.fast.path": False}, inputs, 2) == ["per-record"] * 4
-    headers = load("headers-store-persistent-cached")   # a processor writing a headers-aware store: record by record
-    assert kinds(build_topology(headers), dict(headers["config"]), golden_inputs(headers), 2) == ["per-record"] * 2
+    for name in ("headers-store-persistent-cached", "headers-window-store-persistent-cached",
+                 "headers-session-store-persistent-cached"):   # a processor writing a headers-aware store
+        headers = load(name)                                    # runs record by record
+        assert kinds(build_topology(headers), dict(headers["config"]), golden_inputs(headers), 2) == ["per-record"] * 2
 
 
 def sentences(n: int, seed: int) -> list[ProducerRecord]:

@@ -8,6 +8,8 @@ big-endian timestamp, the value; ``AggregationWithHeadersSerializer`` (session s
 """
 from __future__ import annotations
 
+import copy
+
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Optional, TypeVar
 
@@ -28,6 +30,8 @@ from streams_on_spark.state.stores import (
     KeyValueStore,
     KeyValueStoreBuilder,
     KeyValueStoreFacade,
+    TimestampedKeyValueStore,
+    TimestampedKeyValueStoreBuilder,
     TimestampedValues,
     ValueAndTimestamp,
 )
@@ -202,12 +206,12 @@ class HeadersAwareValues(TimestampedValues):
     """Values that carry the record's headers (and a timestamp, but for sessions): what headers-aware stores hold."""
 
     def _flushed_key(self, cache_key: Any, key: Any) -> Any:
-        raise AssertionError("not called: a headers-aware store forwards no cache flushes")
+        raise AssertionError("not called: a headers-aware store of the Processor API forwards no cache flushes")
 
     def _flush_adapter(self, listener: Callable[..., None]) -> FlushListener:
-        """Only the DSL's processors forward cache flushes, and they do not build headers-aware stores here."""
-        raise StreamsException(f"store {self.name} (a headers-aware store) cannot forward cache flushes: "
-                               "dsl.store.format=HEADERS is not supported")
+        """Only the DSL's processors forward cache flushes, through the DSL's own headers-aware stores."""
+        raise StreamsException(f"store {self.name} (a headers-aware store of the Processor API) cannot forward "
+                               "cache flushes")
 
 
 class TimestampedKeyValueStoreWithHeaders(HeadersAwareValues, KeyValueStore[Any, ValueTimestampHeaders]):
@@ -222,6 +226,42 @@ class TimestampedKeyValueStoreWithHeadersBuilder(KeyValueStoreBuilder):
     """Builds :class:`TimestampedKeyValueStoreWithHeaders` over any key-value bytes store supplier."""
 
     store_type = TimestampedKeyValueStoreWithHeaders
+
+
+class DslTimestampedKeyValueStoreWithHeaders(TimestampedKeyValueStoreWithHeaders):
+    """A DSL operator's key-value store under ``dsl.store.format=HEADERS`` (Kafka 4.3): Kafka's headers-aware store,
+    which the DSL's processors read and write as a timestamped one (``ValueAndTimestamp`` in, values with the
+    timestamp out); what they write keeps empty headers, as Kafka's aggregations and tables do, and the record cache
+    forwards its flushes."""
+
+    _flush_adapter = TimestampedValues._flush_adapter
+    _flushed_key = TimestampedKeyValueStore._flushed_key
+
+    @staticmethod
+    def _value_start(data: bytes) -> int:
+        """After the headers (a size varint and that many bytes) and the 8-byte timestamp."""
+        size, pos = read_zigzag_varint(data)
+        return pos + size + 8
+
+    def get_with_timestamp(self, key: Any) -> Optional[tuple[Any, int]]:
+        """The aggregations' read: (value, timestamp), as ``TimestampedKeyValueStore.get_with_timestamp``."""
+        data = self.inner.get(self._kser(key))
+        if data is None:
+            return None
+        at = self._value_start(data)
+        return self.plain_value_serde.deserialize(self._topic, data[at:]), _TS.unpack_from(data, at - 8)[0]
+
+    def put_with_timestamp(self, key: Any, value: Any, timestamp: int) -> None:
+        self.put(key, ValueTimestampHeaders.make(value, timestamp))
+
+    def put(self, key: Any, value: Any) -> None:
+        """``value``: a ``ValueAndTimestamp`` (kept with empty headers) or a ``ValueTimestampHeaders``."""
+        if type(value) is ValueAndTimestamp:
+            value = ValueTimestampHeaders(value.value, value.timestamp)
+        if not self._cached or value is None:
+            super().put(key, value)
+            return
+        self.inner.put(self._kser(key), self._vser(value), (key, value.value, value.timestamp))
 
 
 class TimestampedKeyValueStoreFacadeForHeaders(KeyValueStoreFacade):
@@ -321,10 +361,27 @@ class SessionStoreFacadeForHeaders:
         return f"SessionStoreFacade({self.name!r})"
 
 
+#: the builders of the DSL's stores (``StoreBuilder.dsl_store``) built here in the headers-aware format, with the store
+#: each builds then
+_DSL_HEADERS_STORES: dict[type, type] = {TimestampedKeyValueStoreBuilder: DslTimestampedKeyValueStoreWithHeaders}
+
+
+def dsl_headers_builder(builder: Any) -> Optional[Any]:
+    """The builder of a DSL operator's store (``builder.dsl_store``) under ``dsl.store.format=HEADERS``: a copy
+    building its headers-aware store, or None where that format is not built here."""
+    store_type = _DSL_HEADERS_STORES.get(type(builder))
+    if store_type is None:
+        return None
+    headers_builder = copy.copy(builder)
+    headers_builder.store_type = store_type
+    return headers_builder
+
+
 __all__ = ["ValueTimestampHeaders", "ValueTimestampHeadersSerde", "AggregationWithHeaders",
            "AggregationWithHeadersSerde", "TimestampedKeyValueStoreWithHeaders",
            "TimestampedKeyValueStoreWithHeadersBuilder", "TimestampedKeyValueStoreFacadeForHeaders",
            "TimestampedWindowStoreWithHeaders", "TimestampedWindowStoreWithHeadersBuilder",
            "TimestampedWindowStoreFacadeForHeaders", "SessionStoreWithHeaders", "SessionStoreWithHeadersBuilder",
            "SessionStoreFacadeForHeaders", "PersistentWindowHeadersBytesStoreSupplier",
-           "PersistentSessionHeadersBytesStoreSupplier", "serialize_headers", "deserialize_headers"]
+           "PersistentSessionHeadersBytesStoreSupplier", "serialize_headers", "deserialize_headers",
+           "DslTimestampedKeyValueStoreWithHeaders", "dsl_headers_builder"]

@@ -426,8 +426,13 @@ class TimestampedValues(SerdeStore):
     def _flushed_key(self, cache_key: Any, key: Any) -> Any:
         """The key downstream sees for a flushed cache key; ``key`` is the writer's key object, or None."""
 
+    @staticmethod
+    def _value_start(data: bytes) -> int:
+        """Where the value's bytes start in stored ``data``: after Kafka's 8-byte timestamp."""
+        return 8
+
     def _flush_adapter(self, listener: Callable[..., None]) -> FlushListener:
-        topic, key_of = self._topic, self._flushed_key
+        topic, key_of, start = self._topic, self._flushed_key, self._value_start
 
         def flushed(cache_key: Any, new: Optional[bytes], old: Optional[bytes], timestamp: int, headers: Any,
                     typed: Any) -> None:
@@ -439,8 +444,9 @@ class TimestampedValues(SerdeStore):
                 key, new_value, new_ts = key_of(cache_key, None), None, None
             else:
                 key = key_of(cache_key, None)
-                new_value, new_ts = value_serde.deserialize(topic, new[8:]), _TS.unpack_from(new)[0]
-            old_value = None if old is None else value_serde.deserialize(topic, old[8:])
+                at = start(new)
+                new_value, new_ts = value_serde.deserialize(topic, new[at:]), _TS.unpack_from(new, at - 8)[0]
+            old_value = None if old is None else value_serde.deserialize(topic, old[start(old):])
             listener(key, new_value, new_ts, old_value, timestamp, headers)
         return flushed
 
@@ -608,6 +614,9 @@ class StoreBuilder(ABC):
     caching_enabled: bool = False
     #: the library's bytes-store suppliers this builder's stores may come from (see :meth:`engine_kept`)
     own_suppliers: tuple[type, ...] = ()
+    #: what a DSL operator's store over the default supplier is (e.g. "a windowed aggregation's window store"): its
+    #: format follows ``dsl.store.format``; None for any other store, which stays as it is built
+    dsl_store: Optional[str] = None
 
     def engine_kept(self) -> bool:
         """Whether an engine may keep the store's entries where it wants (a local RocksDB on Spark): a store over one

@@ -42,6 +42,8 @@ EMIT_INTERVAL_MS_KSTREAMS_OUTER_JOIN_SPURIOUS_RESULTS_FIX = (
     "__emit.interval.ms.kstreams.outer.join.spurious.results.fix__")
 # KIP-1111: building the topology fails when a repartition topic, changelog or store name was generated
 ENSURE_EXPLICIT_INTERNAL_RESOURCE_NAMING = "ensure.explicit.internal.resource.naming"
+# KIP-1271/Kafka 4.3: HEADERS builds the DSL's stores headers-aware
+DSL_STORE_FORMAT = "dsl.store.format"
 # this library's own keys (KafkaStreams on Spark; streams_on_spark.checkpoint_manifest)
 CHECKPOINT_LOCATION = "checkpoint.location"
 EMBEDDED_TOPICS_DIR = "embedded.topics.dir"
@@ -380,13 +382,15 @@ STREAMS_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
     ConfigKey("connections.max.idle.ms", LONG, 540000, instead=_CLIENTS),
     ConfigKey("default.dsl.store", STRING, "rocksDB", ValidString(("rocksDB", "in_memory")), instead=_STORES),
     ConfigKey("dsl.store.suppliers.class", CLASS, instead=_STORES),
-    ConfigKey("dsl.store.format", STRING, "DEFAULT", ValidString(("HEADERS", "DEFAULT"), case_insensitive=True),
-              refused=True,
-              instead="the DSL's stores are not built in Kafka 4.3's headers-aware format here (Kafka 4.3.1 then "
-                      "builds its DSL key-value, window, session and stream-stream join stores as headers-aware "
-                      "stores); the Processor API's headers-aware stores of KIP-1271 are: "
-                      "Stores.timestamped_key_value_store_with_headers_builder, "
-                      "timestamped_window_store_with_headers_builder, session_store_with_headers_builder"),
+    ConfigKey(DSL_STORE_FORMAT, STRING, "DEFAULT", ValidString(("HEADERS", "DEFAULT"), case_insensitive=True),
+              effect="`HEADERS` (Kafka 4.3, any case): the key-value stores of the DSL's aggregations and tables "
+                     "(count, reduce, aggregate, table sources and global tables, materialized filter, map_values, "
+                     "transform_values, table-table and foreign-key joins) are headers-aware stores, as Kafka builds "
+                     "them: `get_timestamped_key_value_store_with_headers` reads them (empty headers), the other "
+                     "accessors through views; stores over a supplier the application gives stay as they are. Not "
+                     "built here: the windowed, session and stream-stream join stores in that format; a topology "
+                     "with any of them is refused (`ConfigException`) when the driver or application starts. See "
+                     "State and checkpoints."),
     ConfigKey("default.client.supplier", CLASS,
               instead="the clients are Spark's Kafka source and the library's own admin client and producers"),
     ConfigKey("log.summary.interval.ms", LONG, 120000,
@@ -621,6 +625,8 @@ class TaskConfig:
     processing_guarantee: str = AT_LEAST_ONCE
     # the batch fast paths (fused stateless chains) where they apply; False: every record one by one
     batch_fast_path: bool = True
+    # dsl.store.format=HEADERS: the DSL's stores over the default suppliers are built headers-aware (Kafka 4.3)
+    dsl_headers_stores: bool = False
     # everything the application was configured with, for ``ProcessorContext.app_configs()``; never printed, as it
     # may hold client secrets
     app_configs: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -640,7 +646,8 @@ class TaskConfig:
                           streams_config.get(ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME),
                           timestamp_extractor(config.get(DEFAULT_TIMESTAMP_EXTRACTOR)),
                           streams_config.get(MAX_TASK_IDLE_MS), streams_config.get(cache_key), commit_every_record,
-                          streams_config.get(PROCESSING_GUARANTEE), streams_config.get(BATCH_FAST_PATH), dict(config))
+                          streams_config.get(PROCESSING_GUARANTEE), streams_config.get(BATCH_FAST_PATH),
+                          streams_config.get(DSL_STORE_FORMAT).upper() == "HEADERS", dict(config))
 
     @property
     def exactly_once(self) -> bool:

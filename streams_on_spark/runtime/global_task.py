@@ -9,6 +9,7 @@ from streams_on_spark.connectors.records import ConsumerRecord
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.processor.api import Record, TaskId
 from streams_on_spark.runtime.nodes import ProcessorNode
+from streams_on_spark.runtime.state_manager import in_dsl_store_format
 from streams_on_spark.runtime.task import TaskContext, TaskMetrics
 from streams_on_spark.topology.builder import InternalTopologyBuilder
 
@@ -38,7 +39,8 @@ class GlobalTask:
         self.stores: dict[str, Any] = {}
         self._by_topic: dict[str, tuple[Any, Any, Any, Any]] = {}
         for spec in topology.global_stores():
-            store = topology.global_state_builders[spec.store_name].build()
+            store = in_dsl_store_format(topology.global_state_builders[spec.store_name],
+                                        config.dsl_headers_stores).build()
             context = TaskContext(_GlobalState(spec.id, config, spec.store_name, store, wall_clock))
             store.init(context)
             self.stores[spec.store_name] = store

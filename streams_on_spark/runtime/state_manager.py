@@ -9,9 +9,11 @@ from __future__ import annotations
 import logging
 from typing import Any, Iterable, Mapping, Optional
 
-from streams_on_spark.errors import StreamsException
+from streams_on_spark.config import DSL_STORE_FORMAT, TaskConfig
+from streams_on_spark.errors import ConfigException, StreamsException
 from streams_on_spark.processor.api import ProcessorContext, TaskId
 from streams_on_spark.state.caching import CachingBytesStore
+from streams_on_spark.state.headers_stores import dsl_headers_builder
 from streams_on_spark.topology.builder import InternalTopologyBuilder
 
 log = logging.getLogger(__name__)
@@ -21,14 +23,15 @@ class ProcessorStateManager:
     """One task's stores by name and the record caches in front of them."""
 
     def __init__(self, task_id: TaskId, store_names: Iterable[str], topology: InternalTopologyBuilder,
-                 context: ProcessorContext, bytes_stores: Optional[Mapping[str, Any]] = None) -> None:
+                 context: ProcessorContext, bytes_stores: Optional[Mapping[str, Any]] = None,
+                 dsl_headers_stores: bool = False) -> None:
         """Build and initialize the stores; ``bytes_stores``: store name -> the bytes store an engine keeps that
-        store's data in (its local stores)."""
+        store's data in (its local stores); ``dsl_headers_stores``: ``dsl.store.format=HEADERS``."""
         self.task_id = task_id
         self.stores: dict[str, Any] = {}
         self.external = frozenset(bytes_stores or ())
         for name in store_names:
-            builder = topology.state_factories[name]
+            builder = in_dsl_store_format(topology.state_factories[name], dsl_headers_stores)
             store = builder.build() if name not in self.external else builder.build(bytes_stores[name])
             store.init(context)
             self.stores[name] = store
@@ -79,3 +82,27 @@ class ProcessorStateManager:
     def close(self) -> None:
         for store in self.stores.values():
             store.close()
+
+
+def in_dsl_store_format(builder: Any, dsl_headers_stores: bool) -> Any:
+    """``builder`` as ``dsl.store.format`` builds it: under HEADERS (``dsl_headers_stores``) a DSL operator's store
+    is built headers-aware, as Kafka 4.3 builds it (:func:`check_dsl_store_format` refused at start those that are
+    not built so here); any other store stays as it is."""
+    if dsl_headers_stores and getattr(builder, "dsl_store", None) is not None:
+        return dsl_headers_builder(builder) or builder
+    return builder
+
+
+def check_dsl_store_format(topology: InternalTopologyBuilder, config: TaskConfig) -> None:
+    """Under ``dsl.store.format=HEADERS``, refuse (when the driver or application starts) a topology with a DSL store
+    that is not built in Kafka 4.3's headers-aware format here, naming it."""
+    if not config.dsl_headers_stores:
+        return
+    for name, builder in [*topology.state_factories.items(), *topology.global_state_builders.items()]:
+        what = getattr(builder, "dsl_store", None)
+        if what is not None and dsl_headers_builder(builder) is None:
+            raise ConfigException.invalid(
+                DSL_STORE_FORMAT, config.app_configs.get(DSL_STORE_FORMAT),
+                f"not supported by streams-on-spark for this topology: its store {name} ({what}) is not built in "
+                "Kafka 4.3's headers-aware format here; only the key-value stores of aggregations and tables are "
+                "(see docs/state-and-checkpoints.md). Use the default format (DEFAULT)")

@@ -413,7 +413,8 @@ class StreamTask:
         self.stream_time_punctuation = PunctuationQueue(PunctuationType.STREAM_TIME)
         self.wall_clock_punctuation = PunctuationQueue(PunctuationType.WALL_CLOCK_TIME)
         self.context = TaskContext(self)
-        self.state = ProcessorStateManager(task_id, spec.store_names, topology, self.context, bytes_stores)
+        self.state = ProcessorStateManager(task_id, spec.store_names, topology, self.context, bytes_stores,
+                                           config.dsl_headers_stores)
         self.nodes = self._build_nodes(spec, topology)
         self.partition_group = PartitionGroup(task_id, self._sources(spec), partition_counts, config)
         # the parts' own containers, bound once for the hot paths (no attribute hop per record)

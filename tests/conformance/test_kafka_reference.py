@@ -1369,6 +1369,30 @@ def headers_session_store(variant: str, config: dict) -> Topology:
                 else Stores.in_memory_session_store("kept", 1000))
     return keeping(Stores.session_store_with_headers_builder(supplier, S, S), variant.endswith("cached"), KeepSession)
 
+
+def dsl_headers_kv(variant: str, config: dict) -> Topology:
+    """DslHeadersScenarios: dsl.store.format=HEADERS, the DSL's key-value stores headers-aware (empty headers)."""
+    cached = variant == "cached"
+    builder = StreamsBuilder()
+    events = builder.stream("events", Consumed.with_(S, S))
+    by_key = events.group_by_key(Grouped.with_(S, S))
+    by_key.count(kv_mat("counts", L, cached)).to_stream().to("counts-out", Produced.with_(S, L))
+    by_key.reduce(lambda a, c: a + c, kv_mat("reduced", S, cached)).to_stream().to("reduced-out", Produced.with_(S, S))
+    (by_key.aggregate(lambda: 0, lambda k, v, agg: agg + len(v), kv_mat("lengths", L, cached)).to_stream()
+     .to("lengths-out", Produced.with_(S, L)))
+    prices = builder.table("prices", Consumed.with_(S, S), kv_mat("prices-store", S, cached))
+    cheap = prices.filter(lambda k, v: len(v) < 3, kv_mat("cheap", S, cached))
+    upper = prices.map_values(lambda v: v + "u", kv_mat("upper", S, cached))
+    marked = prices.transform_values(Bang, materialized=kv_mat("marked", S, cached))
+    marked.to_stream().to("marked-out", Produced.with_(S, S))
+    cheap.join(upper, lambda a, c: f"{a}+{c}", kv_mat("joined", S, cached)).to_stream().to("joined-out",
+                                                                                            Produced.with_(S, S))
+    (prices.group_by(lambda k, v: KeyValue(v[0], v), Grouped.with_(S, S, name="by-initial"))
+     .count(kv_mat("initials", L, cached)).to_stream().to("initials-out", Produced.with_(S, L)))
+    globals_ = builder.global_table("globals", Consumed.with_(S, S), kv_mat("global-store", S, cached))
+    events.join(globals_, lambda k, v: k, lambda v, g: f"{v}/{g}").to("enriched-out", Produced.with_(S, S))
+    return builder.build(config)
+
 # ------------------------------------------------------- the processor context (ContextScenarios.java)
 
 def where(context: Any) -> str:
@@ -1522,6 +1546,8 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "headers-store": headers_store,
     "headers-window-store": headers_window_store,
     "headers-session-store": headers_session_store,
+    "dsl-headers-kv": dsl_headers_kv,
+    "dsl-headers-fk-join": fk_join,
     "processor-context": processor_context,
     "topology-errors": topology_errors,
 }
@@ -1534,7 +1560,7 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
              "table-transform-values-join", "materialized-flags", "store-reads", "timestamp-extractor",
              "max-task-idle", "dynamic-routing", "stream-partitioner",
              "interactive-queries", "headers-store", "headers-window-store", "headers-session-store",
-             "processor-context"}
+             "dsl-headers-kv", "dsl-headers-fk-join", "processor-context"}
 # timestamp-extractor, max-task-idle: every record has the key "k" (one task, with the partition time and the idle
 # deadlines of Kafka's one task, at any partition count). Not max-task-idle-repartition: Kafka's driver's one task
 # waits for its repartition partition too, which at 4 partitions is another task's input (KIP-1238). Nor

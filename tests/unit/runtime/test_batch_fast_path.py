@@ -413,6 +413,10 @@ def test_which_tasks_take_which_path():
                "org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler"}
     assert kinds(build_topology(golden), handled, inputs, 2) == ["per-record"] * 4
     assert kinds(build_topology(golden), {**config, "batch.fast.path": False}, inputs, 2) == ["per-record"] * 4
+    # dsl.store.format=HEADERS: the count's store is headers-aware (another byte layout): its task runs record by
+    # record (the dsl-headers-kv goldens compare the two paths)
+    headers_format = {**config, "dsl.store.format": "HEADERS"}
+    assert kinds(build_topology(golden), headers_format, inputs, 2) == ["FusedChains"] * 2 + ["per-record"] * 2
     for name in ("headers-store-persistent-cached", "headers-window-store-persistent-cached",
                  "headers-session-store-persistent-cached"):   # a processor writing a headers-aware store
         headers = load(name)                                    # runs record by record

@@ -123,7 +123,8 @@ def test_the_driver_shows_a_headers_store_with_and_without_headers(driver):
 def test_the_dsl_refuses_a_headers_aware_supplier_kafka_would_build_a_headers_aware_store_with():
     with pytest.raises(UnsupportedOperationError, match=r"Materialized.as_\(PersistentKeyValueHeadersBytesStoreSupplier"
                                                       r"\('t'\)\): Kafka 4.3 builds a headers-aware DSL store over such a "
-                                                      r"supplier, and streams-on-spark does not build"):
+                                                      r"supplier, and streams-on-spark builds the DSL's stores in "
+                                                      r"that format only for dsl.store.format=HEADERS"):
         Materialized.as_(Stores.persistent_timestamped_key_value_store_with_headers("t"))
 
 

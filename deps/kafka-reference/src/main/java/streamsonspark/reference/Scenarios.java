@@ -145,6 +145,7 @@ final class Scenarios {
         all.addAll(RoutingScenarios.all());
         all.addAll(QueryScenarios.all());
         all.addAll(HeadersStoreScenarios.all());
+        all.addAll(DslHeadersScenarios.all());
         all.addAll(ContextScenarios.all());
         all.addAll(TopologyErrorScenarios.all());
         return all;

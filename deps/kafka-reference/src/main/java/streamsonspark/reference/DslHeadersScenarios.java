@@ -1,0 +1,127 @@
+package streamsonspark.reference;
+
+import static streamsonspark.reference.Scenarios.L;
+import static streamsonspark.reference.Scenarios.S;
+import static streamsonspark.reference.Scenarios.kv;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.GlobalKTable;
+import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.KGroupedStream;
+import org.apache.kafka.streams.kstream.KStream;
+import org.apache.kafka.streams.kstream.KTable;
+import org.apache.kafka.streams.kstream.Produced;
+
+/**
+ * {@code dsl.store.format=HEADERS} (Kafka 4.3): the DSL's key-value stores (count, reduce and aggregate of a grouped
+ * stream, a table source, filter / mapValues / transformValues materialized, a table-table join, the count of a
+ * grouped table) become headers-aware stores keeping empty headers, whatever the records' headers; in memory without
+ * caching ({@code default.dsl.store=in_memory}) and in RocksDB with caching. The outputs and describe() are those of
+ * the default format. Read through the driver with and without headers. Also a foreign-key join's stores. Mirrored in
+ * tests/conformance/test_kafka_reference.py (dsl_headers_kv, fk_join).
+ */
+final class DslHeadersScenarios {
+    private DslHeadersScenarios() {}
+
+    static final String[] KV_STORES = {"counts", "reduced", "lengths", "prices-store", "cheap", "upper", "marked",
+        "joined", "initials"};
+
+    static List<Scenario> all() {
+        final List<Scenario> all = new ArrayList<>();
+        all.add(kvStores("in-memory"));
+        all.add(kvStores("cached"));
+        all.add(fkJoin());
+        return all;
+    }
+
+    /** ForeignKeyScenarios' inner join (its steps) with dsl.store.format=HEADERS: the tables', the subscription and
+     * the result stores are headers-aware; the result store read with and without headers. */
+    static Scenario fkJoin() {
+        final Scenario fk = ForeignKeyScenarios.fkJoin("inner");
+        final Scenario s = new Scenario("dsl-headers-fk-join", "inner",
+                "dsl.store.format=HEADERS: " + fk.description, fk.topology)
+                .config("dsl.store.format", "HEADERS")
+                .store("order-customer", "timestamped-kv-headers");
+        s.inputs.putAll(fk.inputs);
+        s.outputs.putAll(fk.outputs);
+        s.steps.addAll(fk.steps);
+        for (final String accessor : new String[] {"timestamped-kv-headers", "timestamped-kv", "kv"}) {
+            s.read("order-customer", accessor, "all");
+        }
+        return s;
+    }
+
+    static Scenario kvStores(final String variant) {
+        final boolean cached = variant.equals("cached");
+        final Scenario s = new Scenario("dsl-headers-kv", variant,
+                "dsl.store.format=HEADERS: the DSL's key-value stores are headers-aware stores with empty headers ("
+                        + variant + "); outputs as in the default format",
+                props -> {
+                    final StreamsBuilder b = new StreamsBuilder();
+                    final KStream<String, String> events = b.stream("events", Consumed.with(S, S));
+                    final KGroupedStream<String, String> byKey = events.groupByKey(Grouped.with(S, S));
+                    byKey.count(kv("counts", L, cached)).toStream().to("counts-out", Produced.with(S, L));
+                    byKey.reduce((a, c) -> a + c, kv("reduced", S, cached)).toStream()
+                            .to("reduced-out", Produced.with(S, S));
+                    byKey.aggregate(() -> 0L, (k, v, agg) -> agg + v.length(), kv("lengths", L, cached)).toStream()
+                            .to("lengths-out", Produced.with(S, L));
+                    final KTable<String, String> prices = b.table("prices", Consumed.with(S, S),
+                            kv("prices-store", S, cached));
+                    final KTable<String, String> cheap = prices.filter((k, v) -> v.length() < 3,
+                            kv("cheap", S, cached));
+                    final KTable<String, String> upper = prices.mapValues(v -> v + "u", kv("upper", S, cached));
+                    final KTable<String, String> marked = prices.transformValues(TransformValuesScenarios.Bang::new,
+                            kv("marked", S, cached));
+                    marked.toStream().to("marked-out", Produced.with(S, S));
+                    cheap.join(upper, (a, c) -> a + "+" + c, kv("joined", S, cached)).toStream()
+                            .to("joined-out", Produced.with(S, S));
+                    prices.groupBy((k, v) -> KeyValue.pair(v.substring(0, 1), v), Grouped.with("by-initial", S, S))
+                            .count(kv("initials", L, cached)).toStream().to("initials-out", Produced.with(S, L));
+                    final GlobalKTable<String, String> globals = b.globalTable("globals", Consumed.with(S, S),
+                            kv("global-store", S, cached));
+                    events.join(globals, (k, v) -> k, (v, g) -> v + "/" + g).to("enriched-out",
+                            Produced.with(S, S));
+                    return b.build(props);
+                })
+                .config("dsl.store.format", cached ? "HEADERS" : "headers")
+                .input("events", "string", "string")
+                .input("prices", "string", "string")
+                .input("globals", "string", "string")
+                .output("counts-out", "string", "long")
+                .output("reduced-out", "string", "string")
+                .output("lengths-out", "string", "long")
+                .output("marked-out", "string", "string")
+                .output("joined-out", "string", "string")
+                .output("initials-out", "string", "long")
+                .output("enriched-out", "string", "string")
+                .pipe("globals", "a", "alpha", 1, "g", "1")
+                .pipe("events", "a", "x", 10, "trace", "t1")
+                .pipe("events", "b", "yy", 20)
+                .pipe("events", "a", "zzz", 30, "trace", "t2", "empty", null)
+                .pipe("prices", "p", "12", 40, "src", "feed")
+                .pipe("prices", "q", "7", 50)
+                .pipe("prices", "p", "345", 60, "src", "feed2")
+                .pipe("prices", "q", null, 70)
+                .pipe("prices", "r", "9", 80, "ünï", "çödé");
+        if (!cached) {
+            s.config("default.dsl.store", "in_memory");
+        }
+        for (final String store : KV_STORES) {
+            s.store(store, "timestamped-kv-headers");
+        }
+        s.store("global-store", "timestamped-kv-headers");
+        for (final String accessor : new String[] {"timestamped-kv-headers", "timestamped-kv", "kv"}) {
+            for (final String store : new String[] {"counts", "prices-store", "joined"}) {
+                s.read(store, accessor, "all");
+            }
+            s.read("counts", accessor, "get a");
+            s.read("prices-store", accessor, "get q");
+        }
+        return s;
+    }
+}

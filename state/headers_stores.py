@@ -37,6 +37,8 @@ from streams_on_spark.state.stores import (
 )
 from streams_on_spark.state.window_stores import (
     PersistentWindowBytesStoreSupplier,
+    TimestampedWindowStore,
+    TimestampedWindowStoreBuilder,
     WindowStore,
     WindowStoreBuilder,
     WindowStoreFacade,
@@ -228,20 +230,30 @@ class TimestampedKeyValueStoreWithHeadersBuilder(KeyValueStoreBuilder):
     store_type = TimestampedKeyValueStoreWithHeaders
 
 
-class DslTimestampedKeyValueStoreWithHeaders(TimestampedKeyValueStoreWithHeaders):
-    """A DSL operator's key-value store under ``dsl.store.format=HEADERS`` (Kafka 4.3): Kafka's headers-aware store,
-    which the DSL's processors read and write as a timestamped one (``ValueAndTimestamp`` in, values with the
-    timestamp out); what they write keeps empty headers, as Kafka's aggregations and tables do, and the record cache
-    forwards its flushes."""
+class DslHeadersValues:
+    """What a DSL operator's key-value or window store is under ``dsl.store.format=HEADERS`` (Kafka 4.3): Kafka's
+    headers-aware store, which the DSL's processors read and write as a timestamped one (``ValueAndTimestamp`` in,
+    values with ``value`` and ``timestamp`` out); what they write keeps empty headers, as Kafka's aggregations and
+    tables do, and the record cache forwards its flushes."""
 
     _flush_adapter = TimestampedValues._flush_adapter
-    _flushed_key = TimestampedKeyValueStore._flushed_key
 
     @staticmethod
     def _value_start(data: bytes) -> int:
         """After the headers (a size varint and that many bytes) and the 8-byte timestamp."""
         size, pos = read_zigzag_varint(data)
         return pos + size + 8
+
+    @staticmethod
+    def _kept(value: Any) -> Any:
+        """A processor's ``ValueAndTimestamp`` as the store keeps it: with empty headers."""
+        return ValueTimestampHeaders(value.value, value.timestamp) if type(value) is ValueAndTimestamp else value
+
+
+class DslTimestampedKeyValueStoreWithHeaders(DslHeadersValues, TimestampedKeyValueStoreWithHeaders):
+    """A DSL operator's key-value store under ``dsl.store.format=HEADERS`` (:class:`DslHeadersValues`)."""
+
+    _flushed_key = TimestampedKeyValueStore._flushed_key
 
     def get_with_timestamp(self, key: Any) -> Optional[tuple[Any, int]]:
         """The aggregations' read: (value, timestamp), as ``TimestampedKeyValueStore.get_with_timestamp``."""
@@ -256,8 +268,7 @@ class DslTimestampedKeyValueStoreWithHeaders(TimestampedKeyValueStoreWithHeaders
 
     def put(self, key: Any, value: Any) -> None:
         """``value``: a ``ValueAndTimestamp`` (kept with empty headers) or a ``ValueTimestampHeaders``."""
-        if type(value) is ValueAndTimestamp:
-            value = ValueTimestampHeaders(value.value, value.timestamp)
+        value = self._kept(value)
         if not self._cached or value is None:
             super().put(key, value)
             return
@@ -289,6 +300,16 @@ class TimestampedWindowStoreWithHeadersBuilder(WindowStoreBuilder):
 
     store_type = TimestampedWindowStoreWithHeaders
     own_suppliers = WindowStoreBuilder.own_suppliers + (PersistentWindowHeadersBytesStoreSupplier,)
+
+
+class DslTimestampedWindowStoreWithHeaders(DslHeadersValues, TimestampedWindowStoreWithHeaders):
+    """A windowed aggregation's store under ``dsl.store.format=HEADERS`` (:class:`DslHeadersValues`)."""
+
+    _flushed_key = TimestampedWindowStore._flushed_key
+
+    def put(self, key: Any, value: Any, window_start_timestamp: int) -> None:
+        """``value``: a ``ValueAndTimestamp`` (kept with empty headers) or a ``ValueTimestampHeaders``."""
+        TimestampedWindowStore.put(self, key, self._kept(value), window_start_timestamp)
 
 
 class TimestampedWindowStoreFacadeForHeaders(WindowStoreFacade):
@@ -361,9 +382,43 @@ class SessionStoreFacadeForHeaders:
         return f"SessionStoreFacade({self.name!r})"
 
 
+class DslSessionStoreWithHeaders(SessionStoreWithHeaders):
+    """A session aggregation's store under ``dsl.store.format=HEADERS`` (Kafka 4.3): Kafka's headers-aware session
+    store, whose processor reads and writes the aggregations through :meth:`aggregations` (kept with empty headers,
+    as Kafka's session aggregations keep them); the record cache forwards the flushed aggregations with the headers
+    kept with them (none for a removed session), not the writing record's: what Kafka 4.3.1's driver forwards
+    (the dsl-headers-session-cached golden)."""
+
+    def _flush_adapter(self, listener: Callable[..., None]) -> FlushListener:
+        aggregation = AggregationWithHeaders.get_aggregation_or_null
+
+        def aggregations(key: Any, new: Any, new_timestamp: Any, old: Any, timestamp: int, headers: Any) -> None:
+            kept = () if new is None else new.headers
+            listener(key, aggregation(new), new_timestamp, aggregation(old), timestamp, kept)
+        return SessionStore._flush_adapter(self, aggregations)
+
+    def aggregations(self) -> "DslSessionAggregations":
+        """What the session aggregation's processor uses: the store without headers."""
+        return DslSessionAggregations(self)
+
+
+class DslSessionAggregations(SessionStoreFacadeForHeaders):
+    """A session aggregation's view of its :class:`DslSessionStoreWithHeaders`: aggregations without headers (written
+    with empty ones), what emit-final scans, and the record cache's flushes."""
+
+    def find_sessions_by_end_time(self, earliest_session_end_time: int,
+                                  latest_session_end_time: int) -> KeyValueIterator:
+        return self._rows(self.store.find_sessions_by_end_time(earliest_session_end_time, latest_session_end_time))
+
+    def set_flush_listener(self, listener: Callable[..., None], send_old_values: bool) -> bool:
+        return self.store.set_flush_listener(listener, send_old_values)
+
+
 #: the builders of the DSL's stores (``StoreBuilder.dsl_store``) built here in the headers-aware format, with the store
 #: each builds then
-_DSL_HEADERS_STORES: dict[type, type] = {TimestampedKeyValueStoreBuilder: DslTimestampedKeyValueStoreWithHeaders}
+_DSL_HEADERS_STORES: dict[type, type] = {TimestampedKeyValueStoreBuilder: DslTimestampedKeyValueStoreWithHeaders,
+                                         TimestampedWindowStoreBuilder: DslTimestampedWindowStoreWithHeaders,
+                                         SessionStoreBuilder: DslSessionStoreWithHeaders}
 
 
 def dsl_headers_builder(builder: Any) -> Optional[Any]:
@@ -384,4 +439,5 @@ __all__ = ["ValueTimestampHeaders", "ValueTimestampHeadersSerde", "AggregationWi
            "TimestampedWindowStoreFacadeForHeaders", "SessionStoreWithHeaders", "SessionStoreWithHeadersBuilder",
            "SessionStoreFacadeForHeaders", "PersistentWindowHeadersBytesStoreSupplier",
            "PersistentSessionHeadersBytesStoreSupplier", "serialize_headers", "deserialize_headers",
-           "DslTimestampedKeyValueStoreWithHeaders", "dsl_headers_builder"]
+           "DslTimestampedKeyValueStoreWithHeaders", "DslTimestampedWindowStoreWithHeaders",
+           "DslSessionStoreWithHeaders", "DslSessionAggregations", "dsl_headers_builder"]

@@ -21,6 +21,7 @@ from streams_on_spark.emit import EmitStrategy, StrategyType
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record
 from streams_on_spark.processor.dsl import Change, drop_record, forward_on_flush
+from streams_on_spark.state.headers_stores import DslSessionStoreWithHeaders
 from streams_on_spark.state.stores import ValueAndTimestamp
 from streams_on_spark.window import OperatorWindows, SessionWindow, TimeWindow, Windowed
 
@@ -98,7 +99,9 @@ class _WindowedAggregate(Processor):
 
     def init(self, context: ProcessorContext) -> None:
         self.context, self.forward = context, context.forward
-        self.store = context.get_state_store(self.store_name)
+        store = context.get_state_store(self.store_name)
+        # a session store under dsl.store.format=HEADERS is read and written without its headers
+        self.store = store.aggregations() if isinstance(store, DslSessionStoreWithHeaders) else store
         # Kafka's TimestampedTupleForwarder: a cached store forwards the updates when it flushes, with
         # TimestampedCacheFlushListener's (time windows) or SessionCacheFlushListener's (sessions) timestamp
         self.forward_updates = not self.emit_final and not forward_on_flush(self, self.store)

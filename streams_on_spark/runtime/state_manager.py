@@ -104,5 +104,5 @@ def check_dsl_store_format(topology: InternalTopologyBuilder, config: TaskConfig
             raise ConfigException.invalid(
                 DSL_STORE_FORMAT, config.app_configs.get(DSL_STORE_FORMAT),
                 f"not supported by streams-on-spark for this topology: its store {name} ({what}) is not built in "
-                "Kafka 4.3's headers-aware format here; only the key-value stores of aggregations and tables are "
-                "(see docs/state-and-checkpoints.md). Use the default format (DEFAULT)")
+                "Kafka 4.3's headers-aware format here; the stores of aggregations (windowed and session ones too) "
+                "and tables are (see docs/state-and-checkpoints.md). Use the default format (DEFAULT)")

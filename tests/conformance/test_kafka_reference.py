@@ -1547,10 +1547,12 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "headers-window-store": headers_window_store,
     "headers-session-store": headers_session_store,
     "dsl-headers-kv": dsl_headers_kv,
-    "dsl-headers-fk-join": fk_join,
     "processor-context": processor_context,
     "topology-errors": topology_errors,
 }
+# DslHeadersScenarios.inHeadersFormat: these scenarios' topologies under dsl.store.format=HEADERS (the golden's config)
+BUILDERS.update({f"dsl-headers-{name}": BUILDERS[name] for name in (
+    "fk-join", "tumbling", "hopping", "sliding", "session", "suppress-window-close", "emit-on-window-close")})
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
 KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "table-filter", "to-table",
@@ -1799,7 +1801,8 @@ SPARK_REFUSED = {name: "max.task.idle.ms > 0: a micro-batch cannot wait for an e
 # store still shows windows expired beneath the cache (docs/architecture.md, The record cache). On Spark the stores
 # are read back from the committed state, without the cache: exactly the store beneath it, which Kafka's driver shows
 # in the "-uncached" golden of the same steps (its commit after every record writes the same entries beneath).
-READ_THROUGH_CACHE = {f"{kind}-cached" for kind in ("tumbling", "hopping", "sliding", "session")}
+READ_THROUGH_CACHE = {f"{prefix}{kind}-cached" for kind in ("tumbling", "hopping", "sliding", "session")
+                      for prefix in ("", "dsl-headers-")}
 # Aggregations that depend on the order records arrive in (string concatenation, adder/subtractor sequences): at 4
 # partitions on Spark, upstream tasks write the repartition topic each when done with a micro-batch, so records of
 # one key from several upstream tasks interleave differently than in Kafka's driver (both are valid).

@@ -1,5 +1,6 @@
-"""dsl.store.format=HEADERS (Kafka 4.3): the DSL's key-value stores built headers-aware (empty headers), what stays as
-it is, and what is refused at start (the dsl-headers-kv goldens compare the rest with Kafka's driver)."""
+"""dsl.store.format=HEADERS (Kafka 4.3): the DSL's stores built headers-aware (empty headers), what stays as it is, and
+what is refused at start (the dsl-headers-* goldens compare the rest with Kafka's driver; the local RocksDB's bytes:
+test_headers_stores.py)."""
 from __future__ import annotations
 
 import pytest
@@ -15,20 +16,14 @@ from streams_on_spark import (
     Stores,
     StreamsBuilder,
     TestRecord,
-    TimeWindows,
     TopologyTestDriver,
     ValueAndTimestamp,
     ValueTimestampHeaders,
+    WindowedSerdes,
 )
-from streams_on_spark.config import TaskConfig
-from streams_on_spark.dsl.ktable import materialize
 from streams_on_spark.errors import ConfigException
-from streams_on_spark.runtime.state_manager import in_dsl_store_format
-from streams_on_spark.state.headers_stores import (
-    DslTimestampedKeyValueStoreWithHeaders,
-    TimestampedKeyValueStoreWithHeaders,
-)
-from streams_on_spark.state.stores import InMemoryKeyValueBytesStore, TimestampedKeyValueStore
+from streams_on_spark.state.headers_stores import DslTimestampedKeyValueStoreWithHeaders
+from streams_on_spark.state.stores import TimestampedKeyValueStore
 
 S, L = Serdes.String(), Serdes.Long()
 HEADERS_FORMAT = {"application.id": "dsl-headers", "dsl.store.format": "Headers"}
@@ -71,33 +66,18 @@ def test_the_default_format_and_a_suppliers_store_stay_as_they_are():
         assert driver.get_timestamped_key_value_store_with_headers("counts") is None
 
 
-def windowed_count(builder: StreamsBuilder) -> None:
-    (builder.stream("events", Consumed.with_(S, S)).group_by_key()
-     .windowed_by(TimeWindows.of_size_with_no_grace(10)).count(Materialized.as_("windowed")))
-
-
-def session_count(builder: StreamsBuilder) -> None:
-    (builder.stream("events", Consumed.with_(S, S)).group_by_key()
-     .windowed_by(SessionWindows.of_inactivity_gap_with_no_grace(10)).count(Materialized.as_("sessions")))
-
-
 def stream_stream_join(builder: StreamsBuilder) -> None:
     left, right = builder.stream("left", Consumed.with_(S, S)), builder.stream("right", Consumed.with_(S, S))
     left.join(right, lambda a, b: a + b, JoinWindows.of_time_difference_with_no_grace(10)).to("joined")
 
 
-@pytest.mark.parametrize("build, store, what", [
-    (windowed_count, "windowed", "a windowed aggregation's store"),
-    (session_count, "sessions", "a windowed aggregation's store"),
-    (stream_stream_join, "KSTREAM-JOINTHIS-0000000004-store", "a stream-stream join's window store"),
-])
-def test_a_dsl_store_not_built_headers_aware_here_is_refused_at_start_naming_it(build, store, what):
+def test_a_dsl_store_not_built_headers_aware_here_is_refused_at_start_naming_it():
     builder = StreamsBuilder()
-    build(builder)
-    message = (f"Invalid value Headers for configuration dsl.store.format: not supported by streams-on-spark for this "
-               f"topology: its store {store} ({what}) is not built in Kafka 4.3's headers-aware format here; only "
-               "the key-value stores of aggregations and tables are (see docs/state-and-checkpoints.md). Use the "
-               "default format (DEFAULT)")
+    stream_stream_join(builder)
+    message = ("Invalid value Headers for configuration dsl.store.format: not supported by streams-on-spark for this "
+               "topology: its store KSTREAM-JOINTHIS-0000000004-store (a stream-stream join's window store) is not "
+               "built in Kafka 4.3's headers-aware format here; the stores of aggregations (windowed and session ones "
+               "too) and tables are (see docs/state-and-checkpoints.md). Use the default format (DEFAULT)")
     with pytest.raises(ConfigException) as info:
         TopologyTestDriver(builder.build(), {**HEADERS_FORMAT, "default.key.serde": S, "default.value.serde": S})
     assert str(info.value) == message
@@ -107,36 +87,6 @@ def test_a_dsl_store_not_built_headers_aware_here_is_refused_at_start_naming_it(
     with TopologyTestDriver(builder.build(), {"application.id": "d", "default.key.serde": S,
                                               "default.value.serde": S}):
         pass   # the default format builds it
-
-
-def test_the_local_rocksdb_and_its_changelog_carry_the_dsl_stores_headers_format(tmp_path):   # Spark's task state
-    from streams_on_spark.state.local import LocalTaskStore, apply_changes
-
-    dsl = materialize(Materialized.as_("counts"), "counts", S, L)
-    builder = in_dsl_store_format(dsl, TaskConfig.from_config(HEADERS_FORMAT).dsl_headers_stores)
-    assert in_dsl_store_format(dsl, False) is dsl
-    task_store = LocalTaskStore(str(tmp_path / "task"), {"counts": builder})
-
-    def store():
-        built = builder.build(builder.bytes_store_over(task_store.stores["counts"]))
-        built.init(None)
-        return built
-
-    written = store()
-    written.put_with_timestamp("a", 7, 90)   # what an aggregation writes
-    written.put("b", ValueAndTimestamp(3, 80))   # what a table writes
-    changes = task_store.commit("1")
-    expected = {b"a": "00" + "000000000000005a" + "0000000000000007", b"b": "00" + "0000000000000050" + "0000000000000003"}
-    assert {k: v.hex() for k, v in changes["counts"].items()} == expected   # the changelog: Kafka's bytes
-    task_store.close()
-    task_store.open()   # the task's RocksDB read back
-    read = store()
-    assert isinstance(read, TimestampedKeyValueStoreWithHeaders)
-    assert read.get("a") == ValueTimestampHeaders(7, 90, ()) and read.get_with_timestamp("b") == (3, 80)
-    task_store.close()
-    rebuilt = {"counts": InMemoryKeyValueBytesStore("counts")}   # rebuilt from the changelog
-    apply_changes([changes], rebuilt)
-    assert {k: v.hex() for k, v in rebuilt["counts"].entries().items()} == expected
 
 
 def test_a_foreign_key_joins_subscription_store_is_headers_aware_too():   # its outputs: the dsl-headers-fk-join golden
@@ -150,3 +100,15 @@ def test_a_foreign_key_joins_subscription_store_is_headers_aware_too():   # its 
         assert type(subscriptions) is DslTimestampedKeyValueStoreWithHeaders
         [(_, stored)] = list(subscriptions.all())
         assert (stored.timestamp, stored.headers) == (4, ())
+
+
+def test_a_cached_session_aggregation_forwards_the_headers_kept_with_it_as_kafkas_does():
+    builder = StreamsBuilder()
+    (builder.stream("events", Consumed.with_(S, S)).group_by_key()
+     .windowed_by(SessionWindows.of_inactivity_gap_with_no_grace(10)).count(Materialized.as_("sessions"))
+     .to_stream().to("out", Produced.with_(WindowedSerdes.session_windowed(S), L)))
+    for fmt, headers in (("HEADERS", ()), ("DEFAULT", (("h", b"1"),))):   # the session-cached goldens
+        with TopologyTestDriver(builder.build(), {"application.id": "s", "dsl.store.format": fmt}) as driver:
+            driver.create_input_topic("events", S, S).pipe_input(TestRecord("a", "x", 5, [("h", b"1")]))
+            [out] = driver.create_output_topic("out", WindowedSerdes.session_windowed(S), L).read_records_to_list()
+            assert (out.value, out.headers) == (1, headers)

@@ -8,14 +8,17 @@ from streams_on_spark import (
     Materialized,
     Processor,
     Serdes,
+    SessionWindows,
     Stores,
     TestRecord,
+    TimeWindows,
     Topology,
     TopologyTestDriver,
     ValueAndTimestamp,
     ValueTimestampHeaders,
     Windowed,
 )
+from streams_on_spark.dsl.ktable import materialize
 from streams_on_spark.errors import UnsupportedOperationError
 from streams_on_spark.query import (
     KeyQuery,
@@ -27,8 +30,12 @@ from streams_on_spark.query import (
     WindowKeyQuery,
     WindowRangeQuery,
 )
+from streams_on_spark.runtime.state_manager import in_dsl_store_format
 from streams_on_spark.state.headers_stores import (
     AggregationWithHeadersSerde,
+    DslSessionStoreWithHeaders,
+    DslTimestampedWindowStoreWithHeaders,
+    TimestampedKeyValueStoreWithHeaders,
     ValueTimestampHeadersSerde,
     deserialize_headers,
     serialize_headers,
@@ -36,7 +43,7 @@ from streams_on_spark.state.headers_stores import (
 from streams_on_spark.state.stores import InMemoryKeyValueBytesStore
 from streams_on_spark.window import SessionWindow
 
-S = Serdes.String()
+S, L = Serdes.String(), Serdes.Long()
 
 # Kafka 4.3.1's ValueTimestampHeadersSerializer (String values) on these two values, printed by its own class
 KAFKA_BYTES = [
@@ -349,6 +356,14 @@ def test_interactive_queries_read_headers_window_and_session_stores_as_kafkas_do
     assert only(query("sessions", WindowRangeQuery.with_key("a"))) == [("a", "2")]
 
 
+def built_over(task_store, builders: dict) -> dict:
+    """Each builder's store over its table in the task's local RocksDB ``task_store``, initialized."""
+    built = {name: b.build(b.bytes_store_over(task_store.stores[name])) for name, b in builders.items()}
+    for store in built.values():
+        store.init(None)
+    return built
+
+
 def test_the_local_rocksdb_and_its_changelog_carry_kafkas_headers_format(tmp_path):   # Spark's task state
     from streams_on_spark.state.local import LocalTaskStore, apply_changes
 
@@ -359,14 +374,7 @@ def test_the_local_rocksdb_and_its_changelog_carry_kafkas_headers_format(tmp_pat
         "k": Stores.timestamped_key_value_store_with_headers_builder(
             Stores.persistent_timestamped_key_value_store_with_headers("k"), S, S)}
     task_store = LocalTaskStore(str(tmp_path / "task"), builders)
-
-    def stores():
-        built = {name: b.build(b.bytes_store_over(task_store.stores[name])) for name, b in builders.items()}
-        for store in built.values():
-            store.init(None)
-        return built
-
-    written = stores()
+    written = built_over(task_store, builders)
     written["w"].put("a", ValueTimestampHeaders("2", 90, HEADERS), 90)
     written["s"].put(Windowed("a", SessionWindow(90, 90)), AggregationWithHeaders("2", HEADERS))
     written["k"].put("a", ValueTimestampHeaders("2", 90, HEADERS))
@@ -377,7 +385,7 @@ def test_the_local_rocksdb_and_its_changelog_carry_kafkas_headers_format(tmp_pat
     assert values == {name: [hex_bytes] for name, hex_bytes in expected.items()}   # the changelog: Kafka's bytes
     task_store.close()
     task_store.open()   # the task's RocksDB read back
-    read = stores()
+    read = built_over(task_store, builders)
     assert read["w"].fetch("a", 90) == ValueTimestampHeaders("2", 90, HEADERS)
     assert read["s"].fetch_session("a", 90, 90) == AggregationWithHeaders("2", HEADERS)
     assert read["k"].get("a") == ValueTimestampHeaders("2", 90, HEADERS)
@@ -385,3 +393,59 @@ def test_the_local_rocksdb_and_its_changelog_carry_kafkas_headers_format(tmp_pat
     rebuilt = {name: InMemoryKeyValueBytesStore(name) for name in builders}   # rebuilt from the changelog
     apply_changes([changes], rebuilt)
     assert [v.hex() for v in rebuilt["k"].entries().values()] == [expected["k"]]
+
+
+# ------------------------------------------- the DSL's stores under dsl.store.format=HEADERS (test_dsl_headers_stores)
+
+def test_the_local_rocksdb_and_its_changelog_carry_the_dsl_stores_headers_format(tmp_path):   # Spark's task state
+    from streams_on_spark.state.local import LocalTaskStore, apply_changes
+
+    dsl = materialize(Materialized.as_("counts"), "counts", S, L)
+    builder = in_dsl_store_format(dsl, True)   # dsl.store.format=HEADERS
+    assert in_dsl_store_format(dsl, False) is dsl
+    task_store = LocalTaskStore(str(tmp_path / "task"), {"counts": builder})
+
+    written = built_over(task_store, {"counts": builder})["counts"]
+    written.put_with_timestamp("a", 7, 90)   # what an aggregation writes
+    written.put("b", ValueAndTimestamp(3, 80))   # what a table writes
+    changes = task_store.commit("1")
+    expected = {b"a": "00" + "000000000000005a" + "0000000000000007",   # empty headers, timestamp, value
+                b"b": "00" + "0000000000000050" + "0000000000000003"}
+    assert {k: v.hex() for k, v in changes["counts"].items()} == expected   # the changelog: Kafka's bytes
+    task_store.close()
+    task_store.open()   # the task's RocksDB read back
+    read = built_over(task_store, {"counts": builder})["counts"]
+    assert isinstance(read, TimestampedKeyValueStoreWithHeaders)
+    assert read.get("a") == ValueTimestampHeaders(7, 90, ()) and read.get_with_timestamp("b") == (3, 80)
+    task_store.close()
+    rebuilt = {"counts": InMemoryKeyValueBytesStore("counts")}   # rebuilt from the changelog
+    apply_changes([changes], rebuilt)
+    assert {k: v.hex() for k, v in rebuilt["counts"].entries().items()} == expected
+
+
+def test_the_local_rocksdb_and_its_changelog_carry_the_dsl_window_and_session_stores_format(tmp_path):
+    from streams_on_spark.dsl.windowed import session_store_builder, window_store_builder
+    from streams_on_spark.state.local import LocalTaskStore
+
+    builders = {   # dsl.store.format=HEADERS
+        "w": in_dsl_store_format(window_store_builder(Materialized.as_("w"), "w", TimeWindows.of_size_with_no_grace(
+            10), S, L), True),
+        "s": in_dsl_store_format(session_store_builder(Materialized.as_("s"), "s",
+                                                       SessionWindows.of_inactivity_gap_with_no_grace(10), S, L), True)}
+    task_store = LocalTaskStore(str(tmp_path / "task"), builders)
+
+    written = built_over(task_store, builders)
+    written["w"].put("a", ValueAndTimestamp(7, 95), 90)   # what a windowed aggregation writes
+    written["s"].aggregations().put(Windowed("a", SessionWindow(90, 95)), 3)   # what a session aggregation writes
+    changes = task_store.commit("1")
+    values = {name: [v.hex() for k, v in entries.items() if k is not None] for name, entries in changes.items()}
+    assert values == {"w": ["00" + "000000000000005f" + "0000000000000007"],   # empty headers, timestamp, value
+                      "s": ["00" + "0000000000000003"]}                        # empty headers, aggregation
+    task_store.close()
+    task_store.open()
+    read = built_over(task_store, builders)
+    assert type(read["w"]) is DslTimestampedWindowStoreWithHeaders and type(read["s"]) is DslSessionStoreWithHeaders
+    assert read["w"].fetch("a", 90) == ValueTimestampHeaders(7, 95, ())
+    assert read["s"].fetch_session("a", 90, 95) == AggregationWithHeaders(3, ())
+    assert read["s"].aggregations().fetch_session("a", 90, 95) == 3
+    task_store.close()

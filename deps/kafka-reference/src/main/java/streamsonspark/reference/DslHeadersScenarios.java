@@ -20,10 +20,13 @@ import org.apache.kafka.streams.kstream.Produced;
 /**
  * {@code dsl.store.format=HEADERS} (Kafka 4.3): the DSL's key-value stores (count, reduce and aggregate of a grouped
  * stream, a table source, filter / mapValues / transformValues materialized, a table-table join, the count of a
- * grouped table) become headers-aware stores keeping empty headers, whatever the records' headers; in memory without
- * caching ({@code default.dsl.store=in_memory}) and in RocksDB with caching. The outputs and describe() are those of
- * the default format. Read through the driver with and without headers. Also a foreign-key join's stores. Mirrored in
- * tests/conformance/test_kafka_reference.py (dsl_headers_kv, fk_join).
+ * grouped table, a global table) become headers-aware stores keeping empty headers, whatever the records' headers; in
+ * memory without caching ({@code default.dsl.store=in_memory}) and in RocksDB with caching; read through the driver
+ * with and without headers. And {@link #inHeadersFormat} runs other scenarios (a foreign-key join, tumbling, hopping,
+ * sliding and session aggregations with and without the cache, suppression, emitting on window close) in that format:
+ * their windowed and session stores become headers-aware too (empty headers), their outputs stay but for a cached
+ * session aggregation's headers. Mirrored in tests/conformance/test_kafka_reference.py (dsl_headers_kv, and
+ * BUILDERS' dsl-headers-* entries).
  */
 final class DslHeadersScenarios {
     private DslHeadersScenarios() {}
@@ -35,23 +38,67 @@ final class DslHeadersScenarios {
         final List<Scenario> all = new ArrayList<>();
         all.add(kvStores("in-memory"));
         all.add(kvStores("cached"));
-        all.add(fkJoin());
+        all.add(inHeadersFormat("dsl-headers-fk-join", ForeignKeyScenarios.fkJoin("inner"))
+                .store("order-customer", "timestamped-kv-headers")
+                .read("order-customer", "timestamped-kv-headers", "all")
+                .read("order-customer", "timestamped-kv", "all")
+                .read("order-customer", "kv", "all"));
+        for (final boolean caching : new boolean[] {true, false}) {
+            // read through the accessors uncached only: on Spark a cached store is read beneath its cache
+            // (test_kafka_reference's READ_THROUGH_CACHE), the uncached golden's contents
+            final String variant = caching ? "cached" : "uncached";
+            final Scenario tumbling = inHeadersFormat("dsl-headers-tumbling", Scenarios.tumbling(variant, caching));
+            final Scenario hopping = inHeadersFormat("dsl-headers-hopping", Scenarios.hopping(variant, caching));
+            final Scenario sliding = inHeadersFormat("dsl-headers-sliding", Scenarios.sliding(variant, caching));
+            final Scenario session = inHeadersFormat("dsl-headers-session", Scenarios.session(variant, caching));
+            all.add(caching ? tumbling : windowReads(tumbling, "tumbling-store"));
+            all.add(caching ? hopping : windowReads(hopping, "hopping-store"));
+            all.add(caching ? sliding : windowReads(sliding, "sliding-store"));
+            all.add(caching ? session : sessionReads(session, "session-store"));
+        }
+        all.add(inHeadersFormat("dsl-headers-suppress-window-close", Scenarios.suppressWindowClose()));
+        // emitting on window close: tumbling keeps the record cache (read beneath it on Spark), so read sliding's
+        all.add(inHeadersFormat("dsl-headers-emit-on-window-close", Scenarios.emitOnWindowClose("tumbling")));
+        all.add(windowReads(inHeadersFormat("dsl-headers-emit-on-window-close",
+                Scenarios.emitOnWindowClose("sliding")), "final-store"));
+        all.add(sessionReads(inHeadersFormat("dsl-headers-emit-on-window-close",
+                Scenarios.emitOnWindowClose("session")), "final-store"));
         return all;
     }
 
-    /** ForeignKeyScenarios' inner join (its steps) with dsl.store.format=HEADERS: the tables', the subscription and
-     * the result stores are headers-aware; the result store read with and without headers. */
-    static Scenario fkJoin() {
-        final Scenario fk = ForeignKeyScenarios.fkJoin("inner");
-        final Scenario s = new Scenario("dsl-headers-fk-join", "inner",
-                "dsl.store.format=HEADERS: " + fk.description, fk.topology)
-                .config("dsl.store.format", "HEADERS")
-                .store("order-customer", "timestamped-kv-headers");
-        s.inputs.putAll(fk.inputs);
-        s.outputs.putAll(fk.outputs);
-        s.steps.addAll(fk.steps);
-        for (final String accessor : new String[] {"timestamped-kv-headers", "timestamped-kv", "kv"}) {
-            s.read("order-customer", accessor, "all");
+    /** {@code base} (its topology, steps, stores and reads) with dsl.store.format=HEADERS, as scenario {@code name}:
+     * the DSL's stores headers-aware. */
+    static Scenario inHeadersFormat(final String name, final Scenario base) {
+        final Scenario s = new Scenario(name, base.variant, "dsl.store.format=HEADERS: " + base.description,
+                base.topology);
+        base.config.forEach((key, value) -> {
+            if (!key.equals("application.id")) {
+                s.config(key, value);
+            }
+        });
+        s.config("dsl.store.format", "HEADERS");
+        s.inputs.putAll(base.inputs);
+        s.outputs.putAll(base.outputs);
+        s.steps.addAll(base.steps);
+        s.stores.addAll(base.stores);
+        s.reads.addAll(base.reads);
+        return s;
+    }
+
+    /** A windowed aggregation's store read with and without headers. */
+    static Scenario windowReads(final Scenario s, final String store) {
+        for (final String accessor : new String[] {"timestamped-window-headers", "timestamped-window"}) {
+            s.read(store, accessor, "all");
+            s.read(store, accessor, "fetch a 0 100");
+        }
+        return s;
+    }
+
+    /** A session aggregation's store read with and without headers. */
+    static Scenario sessionReads(final Scenario s, final String store) {
+        for (final String accessor : new String[] {"session-headers", "session"}) {
+            s.read(store, accessor, "fetch a");
+            s.read(store, accessor, "fetch b");
         }
         return s;
     }

@@ -53,8 +53,8 @@ class Stores:
     @staticmethod
     def persistent_timestamped_key_value_store_with_headers(name: str) -> PersistentKeyValueHeadersBytesStoreSupplier:
         """Kafka 4.3's RocksDB supplier of a headers-aware key-value store (KIP-1271): for
-        ``timestamped_key_value_store_with_headers_builder``; the DSL's ``Materialized`` refuses it (the DSL's stores are
-        not built in the headers-aware format here)."""
+        ``timestamped_key_value_store_with_headers_builder``; the DSL's ``Materialized`` refuses it (the DSL builds its
+        stores headers-aware under ``dsl.store.format=HEADERS``, over its own suppliers)."""
         return PersistentKeyValueHeadersBytesStoreSupplier(name)
 
     @staticmethod

@@ -312,6 +312,33 @@ class DslTimestampedWindowStoreWithHeaders(DslHeadersValues, TimestampedWindowSt
         TimestampedWindowStore.put(self, key, self._kept(value), window_start_timestamp)
 
 
+class DslJoinWindowStoreWithHeaders(TimestampedWindowStoreWithHeaders):
+    """A stream-stream join side's window store under ``dsl.store.format=HEADERS`` (Kafka 4.3): Kafka's headers-aware
+    window store (the default format keeps a plain window store), keeping each record's value with its timestamp and
+    its own headers; the join writes and reads it through :meth:`join_window`."""
+
+    def join_window(self) -> "DslJoinWindow":
+        return DslJoinWindow(self)
+
+
+class DslJoinWindow:
+    """A stream-stream join's view of a :class:`DslJoinWindowStoreWithHeaders`: each record kept with its timestamp
+    and headers, the other side's matches read as values."""
+
+    def __init__(self, store: DslJoinWindowStoreWithHeaders) -> None:
+        self.store = store
+        self.name = store.name
+
+    def put_record(self, record: Any) -> None:
+        """Keep ``record`` (its key, value, timestamp and headers) in the window of its timestamp."""
+        self.store.put(record.key, ValueTimestampHeaders.make(record.value, record.timestamp, record.headers),
+                       record.timestamp)
+
+    def fetch(self, key: Any, time_from: int, time_to: int) -> KeyValueIterator:
+        """The values kept for ``key`` from ``time_from`` to ``time_to``, by timestamp (``WindowStore.fetch``)."""
+        return KeyValueIterator([KeyValue(ts, kept.value) for ts, kept in self.store.fetch(key, time_from, time_to)])
+
+
 class TimestampedWindowStoreFacadeForHeaders(WindowStoreFacade):
     """A headers-aware window store seen as a timestamped one (Kafka's driver's
     ``TimestampedWindowStoreFacadeForHeaders``): ``ValueAndTimestamp`` values; a write keeps no headers."""
@@ -414,21 +441,19 @@ class DslSessionAggregations(SessionStoreFacadeForHeaders):
         return self.store.set_flush_listener(listener, send_old_values)
 
 
-#: the builders of the DSL's stores (``StoreBuilder.dsl_store``) built here in the headers-aware format, with the store
-#: each builds then
+#: the builders of the DSL's stores (``StoreBuilder.follows_dsl_store_format``) and the headers-aware store each builds
+#: under ``dsl.store.format=HEADERS``
 _DSL_HEADERS_STORES: dict[type, type] = {TimestampedKeyValueStoreBuilder: DslTimestampedKeyValueStoreWithHeaders,
                                          TimestampedWindowStoreBuilder: DslTimestampedWindowStoreWithHeaders,
-                                         SessionStoreBuilder: DslSessionStoreWithHeaders}
+                                         SessionStoreBuilder: DslSessionStoreWithHeaders,
+                                         WindowStoreBuilder: DslJoinWindowStoreWithHeaders}
 
 
-def dsl_headers_builder(builder: Any) -> Optional[Any]:
-    """The builder of a DSL operator's store (``builder.dsl_store``) under ``dsl.store.format=HEADERS``: a copy
-    building its headers-aware store, or None where that format is not built here."""
-    store_type = _DSL_HEADERS_STORES.get(type(builder))
-    if store_type is None:
-        return None
+def dsl_headers_builder(builder: Any) -> Any:
+    """The builder of a DSL operator's store under ``dsl.store.format=HEADERS``: a copy building its headers-aware
+    store."""
     headers_builder = copy.copy(builder)
-    headers_builder.store_type = store_type
+    headers_builder.store_type = _DSL_HEADERS_STORES[type(builder)]
     return headers_builder
 
 
@@ -440,4 +465,5 @@ __all__ = ["ValueTimestampHeaders", "ValueTimestampHeadersSerde", "AggregationWi
            "SessionStoreFacadeForHeaders", "PersistentWindowHeadersBytesStoreSupplier",
            "PersistentSessionHeadersBytesStoreSupplier", "serialize_headers", "deserialize_headers",
            "DslTimestampedKeyValueStoreWithHeaders", "DslTimestampedWindowStoreWithHeaders",
-           "DslSessionStoreWithHeaders", "DslSessionAggregations", "dsl_headers_builder"]
+           "DslSessionStoreWithHeaders", "DslSessionAggregations", "DslJoinWindowStoreWithHeaders", "DslJoinWindow",
+           "dsl_headers_builder"]

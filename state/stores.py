@@ -614,9 +614,9 @@ class StoreBuilder(ABC):
     caching_enabled: bool = False
     #: the library's bytes-store suppliers this builder's stores may come from (see :meth:`engine_kept`)
     own_suppliers: tuple[type, ...] = ()
-    #: what a DSL operator's store over the default supplier is (e.g. "a windowed aggregation's window store"): its
-    #: format follows ``dsl.store.format``; None for any other store, which stays as it is built
-    dsl_store: Optional[str] = None
+    #: a DSL operator's store over the default supplier, whose format follows ``dsl.store.format``; any other store
+    #: stays as it is built
+    follows_dsl_store_format: bool = False
 
     def engine_kept(self) -> bool:
         """Whether an engine may keep the store's entries where it wants (a local RocksDB on Spark): a store over one

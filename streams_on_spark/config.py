@@ -383,14 +383,13 @@ STREAMS_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
     ConfigKey("default.dsl.store", STRING, "rocksDB", ValidString(("rocksDB", "in_memory")), instead=_STORES),
     ConfigKey("dsl.store.suppliers.class", CLASS, instead=_STORES),
     ConfigKey(DSL_STORE_FORMAT, STRING, "DEFAULT", ValidString(("HEADERS", "DEFAULT"), case_insensitive=True),
-              effect="`HEADERS` (Kafka 4.3, any case): the stores of the DSL's aggregations and tables (count, "
-                     "reduce, aggregate, windowed and session aggregations, table sources and global tables, "
-                     "materialized filter, map_values, transform_values, table-table and foreign-key joins) are "
-                     "headers-aware stores with empty headers, as Kafka builds them: the driver's `..._with_headers` "
-                     "accessors read them, the other accessors through views; stores over a supplier the application "
-                     "gives stay as they are. Not built here: the stream-stream join windows in that format; a "
-                     "topology with one is refused (`ConfigException`) when the driver or application starts. See "
-                     "State and checkpoints."),
+              effect="`HEADERS` (Kafka 4.3, any case): the DSL's stores are headers-aware stores, as Kafka "
+                     "builds them: those of aggregations (windowed and session ones too) and tables (sources, global "
+                     "tables, materialized filter, map_values, transform_values, table-table and foreign-key joins) "
+                     "with empty headers, a stream-stream join's windows with each record's headers. The driver's "
+                     "`..._with_headers` accessors read them, the other accessors through views; the outer join's "
+                     "shared store and stores over a supplier the application gives stay as they are. See State and "
+                     "checkpoints."),
     ConfigKey("default.client.supplier", CLASS,
               instead="the clients are Spark's Kafka source and the library's own admin client and producers"),
     ConfigKey("log.summary.interval.ms", LONG, 120000,

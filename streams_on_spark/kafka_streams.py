@@ -45,7 +45,6 @@ from streams_on_spark.metrics import Metrics
 from streams_on_spark.runtime.snapshot import READABLE_SNAPSHOT_VERSIONS, SNAPSHOT_VERSION
 from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
 from streams_on_spark.runtime.spark.topics import TopicPlanner
-from streams_on_spark.runtime.state_manager import check_dsl_store_format
 from streams_on_spark.runtime.task import check_node_serdes
 from streams_on_spark.topology.topology import Topology
 from streams_on_spark.upgrade import windows_of
@@ -193,7 +192,6 @@ class KafkaStreams:
             raise IllegalStateError(f"KafkaStreams can only be started once (state is {self.state.value})")
         builder = self._topology.internal_builder
         check_node_serdes(builder, self._task_config)   # Kafka's source and sink init, before any of Spark
-        check_dsl_store_format(builder, self._task_config)
         kafka = bool(self._config.get(BOOTSTRAP_SERVERS))
         jars: list[str] = []
         if kafka and self._spark is None:

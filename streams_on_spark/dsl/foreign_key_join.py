@@ -129,7 +129,7 @@ def foreign_key_join(this: "KTable", other: Any, extractor: Any, joiner: Any, ar
     store_name = named("-subscription-store", FK_JOIN_STATE_STORE_NAME)
     store_builder = Stores.timestamped_key_value_store_builder(Stores.in_memory_key_value_store(store_name),
                                                                Serdes.ByteArray(), wrapper_serde)
-    store_builder.dsl_store = "a foreign-key join's subscription store"
+    store_builder.follows_dsl_store_format = True
     receive = SubscriptionStoreNode(named("-subscription-receive", SUBSCRIPTION_PROCESSOR),
                                     DslSupplier(fk.SubscriptionReceive, store_name, key_schema, wrapper_serde),
                                     store_builder)

@@ -191,7 +191,7 @@ def _join_store(name: str, windows: Any, key_serde: Any, value_serde: Any, loggi
     supplier = Stores.persistent_window_store(name, windows.before_ms + windows.after_ms + windows.grace_ms,
                                               windows.before_ms + windows.after_ms, True)
     builder = Stores.window_store_builder(supplier, key_serde, value_serde)
-    builder.dsl_store = "a stream-stream join's window store"
+    builder.follows_dsl_store_format = True
     return builder if logging else builder.with_logging_disabled()
 
 

@@ -30,7 +30,7 @@ def materialize(m: Materialized, store_name: str, key_serde: Any,
     else:
         builder = Stores.timestamped_key_value_store_builder(supplier, key_serde, value_serde)
         if m.store_supplier is None:
-            builder.dsl_store = "an aggregation's or a table's key-value store"
+            builder.follows_dsl_store_format = True
     if not m.logging_enabled:
         builder.with_logging_disabled()
     if m.caching_enabled:

@@ -62,7 +62,7 @@ def _materialize(m: Materialized, default_supplier: Callable[[], Any], builder_f
     it, and the emit-final processor then reads through it (registering no flush listener)."""
     builder = builder_factory(m.store_supplier or default_supplier(), key_serde, value_serde)
     if m.store_supplier is None:
-        builder.dsl_store = "a windowed aggregation's store"
+        builder.follows_dsl_store_format = True
     if not m.logging_enabled:
         builder.with_logging_disabled()
     if m.caching_enabled and (emit_final_cached or emit_strategy.type() is StrategyType.ON_WINDOW_UPDATE):

@@ -19,6 +19,7 @@ from streams_on_spark.config import (
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record
 from streams_on_spark.change import make_change
 from streams_on_spark.processor.dsl import Change, drop_record, forward_on_flush, skip_out_of_order_join_update
+from streams_on_spark.state.headers_stores import DslJoinWindowStoreWithHeaders
 from streams_on_spark.state.stores import ValueAndTimestamp
 from streams_on_spark.window import OperatorWindows
 
@@ -40,11 +41,17 @@ class KStreamJoinWindow(Processor):
     def init(self, context: ProcessorContext) -> None:
         self.forward = context.forward
         self.window = context.get_state_store(self.store_name)
+        # dsl.store.format=HEADERS: the record is kept with its headers
+        self.headers_window = (self.window.join_window() if isinstance(self.window, DslJoinWindowStoreWithHeaders)
+                               else None)
 
     def process(self, record: Record) -> None:
         self.forward(record)
         if record.key is not None:
-            self.window.put(record.key, record.value, record.timestamp)
+            if self.headers_window is None:
+                self.window.put(record.key, record.value, record.timestamp)
+            else:
+                self.headers_window.put_record(record)
 
 
 class _SharedJoinTime:
@@ -105,7 +112,8 @@ class KStreamKStreamJoin(Processor):
 
     def init(self, context: ProcessorContext) -> None:
         self.context, self.forward = context, context.forward
-        self.other = context.get_state_store(self.other_store_name)
+        other = context.get_state_store(self.other_store_name)
+        self.other = other.join_window() if isinstance(other, DslJoinWindowStoreWithHeaders) else other
         self.outer_store = context.get_state_store(self.outer_store_name) if self.outer_store_name else None
         self.time = _SharedJoinTime(context, self.join_name)
         if self.outer_store is not None:

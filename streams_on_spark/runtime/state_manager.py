@@ -9,8 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Iterable, Mapping, Optional
 
-from streams_on_spark.config import DSL_STORE_FORMAT, TaskConfig
-from streams_on_spark.errors import ConfigException, StreamsException
+from streams_on_spark.errors import StreamsException
 from streams_on_spark.processor.api import ProcessorContext, TaskId
 from streams_on_spark.state.caching import CachingBytesStore
 from streams_on_spark.state.headers_stores import dsl_headers_builder
@@ -86,23 +85,7 @@ class ProcessorStateManager:
 
 def in_dsl_store_format(builder: Any, dsl_headers_stores: bool) -> Any:
     """``builder`` as ``dsl.store.format`` builds it: under HEADERS (``dsl_headers_stores``) a DSL operator's store
-    is built headers-aware, as Kafka 4.3 builds it (:func:`check_dsl_store_format` refused at start those that are
-    not built so here); any other store stays as it is."""
-    if dsl_headers_stores and getattr(builder, "dsl_store", None) is not None:
-        return dsl_headers_builder(builder) or builder
+    is built headers-aware, as Kafka 4.3 builds it; any other store stays as it is."""
+    if dsl_headers_stores and getattr(builder, "follows_dsl_store_format", False):   # (not on a custom builder)
+        return dsl_headers_builder(builder)
     return builder
-
-
-def check_dsl_store_format(topology: InternalTopologyBuilder, config: TaskConfig) -> None:
-    """Under ``dsl.store.format=HEADERS``, refuse (when the driver or application starts) a topology with a DSL store
-    that is not built in Kafka 4.3's headers-aware format here, naming it."""
-    if not config.dsl_headers_stores:
-        return
-    for name, builder in [*topology.state_factories.items(), *topology.global_state_builders.items()]:
-        what = getattr(builder, "dsl_store", None)
-        if what is not None and dsl_headers_builder(builder) is None:
-            raise ConfigException.invalid(
-                DSL_STORE_FORMAT, config.app_configs.get(DSL_STORE_FORMAT),
-                f"not supported by streams-on-spark for this topology: its store {name} ({what}) is not built in "
-                "Kafka 4.3's headers-aware format here; the stores of aggregations (windowed and session ones too) "
-                "and tables are (see docs/state-and-checkpoints.md). Use the default format (DEFAULT)")

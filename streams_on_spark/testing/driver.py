@@ -34,7 +34,6 @@ from streams_on_spark.state.headers_stores import (
     TimestampedWindowStoreFacadeForHeaders,
     TimestampedWindowStoreWithHeaders,
 )
-from streams_on_spark.runtime.state_manager import check_dsl_store_format
 from streams_on_spark.runtime.task import check_node_serdes
 from streams_on_spark.state.stores import KeyValueStore, KeyValueStoreFacade, TimestampedKeyValueStore
 from streams_on_spark.state.versioned import VersionedKeyValueStore
@@ -71,7 +70,6 @@ class TopologyTestDriver:
         self._topology = topology
         self.engine_name = engine
         check_node_serdes(topology.internal_builder, self._config)   # at start, as Kafka's driver, on either engine
-        check_dsl_store_format(topology.internal_builder, self._config)
         if engine == "local":
             self._engine: Any = LocalEngine(topology.internal_builder, self._config, self._declared,
                                             self.multi_partition, wall)

@@ -1393,6 +1393,14 @@ def dsl_headers_kv(variant: str, config: dict) -> Topology:
     events.join(globals_, lambda k, v: k, lambda v, g: f"{v}/{g}").to("enriched-out", Produced.with_(S, S))
     return builder.build(config)
 
+def dsl_headers_join_windows(variant: str, config: dict) -> Topology:
+    """DslHeadersScenarios.joinWindows: a stream-stream join whose windows keep each record's headers."""
+    builder = StreamsBuilder()
+    left, right = builder.stream("left", Consumed.with_(S, S)), builder.stream("right", Consumed.with_(S, S))
+    left.join(right, lambda a, b: f"{a}+{b}", JoinWindows.of_time_difference_and_grace(10, 5),
+              StreamJoined.with_(S, S, S).with_store_name("pairs")).to("joined", Produced.with_(S, S))
+    return builder.build(config)
+
 # ------------------------------------------------------- the processor context (ContextScenarios.java)
 
 def where(context: Any) -> str:
@@ -1547,12 +1555,14 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "headers-window-store": headers_window_store,
     "headers-session-store": headers_session_store,
     "dsl-headers-kv": dsl_headers_kv,
+    "dsl-headers-join-windows": dsl_headers_join_windows,
     "processor-context": processor_context,
     "topology-errors": topology_errors,
 }
 # DslHeadersScenarios.inHeadersFormat: these scenarios' topologies under dsl.store.format=HEADERS (the golden's config)
 BUILDERS.update({f"dsl-headers-{name}": BUILDERS[name] for name in (
-    "fk-join", "tumbling", "hopping", "sliding", "session", "suppress-window-close", "emit-on-window-close")})
+    "fk-join", "tumbling", "hopping", "sliding", "session", "suppress-window-close", "emit-on-window-close",
+    "stream-stream-join")})
 
 # Results independent of a stream time shared by all keys: comparable per key with 4 partitions.
 KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "table-filter", "to-table",

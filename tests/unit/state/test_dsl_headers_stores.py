@@ -1,14 +1,11 @@
-"""dsl.store.format=HEADERS (Kafka 4.3): the DSL's stores built headers-aware (empty headers), what stays as it is, and
-what is refused at start (the dsl-headers-* goldens compare the rest with Kafka's driver; the local RocksDB's bytes:
-test_headers_stores.py)."""
+"""dsl.store.format=HEADERS (Kafka 4.3): the DSL's stores built headers-aware (empty headers; a stream-stream join's
+windows each record's), and what stays as it is (the dsl-headers-* goldens compare the rest with Kafka's driver; the
+local RocksDB's bytes: test_headers_stores.py)."""
 from __future__ import annotations
-
-import pytest
 
 from streams_on_spark import (
     Consumed,
     JoinWindows,
-    KafkaStreams,
     Materialized,
     Produced,
     Serdes,
@@ -21,8 +18,10 @@ from streams_on_spark import (
     ValueTimestampHeaders,
     WindowedSerdes,
 )
-from streams_on_spark.errors import ConfigException
-from streams_on_spark.state.headers_stores import DslTimestampedKeyValueStoreWithHeaders
+from streams_on_spark.state.headers_stores import (
+    DslJoinWindowStoreWithHeaders,
+    DslTimestampedKeyValueStoreWithHeaders,
+)
 from streams_on_spark.state.stores import TimestampedKeyValueStore
 
 S, L = Serdes.String(), Serdes.Long()
@@ -66,27 +65,24 @@ def test_the_default_format_and_a_suppliers_store_stay_as_they_are():
         assert driver.get_timestamped_key_value_store_with_headers("counts") is None
 
 
-def stream_stream_join(builder: StreamsBuilder) -> None:
+def test_a_stream_stream_joins_windows_keep_each_records_headers():   # dsl-headers-join-windows: Kafka's reads
+    builder = StreamsBuilder()
     left, right = builder.stream("left", Consumed.with_(S, S)), builder.stream("right", Consumed.with_(S, S))
     left.join(right, lambda a, b: a + b, JoinWindows.of_time_difference_with_no_grace(10)).to("joined")
-
-
-def test_a_dsl_store_not_built_headers_aware_here_is_refused_at_start_naming_it():
-    builder = StreamsBuilder()
-    stream_stream_join(builder)
-    message = ("Invalid value Headers for configuration dsl.store.format: not supported by streams-on-spark for this "
-               "topology: its store KSTREAM-JOINTHIS-0000000004-store (a stream-stream join's window store) is not "
-               "built in Kafka 4.3's headers-aware format here; the stores of aggregations (windowed and session ones "
-               "too) and tables are (see docs/state-and-checkpoints.md). Use the default format (DEFAULT)")
-    with pytest.raises(ConfigException) as info:
-        TopologyTestDriver(builder.build(), {**HEADERS_FORMAT, "default.key.serde": S, "default.value.serde": S})
-    assert str(info.value) == message
-    with pytest.raises(ConfigException) as info:   # an application, before any of Spark
-        KafkaStreams(builder.build(), {**HEADERS_FORMAT, "default.key.serde": S, "default.value.serde": S}).start()
-    assert str(info.value) == message
-    with TopologyTestDriver(builder.build(), {"application.id": "d", "default.key.serde": S,
-                                              "default.value.serde": S}):
-        pass   # the default format builds it
+    joined = {}
+    for fmt in ("HEADERS", "DEFAULT"):
+        with TopologyTestDriver(builder.build(), {"application.id": "j", "dsl.store.format": fmt,
+                                                  "default.key.serde": S, "default.value.serde": S}) as driver:
+            driver.create_input_topic("left", S, S).pipe_input(TestRecord("k", "a", 5, [("h", b"1")]))
+            driver.create_input_topic("right", S, S).pipe_input(TestRecord("k", "x", 7))
+            joined[fmt] = driver.create_output_topic("joined", S, S).read_records_to_list()
+            kept = driver.get_all_state_stores()["KSTREAM-JOINTHIS-0000000004-store"]
+            if fmt == "HEADERS":
+                assert type(kept) is DslJoinWindowStoreWithHeaders
+                assert [kv.value for kv in kept.all()] == [ValueTimestampHeaders("a", 5, [("h", b"1")])]
+            else:
+                assert [kv.value for kv in kept.all()] == ["a"]   # a plain window store
+    assert joined["HEADERS"] == joined["DEFAULT"] != []
 
 
 def test_a_foreign_key_joins_subscription_store_is_headers_aware_too():   # its outputs: the dsl-headers-fk-join golden

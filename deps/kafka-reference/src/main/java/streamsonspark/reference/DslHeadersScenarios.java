@@ -4,6 +4,7 @@ import static streamsonspark.reference.Scenarios.L;
 import static streamsonspark.reference.Scenarios.S;
 import static streamsonspark.reference.Scenarios.kv;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -12,10 +13,12 @@ import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.GlobalKTable;
 import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.JoinWindows;
 import org.apache.kafka.streams.kstream.KGroupedStream;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.StreamJoined;
 
 /**
  * {@code dsl.store.format=HEADERS} (Kafka 4.3): the DSL's key-value stores (count, reduce and aggregate of a grouped
@@ -25,8 +28,9 @@ import org.apache.kafka.streams.kstream.Produced;
  * with and without headers. And {@link #inHeadersFormat} runs other scenarios (a foreign-key join, tumbling, hopping,
  * sliding and session aggregations with and without the cache, suppression, emitting on window close) in that format:
  * their windowed and session stores become headers-aware too (empty headers), their outputs stay but for a cached
- * session aggregation's headers. Mirrored in tests/conformance/test_kafka_reference.py (dsl_headers_kv, and
- * BUILDERS' dsl-headers-* entries).
+ * session aggregation's headers; the stream-stream joins' windows (stream-stream-join in that format) keep each
+ * record's headers. Mirrored in tests/conformance/test_kafka_reference.py (dsl_headers_kv, and BUILDERS'
+ * dsl-headers-* entries).
  */
 final class DslHeadersScenarios {
     private DslHeadersScenarios() {}
@@ -63,7 +67,57 @@ final class DslHeadersScenarios {
                 Scenarios.emitOnWindowClose("sliding")), "final-store"));
         all.add(sessionReads(inHeadersFormat("dsl-headers-emit-on-window-close",
                 Scenarios.emitOnWindowClose("session")), "final-store"));
+        all.add(joinWindows());
+        // stream-stream joins: each side's window store headers-aware, keeping each record's own headers
+        for (final String kind : new String[] {"inner", "left", "outer"}) {
+            for (final boolean grace : new boolean[] {true, false}) {
+                final Scenario join = inHeadersFormat("dsl-headers-stream-stream-join",
+                        Scenarios.streamStreamJoin(kind, grace));
+                for (final String store : new String[] {
+                    (kind.equals("outer") ? "KSTREAM-OUTERTHIS" : "KSTREAM-JOINTHIS") + "-0000000004-store",
+                    (kind.equals("inner") ? "KSTREAM-JOINOTHER" : "KSTREAM-OUTEROTHER") + "-0000000005-store"}) {
+                    for (final String accessor : new String[] {"timestamped-window-headers", "window"}) {
+                        join.read(store, accessor, "all");
+                    }
+                    join.read(store, "timestamped-window-headers", "fetch k 90 140");
+                }
+                all.add(join);
+            }
+        }
         return all;
+    }
+
+    /** A stream-stream join whose windows, named "pairs", still hold records with headers at the end: each side's
+     * store keeps each record's value, timestamp and own headers (a null header value, non-ASCII text, none). */
+    static Scenario joinWindows() {
+        final Scenario s = new Scenario("dsl-headers-join-windows", "inner",
+                "dsl.store.format=HEADERS: a stream-stream join's window stores keep each record's headers",
+                props -> {
+                    final StreamsBuilder b = new StreamsBuilder();
+                    final KStream<String, String> left = b.stream("left", Consumed.with(S, S));
+                    final KStream<String, String> right = b.stream("right", Consumed.with(S, S));
+                    left.join(right, (l, r) -> l + "+" + r,
+                                    JoinWindows.ofTimeDifferenceAndGrace(Duration.ofMillis(10), Duration.ofMillis(5)),
+                                    StreamJoined.with(S, S, S).withStoreName("pairs"))
+                            .to("joined", Produced.with(S, S));
+                    return b.build(props);
+                })
+                .config("dsl.store.format", "headers")
+                .input("left", "string", "string")
+                .input("right", "string", "string")
+                .output("joined", "string", "string")
+                .pipe("left", "k", "a", 100, "h", "a1", "empty", null)
+                .pipe("right", "k", "x", 105, "h", "x1")
+                .pipe("right", "k", "y", 107)
+                .pipe("left", "j", "b", 108, "ünï", "çödé")
+                .pipe("left", "k", "c", 109, "h", "c1");
+        for (final String store : new String[] {"pairs-this-join-store", "pairs-other-join-store"}) {
+            for (final String accessor : new String[] {"timestamped-window-headers", "timestamped-window", "window"}) {
+                s.read(store, accessor, "all");
+            }
+            s.read(store, "timestamped-window-headers", "fetch k 100 110");
+        }
+        return s;
     }
 
     /** {@code base} (its topology, steps, stores and reads) with dsl.store.format=HEADERS, as scenario {@code name}:

@@ -1,7 +1,7 @@
 """The checkpoint remembers what wrote it: ``topology.json`` beside an application's subtopology checkpoints.
 
 It holds the topology's ``describe()`` text, the partition count of every topic it reads, ``topology.optimization``,
-the task snapshot format, the library version, which checkpoint directory each subtopology uses, and the repartition
+``dsl.store.format``, the task snapshot format, the library version, which checkpoint directory each subtopology uses, and the repartition
 topics that pipeline mode (``pipeline.mode``) replaced by Spark's shuffle. On restart
 :func:`plan_restart` compares the new topology with it (:func:`streams_on_spark.upgrade.check_upgrade`): unsafe
 findings stop the start with a :class:`TopologyException` naming them and the ways out, unless
@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import Any, Collection, Mapping, Optional, Union
 
-from streams_on_spark.config import PIPELINE_MODE, TOPOLOGY_OPTIMIZATION, UPGRADE_ALLOW_UNSAFE
+from streams_on_spark.config import DSL_STORE_FORMAT, PIPELINE_MODE, TOPOLOGY_OPTIMIZATION, UPGRADE_ALLOW_UNSAFE
 from streams_on_spark.errors import TopologyException
 from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
 from streams_on_spark.topology.description import TopologyDescription
@@ -61,6 +61,8 @@ class CheckpointManifest:
     pipelined: tuple[str, ...] = ()
     # the topology's windows (upgrade.windows_of: describe() does not show them); None in older manifests
     windows: Optional[Mapping[str, Any]] = None
+    # dsl.store.format (upper case): the layout of the DSL's stores; DEFAULT in older manifests
+    dsl_store_format: str = "DEFAULT"
 
     def to_json(self) -> str:
         data = {"manifest_version": MANIFEST_VERSION, **asdict(self)}
@@ -80,7 +82,8 @@ class CheckpointManifest:
                                       str(data["optimization"]), int(data["snapshot_format"]),
                                       str(data["library_version"]),
                                       {int(sid): str(name) for sid, name in data["checkpoints"].items()},
-                                      tuple(str(t) for t in data.get("pipelined", ())), data.get("windows"))
+                                      tuple(str(t) for t in data.get("pipelined", ())), data.get("windows"),
+                                      str(data.get("dsl_store_format", "DEFAULT")))
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise TopologyException(f"{where} is not a checkpoint manifest this version can read: {e}") from None
 
@@ -110,6 +113,7 @@ def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDe
     ``windows`` the topology's windows (:func:`streams_on_spark.upgrade.windows_of`), checked against the previous
     run's. Raises :class:`TopologyException` on an unsafe change unless allowed."""
     optimization = str(config.get(TOPOLOGY_OPTIMIZATION, "none"))
+    store_format = str(config.get(DSL_STORE_FORMAT) or "DEFAULT").upper()
     subtopologies = [s.id for s in description.subtopologies]
     if previous is None:
         if existing:
@@ -120,14 +124,16 @@ def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDe
         _check_snapshot_format(previous, snapshot_format, readable_formats)
         _check_pipelined(previous, frozenset(pipelined), config)
         report = check_upgrade(previous.description, description,
-                               before_config={TOPOLOGY_OPTIMIZATION: previous.optimization},
-                               after_config={TOPOLOGY_OPTIMIZATION: optimization},
+                               before_config={TOPOLOGY_OPTIMIZATION: previous.optimization,
+                                              DSL_STORE_FORMAT: previous.dsl_store_format},
+                               after_config={TOPOLOGY_OPTIMIZATION: optimization, DSL_STORE_FORMAT: store_format},
                                before_partitions=previous.partitions, after_partitions=partitions,
                                before_windows=previous.windows, after_windows=windows)
         _refuse_unsafe(report, config)
         checkpoints = _match_checkpoints(previous, description, existing)
     return CheckpointManifest(str(description), dict(partitions), optimization, snapshot_format, library_version(),
-                              checkpoints, tuple(sorted(pipelined)), None if windows is None else dict(windows))
+                              checkpoints, tuple(sorted(pipelined)), None if windows is None else dict(windows),
+                              store_format)
 
 
 def _check_pipelined(previous: CheckpointManifest, pipelined: frozenset[str], config: Mapping[str, Any]) -> None:

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Mapping, Optional, Union
 
-from streams_on_spark.config import APPLICATION_ID, TOPOLOGY_OPTIMIZATION
+from streams_on_spark.config import APPLICATION_ID, DSL_STORE_FORMAT, TOPOLOGY_OPTIMIZATION
 from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
 from streams_on_spark.dsl.windows import JoinWindows, SessionWindows, SlidingWindows, TimeWindows
 from streams_on_spark.errors import bad_argument, require_instance, require_int
@@ -627,6 +627,21 @@ def optimization_changed(change: Change) -> list[Finding]:
     return out
 
 
+def dsl_store_format_changed(change: Change) -> list[Finding]:
+    """``dsl.store.format``: the DSL's stores keep Kafka 4.3's headers-aware bytes under HEADERS and the plain ones
+    otherwise, so a change with stores in the topology would misread the saved state."""
+    if not change.configs_given:
+        return []
+    before, after = (str(config.get(DSL_STORE_FORMAT) or "DEFAULT").upper()
+                     for config in (change.before_config, change.after_config))
+    if before == after or not change.after.store_group:
+        return []
+    return [Finding("dsl-store-format-changed", "unsafe", DSL_STORE_FORMAT,
+                    f"{DSL_STORE_FORMAT} changed from {before} to {after}: the DSL's stores keep their entries in "
+                    "another layout (Kafka 4.3's headers-aware one under HEADERS), which the saved state is not in; "
+                    f"keep {before}, or reset the application")]
+
+
 def _optimizations(value: Any, what: str) -> set[str]:
     if value is None or str(value).strip().lower() in ("", "none"):
         return set()
@@ -695,6 +710,7 @@ RULES: list[tuple[str, Callable[[Change], list[Finding]]]] = [
     ("windows", windows_changed),
     ("source-topics-changed", source_topics_changed),
     ("optimization-changed", optimization_changed),
+    ("dsl-store-format-changed", dsl_store_format_changed),
     ("partitions-changed", partitions_changed),
     ("processors-changed", processors_changed),
     ("generated-names", generated_names),

@@ -90,6 +90,21 @@ def test_a_changed_partition_count_of_a_stateful_subtopology_is_refused(tmp_path
         plan_restart(previous, word_count(), {"sentences": 4, "by-word-repartition": 8}, {}, 2)
 
 
+def test_a_changed_dsl_store_format_is_refused_as_the_stores_would_be_misread(tmp_path):
+    previous = first_run(tmp_path)
+    assert previous.dsl_store_format == "DEFAULT"
+    with pytest.raises(TopologyException, match="dsl-store-format-changed.*dsl.store.format changed from DEFAULT to "
+                                                "HEADERS"):
+        plan_restart(previous, word_count(), PARTITIONS, {"dsl.store.format": "headers"}, 2)
+    headers = plan_restart(None, word_count(), PARTITIONS, {"dsl.store.format": "headers"}, 2)
+    write_manifest(str(tmp_path), headers)
+    assert read_manifest(str(tmp_path)).dsl_store_format == "HEADERS"
+    assert plan_restart(headers, word_count(), PARTITIONS, {"dsl.store.format": "Headers"}, 2) == headers   # kept
+    older = json.loads(previous.to_json())
+    del older["dsl_store_format"]   # a manifest from before the setting was recorded: the default format
+    assert CheckpointManifest.from_json(json.dumps(older), "old").dsl_store_format == "DEFAULT"
+
+
 def test_another_snapshot_format_is_refused_naming_both_versions(tmp_path):
     previous = first_run(tmp_path)
     with pytest.raises(TopologyException, match="task snapshot format 2; this version .* reads format 3"):

@@ -525,6 +525,15 @@ def test_single_store_self_join_needs_every_operator_named():
         == "safe"
 
 
+def test_a_changed_dsl_store_format_is_unsafe_where_there_are_stores():
+    topology = word_count(named=True)
+    report = check_upgrade(topology, topology, before_config={}, after_config={"dsl.store.format": "headers"})
+    assert ("dsl-store-format-changed", "unsafe", "dsl.store.format") in found(report)
+    assert "from DEFAULT to HEADERS" in report.unsafe[0].detail
+    assert "dsl-store-format-changed" not in rules(check_upgrade(topology, topology, before_config={
+        "dsl.store.format": "HEADERS"}, after_config={"dsl.store.format": "headers"}))
+
+
 def test_no_configs_means_no_optimization_check():
     assert "optimization-changed" not in rules(check_upgrade(word_count(), word_count()))
 

@@ -66,7 +66,7 @@ class WindowedStreamPartitioner:
     def __call__(self, topic: str, key: Any, value: Any, num_partitions: int) -> Optional[int]:
         if key is None:
             return None
-        from streams_on_spark.connectors.partitioner import partition_for_key
+        from streams_on_spark.partitioner import partition_for_key
         return partition_for_key(self.serde.serialize_base_key(topic, key), num_partitions)
 
 

@@ -7,7 +7,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_checkable
 
 from streams_on_spark.config import TaskConfig
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.errors import bad_argument
 from streams_on_spark.metrics import Metrics
 from streams_on_spark.processor.api import TaskId

@@ -32,9 +32,9 @@ from typing import Any, Callable, Iterator, Optional
 from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore, _Entry
 from streams_on_spark.state.stores import _TS, TimestampedKeyValueStore, ValueAndTimestamp
 
-from streams_on_spark.connectors.partitioner import memoised_hash, partition_for_key
-from streams_on_spark.connectors.record_batch import PartitionedRecords
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.partitioner import memoised_hash, partition_for_key
+from streams_on_spark.record_batch import PartitionedRecords
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.processor import dsl
 from streams_on_spark.processor.api import Record

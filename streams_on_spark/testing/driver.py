@@ -17,8 +17,8 @@ from streams_on_spark.config import (
     TaskConfig,
     dummy_application_id,
 )
-from streams_on_spark.connectors.partitioner import DefaultPartitioner
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.partitioner import DefaultPartitioner
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError, bad_argument, require_instance, require_int, require_str
 from streams_on_spark.metrics import Metrics
 from streams_on_spark.processor.api import TaskId

@@ -12,15 +12,16 @@ SOURCES = {"streams_on_spark": ROOT / "streams_on_spark", "streams_on_spark.conn
            "streams_on_spark.state": ROOT / "state"}
 # bottom to top; a module may import its own layer and the ones below it
 LAYERS = [
-    {"errors", "keyvalue", "window", "emit", "change", "metrics", "lazy", "files", "headers"},   # leaf types
+    {"errors", "keyvalue", "window", "emit", "change", "metrics", "lazy", "files", "headers",   # leaf types
+     "records", "partitioner", "record_batch"},      # the records every layer passes: Kafka's, and their batches
     {"serde"},
-    {"connectors"},                                  # records, partitioner, topics (embedded, Kafka)
     {"error_handlers", "timestamp_extractors", "config"},
     {"state"},
     {"query"},                                       # interactive queries over the tasks' stores
     {"processor"},
     {"topology"},
     {"dsl"},
+    {"connectors"},                                  # the runtime's topics: embedded and Kafka, their Spark sources
     {"runtime"},
     {"testing"},
     {"kafka_streams", "upgrade", "checkpoint_manifest"},

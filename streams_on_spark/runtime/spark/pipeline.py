@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional
 
 from streams_on_spark.config import TaskConfig
-from streams_on_spark.connectors.record_batch import RecordBatch, encode_by_partition, parse_records
+from streams_on_spark.record_batch import RecordBatch, encode_by_partition, parse_records
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.spark.execution import TaskBatch

@@ -102,7 +102,7 @@ def _task_runner(builder, app_configs: dict | None = None):
     """A way to build a task of ``builder``'s one subtopology, and a function feeding it ``(key, timestamp[,
     headers])`` records: it processes them, commits as an engine does (unless told not to) and returns the output."""
     from streams_on_spark.config import TaskConfig
-    from streams_on_spark.connectors.records import ConsumerRecord
+    from streams_on_spark.records import ConsumerRecord
     from streams_on_spark.processor.api import TaskId
     from streams_on_spark.runtime.task import StreamTask
     internal = builder.build().internal_builder

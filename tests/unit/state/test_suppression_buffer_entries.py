@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from streams_on_spark import Serdes
-from streams_on_spark.processor.dsl import Change
+from streams_on_spark.change import Change
 from streams_on_spark.state.suppression_buffer import SuppressionBuffer
 from streams_on_spark.state.local import LocalTaskStore
 from streams_on_spark.state.stores import ValueAndTimestamp

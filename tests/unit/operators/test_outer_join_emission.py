@@ -137,7 +137,7 @@ def test_the_next_time_to_emit_survives_a_restored_task():
     from streams_on_spark.runtime.task import StreamTask
     internal = _builder(TEN).build().internal_builder
     internal.application_id = "restore"
-    config = TaskConfig("restore", app_configs={INTERVAL: 1000})
+    config = TaskConfig.from_config({"application.id": "restore", INTERVAL: 1000})
     offsets = iter(range(100))
 
     def new_task(snapshot: bytes | None = None) -> StreamTask:

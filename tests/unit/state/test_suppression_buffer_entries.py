@@ -107,7 +107,7 @@ def _task_runner(builder, app_configs: dict | None = None):
     from streams_on_spark.runtime.task import StreamTask
     internal = builder.build().internal_builder
     internal.application_id = "restore"
-    config = TaskConfig("restore", app_configs=app_configs or {})
+    config = TaskConfig.from_config({"application.id": "restore", **(app_configs or {})})
     offsets = iter(range(1000))
 
     def new_task(snapshot: bytes | None = None) -> StreamTask:

@@ -45,8 +45,8 @@ def run(subtopology: int, topic_of, batch: tuple, fast: bool) -> tuple[float, fl
     builder.application_id = "bench"
     spec = builder.subtopologies()[subtopology]
     config = TaskConfig.from_config({"application.id": "bench", "batch.fast.path": fast})
-    task = StreamTask(TaskId(subtopology, 0), spec, builder, config, lambda topic: 4, lambda: 0)
-    task.collector.partition_output()   # as a Spark task writing its own output groups it
+    task = StreamTask(TaskId(subtopology, 0), spec, builder, config, lambda topic: 4, lambda: 0,
+                      partition_output=True)   # as a Spark task writing its own output groups it
     topic = topic_of(spec)
     keys, values = batch
     started = time.perf_counter()

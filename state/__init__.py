@@ -1,8 +1,13 @@
 """State stores (installed as ``streams_on_spark.state``)."""
 from streams_on_spark.state.factory import Stores
 from streams_on_spark.state.headers_stores import (
+    AggregationWithHeaders,
+    SessionStoreWithHeaders,
+    SessionStoreWithHeadersBuilder,
     TimestampedKeyValueStoreWithHeaders,
     TimestampedKeyValueStoreWithHeadersBuilder,
+    TimestampedWindowStoreWithHeaders,
+    TimestampedWindowStoreWithHeadersBuilder,
     ValueTimestampHeaders,
 )
 from streams_on_spark.state.stores import (
@@ -23,4 +28,6 @@ from streams_on_spark.state.stores import (
 __all__ = ["InMemoryKeyValueBytesStore", "KeyValueBytesStoreSupplier", "KeyValueIterator", "KeyValueStore",
            "KeyValueStoreBuilder", "KeyValueStoreFacade", "StateStore", "StoreBuilder", "Stores",
            "TimestampedKeyValueStore", "TimestampedKeyValueStoreBuilder", "ValueAndTimestamp", "ValueAndTimestampSerde",
-           "TimestampedKeyValueStoreWithHeaders", "TimestampedKeyValueStoreWithHeadersBuilder", "ValueTimestampHeaders"]
+           "TimestampedKeyValueStoreWithHeaders", "TimestampedKeyValueStoreWithHeadersBuilder", "ValueTimestampHeaders",
+           "TimestampedWindowStoreWithHeaders", "TimestampedWindowStoreWithHeadersBuilder", "SessionStoreWithHeaders",
+           "SessionStoreWithHeadersBuilder", "AggregationWithHeaders"]

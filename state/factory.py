@@ -3,7 +3,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from streams_on_spark.state.headers_stores import TimestampedKeyValueStoreWithHeadersBuilder
+from streams_on_spark.state.headers_stores import (
+    PersistentSessionHeadersBytesStoreSupplier,
+    PersistentWindowHeadersBytesStoreSupplier,
+    SessionStoreWithHeadersBuilder,
+    TimestampedKeyValueStoreWithHeadersBuilder,
+    TimestampedWindowStoreWithHeadersBuilder,
+)
 from streams_on_spark.state.stores import (
     KeyValueBytesStoreSupplier,
     KeyValueStoreBuilder,
@@ -47,7 +53,8 @@ class Stores:
     @staticmethod
     def persistent_timestamped_key_value_store_with_headers(name: str) -> PersistentKeyValueHeadersBytesStoreSupplier:
         """Kafka 4.3's RocksDB supplier of a headers-aware key-value store (KIP-1271): for
-        ``timestamped_key_value_store_with_headers_builder``; the DSL's ``Materialized`` refuses it (KIP-1285)."""
+        ``timestamped_key_value_store_with_headers_builder``; the DSL's ``Materialized`` refuses it (the DSL's stores are
+        not built in the headers-aware format here)."""
         return PersistentKeyValueHeadersBytesStoreSupplier(name)
 
     @staticmethod
@@ -86,6 +93,15 @@ class Stores:
     persistent_timestamped_window_store = persistent_window_store
 
     @staticmethod
+    def persistent_timestamped_window_store_with_headers(
+            name: str, retention_period: Any, window_size: Any,
+            retain_duplicates: bool) -> PersistentWindowHeadersBytesStoreSupplier:
+        """Kafka 4.3's RocksDB supplier of a headers-aware window store (KIP-1271), with the checks of
+        ``persistent_window_store``: for ``timestamped_window_store_with_headers_builder``."""
+        retention_ms, size_ms = _window_params(name, retention_period, window_size)
+        return PersistentWindowHeadersBytesStoreSupplier(name, retention_ms, size_ms, retain_duplicates)
+
+    @staticmethod
     def in_memory_session_store(name: str, retention_period: Any) -> SessionBytesStoreSupplier:
         """An in-memory session store keeping sessions whose end is within ``retention_period`` of stream time."""
         return SessionBytesStoreSupplier(name, _session_retention(name, retention_period))
@@ -95,6 +111,13 @@ class Stores:
         """A session store that reads, orders and expires as Kafka's RocksDB one (the DSL default): in memory in the
         in-process engine, in the task's local RocksDB on Spark."""
         return PersistentSessionBytesStoreSupplier(name, _session_retention(name, retention_period))
+
+    @staticmethod
+    def persistent_session_store_with_headers(name: str,
+                                              retention_period: Any) -> PersistentSessionHeadersBytesStoreSupplier:
+        """Kafka 4.3's RocksDB supplier of a headers-aware session store (KIP-1271): for
+        ``session_store_with_headers_builder``."""
+        return PersistentSessionHeadersBytesStoreSupplier(name, _session_retention(name, retention_period))
 
     @staticmethod
     def window_store_builder(supplier: WindowBytesStoreSupplier, key_serde: Any = None,
@@ -107,9 +130,22 @@ class Stores:
         return TimestampedWindowStoreBuilder(supplier, key_serde, value_serde)
 
     @staticmethod
+    def timestamped_window_store_with_headers_builder(
+            supplier: WindowBytesStoreSupplier, key_serde: Any = None,
+            value_serde: Any = None) -> TimestampedWindowStoreWithHeadersBuilder:
+        """Kafka 4.3's headers-aware window store (KIP-1271): values are ``ValueTimestampHeaders``."""
+        return TimestampedWindowStoreWithHeadersBuilder(supplier, key_serde, value_serde)
+
+    @staticmethod
     def session_store_builder(supplier: SessionBytesStoreSupplier, key_serde: Any = None,
                               value_serde: Any = None) -> SessionStoreBuilder:
         return SessionStoreBuilder(supplier, key_serde, value_serde)
+
+    @staticmethod
+    def session_store_with_headers_builder(supplier: SessionBytesStoreSupplier, key_serde: Any = None,
+                                           value_serde: Any = None) -> SessionStoreWithHeadersBuilder:
+        """Kafka 4.3's headers-aware session store (KIP-1271): aggregations are ``AggregationWithHeaders``."""
+        return SessionStoreWithHeadersBuilder(supplier, key_serde, value_serde)
 
 
     @staticmethod

@@ -1,8 +1,10 @@
-"""Headers-aware key-value stores (KIP-1271): each value kept with its timestamp and record headers.
+"""Headers-aware stores (KIP-1271): key-value and window stores keep each value with its timestamp and record
+headers, session stores each aggregation with its headers.
 
-The bytes are Kafka's ``ValueTimestampHeadersSerializer`` layout: a varint with the size of the serialized headers,
-the headers (a varint count, then per header a varint key length, the UTF-8 key, and a varint value length with the
-value, or the varint -1 for a null value; nothing at all for no headers), the 8-byte big-endian timestamp, the value.
+The bytes are Kafka's: ``ValueTimestampHeadersSerializer`` (key-value and window stores) writes a varint with the
+size of the serialized headers, the headers (a varint count, then per header a varint key length, the UTF-8 key, and
+a varint value length with the value, or the varint -1 for a null value; nothing at all for no headers), the 8-byte
+big-endian timestamp, the value; ``AggregationWithHeadersSerializer`` (session stores) the same without the timestamp.
 """
 from __future__ import annotations
 
@@ -11,15 +13,29 @@ from typing import Any, Callable, Generic, Optional, TypeVar
 
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.headers import Headers, to_headers
+from streams_on_spark.keyvalue import KeyValue
 from streams_on_spark.serde.changed import read_zigzag_varint, zigzag_varint
 from streams_on_spark.state.caching import FlushListener
+from streams_on_spark.state.session_stores import (
+    PersistentSessionBytesStoreSupplier,
+    SessionStore,
+    SessionStoreBuilder,
+)
 from streams_on_spark.state.stores import (
     _TS,
+    HeadersBytesStoreSupplier,
+    KeyValueIterator,
     KeyValueStore,
     KeyValueStoreBuilder,
     KeyValueStoreFacade,
     TimestampedValues,
     ValueAndTimestamp,
+)
+from streams_on_spark.state.window_stores import (
+    PersistentWindowBytesStoreSupplier,
+    WindowStore,
+    WindowStoreBuilder,
+    WindowStoreFacade,
 )
 
 V = TypeVar("V")
@@ -99,33 +115,107 @@ class ValueTimestampHeadersSerde:
         raw = self.inner.serialize(topic, vth.value)
         if raw is None:
             return None
-        headers = serialize_headers(vth.headers)
-        return zigzag_varint(len(headers)) + headers + _TS.pack(vth.timestamp) + raw
+        return headers_prefix(vth.headers) + _TS.pack(vth.timestamp) + raw
 
     def deserialize(self, topic: Optional[str], data: Optional[bytes]) -> Optional[ValueTimestampHeaders]:
         if data is None:
             return None
-        size, pos = read_zigzag_varint(data)
-        headers = deserialize_headers(data[pos:pos + size])
-        pos += size
+        headers, pos = read_headers_prefix(data)
         return ValueTimestampHeaders.make(self.inner.deserialize(topic, data[pos + 8:]), _TS.unpack_from(data, pos)[0],
                                           headers)
 
 
-class TimestampedKeyValueStoreWithHeaders(TimestampedValues, KeyValueStore[Any, ValueTimestampHeaders]):
-    """Values are :class:`ValueTimestampHeaders` (Kafka's ``TimestampedKeyValueStoreWithHeaders``), from
-    ``Stores.timestamped_key_value_store_with_headers_builder``."""
+def headers_prefix(headers: Headers) -> bytes:
+    """What Kafka's headers-aware serializers write before the timestamp or aggregation: size varint, headers."""
+    raw = serialize_headers(headers)
+    return zigzag_varint(len(raw)) + raw
 
-    value_type = ValueTimestampHeaders
-    stored_serde = ValueTimestampHeadersSerde
+
+def read_headers_prefix(data: bytes) -> tuple[Headers, int]:
+    """The headers :func:`headers_prefix` wrote at the start of ``data`` and the position after them."""
+    size, pos = read_zigzag_varint(data)
+    return deserialize_headers(data[pos:pos + size]), pos + size
+
+
+@dataclass(frozen=True, slots=True)
+class AggregationWithHeaders(Generic[V]):
+    """A session's aggregation with the headers of the record that last updated it (Kafka's
+    ``AggregationWithHeaders``); headers are normalized as a record's are."""
+
+    aggregation: V
+    headers: Headers = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "headers", to_headers(self.headers))
+
+    @staticmethod
+    def make(aggregation: Any, headers: Any = ()) -> Optional["AggregationWithHeaders"]:
+        """None for a None aggregation, as Kafka's ``make``."""
+        return None if aggregation is None else AggregationWithHeaders(aggregation, headers)
+
+    @staticmethod
+    def make_allow_nullable(aggregation: Any, headers: Any = ()) -> "AggregationWithHeaders":
+        return AggregationWithHeaders(aggregation, headers)
+
+    @staticmethod
+    def get_aggregation_or_null(awh: Optional["AggregationWithHeaders"]) -> Any:
+        return None if awh is None else awh.aggregation
+
+
+class AggregationWithHeadersSerde:
+    """Kafka's ``AggregationWithHeadersSerializer``/``Deserializer`` around the aggregation serde: size varint,
+    headers, aggregation bytes."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def serialize(self, topic: Optional[str], awh: Optional[AggregationWithHeaders]) -> Optional[bytes]:
+        if awh is None or awh.aggregation is None:
+            return None
+        raw = self.inner.serialize(topic, awh.aggregation)
+        return None if raw is None else headers_prefix(awh.headers) + raw
+
+    def deserialize(self, topic: Optional[str], data: Optional[bytes]) -> Optional[AggregationWithHeaders]:
+        if data is None:
+            return None
+        headers, pos = read_headers_prefix(data)
+        return AggregationWithHeaders.make_allow_nullable(self.inner.deserialize(topic, data[pos:]), headers)
+
+
+class PersistentWindowHeadersBytesStoreSupplier(PersistentWindowBytesStoreSupplier, HeadersBytesStoreSupplier):
+    """``Stores.persistent_timestamped_window_store_with_headers`` (KIP-1271): the RocksDB store of a headers-aware
+    window store, whose values carry the headers."""
+
+    def __repr__(self) -> str:
+        return super().__repr__().replace("PersistentWindowBytesStoreSupplier", type(self).__name__, 1)
+
+
+class PersistentSessionHeadersBytesStoreSupplier(PersistentSessionBytesStoreSupplier, HeadersBytesStoreSupplier):
+    """``Stores.persistent_session_store_with_headers`` (KIP-1271): the RocksDB store of a headers-aware session
+    store, whose aggregations carry the headers."""
+
+    def __repr__(self) -> str:
+        return super().__repr__().replace("PersistentSessionBytesStoreSupplier", type(self).__name__, 1)
+
+
+class HeadersAwareValues(TimestampedValues):
+    """Values that carry the record's headers (and a timestamp, but for sessions): what headers-aware stores hold."""
 
     def _flushed_key(self, cache_key: Any, key: Any) -> Any:
-        return self._kde(cache_key) if key is None else key
+        raise AssertionError("not called: a headers-aware store forwards no cache flushes")
 
     def _flush_adapter(self, listener: Callable[..., None]) -> FlushListener:
         """Only the DSL's processors forward cache flushes, and they do not build headers-aware stores here."""
         raise StreamsException(f"store {self.name} (a headers-aware store) cannot forward cache flushes: "
                                "dsl.store.format=HEADERS is not supported")
+
+
+class TimestampedKeyValueStoreWithHeaders(HeadersAwareValues, KeyValueStore[Any, ValueTimestampHeaders]):
+    """Values are :class:`ValueTimestampHeaders` (Kafka's ``TimestampedKeyValueStoreWithHeaders``), from
+    ``Stores.timestamped_key_value_store_with_headers_builder``."""
+
+    value_type = ValueTimestampHeaders
+    stored_serde = ValueTimestampHeadersSerde
 
 
 class TimestampedKeyValueStoreWithHeadersBuilder(KeyValueStoreBuilder):
@@ -145,6 +235,96 @@ class TimestampedKeyValueStoreFacadeForHeaders(KeyValueStoreFacade):
         return None if value is None else ValueTimestampHeaders.make(value.value, value.timestamp)
 
 
-__all__ = ["ValueTimestampHeaders", "ValueTimestampHeadersSerde", "TimestampedKeyValueStoreWithHeaders",
+class TimestampedWindowStoreWithHeaders(HeadersAwareValues, WindowStore[Any, ValueTimestampHeaders]):
+    """Window values are :class:`ValueTimestampHeaders` (Kafka's ``TimestampedWindowStoreWithHeaders``), from
+    ``Stores.timestamped_window_store_with_headers_builder``."""
+
+    value_type = ValueTimestampHeaders
+    stored_serde = ValueTimestampHeadersSerde
+
+
+class TimestampedWindowStoreWithHeadersBuilder(WindowStoreBuilder):
+    """Builds :class:`TimestampedWindowStoreWithHeaders` over any window bytes store supplier (Kafka's
+    ``TimestampedWindowStoreWithHeadersBuilder``)."""
+
+    store_type = TimestampedWindowStoreWithHeaders
+    own_suppliers = WindowStoreBuilder.own_suppliers + (PersistentWindowHeadersBytesStoreSupplier,)
+
+
+class TimestampedWindowStoreFacadeForHeaders(WindowStoreFacade):
+    """A headers-aware window store seen as a timestamped one (Kafka's driver's
+    ``TimestampedWindowStoreFacadeForHeaders``): ``ValueAndTimestamp`` values; a write keeps no headers."""
+
+    def _shown(self, stored: Any) -> Any:
+        return None if stored is None else ValueAndTimestamp(stored.value, stored.timestamp)
+
+    def _stored(self, value: Any) -> Any:
+        return None if value is None else ValueTimestampHeaders.make(value.value, value.timestamp)
+
+
+class SessionStoreWithHeaders(HeadersAwareValues, SessionStore[Any, AggregationWithHeaders]):
+    """Session aggregations are :class:`AggregationWithHeaders` (Kafka's ``SessionStoreWithHeaders``), from
+    ``Stores.session_store_with_headers_builder``; the value serde given is the aggregation's."""
+
+    value_type = AggregationWithHeaders
+    stored_serde = AggregationWithHeadersSerde
+
+
+class SessionStoreWithHeadersBuilder(SessionStoreBuilder):
+    """Builds :class:`SessionStoreWithHeaders` over any session bytes store supplier (Kafka's
+    ``SessionStoreWithHeadersBuilder``)."""
+
+    store_type = SessionStoreWithHeaders
+    own_suppliers = SessionStoreBuilder.own_suppliers + (PersistentSessionHeadersBytesStoreSupplier,)
+
+
+class SessionStoreFacadeForHeaders:
+    """A headers-aware session store seen as a plain one (Kafka's driver's ``SessionStoreFacade``): aggregations
+    without headers; a write keeps no headers."""
+
+    def __init__(self, store: SessionStoreWithHeaders) -> None:
+        self.store = store
+        self.name = store.name
+
+    def put(self, session_key: Any, aggregate: Any) -> None:
+        self.store.put(session_key, AggregationWithHeaders.make(aggregate))
+
+    def remove(self, session_key: Any) -> None:
+        self.store.remove(session_key)
+
+    def fetch_session(self, key: Any, session_start_time: int, session_end_time: int) -> Any:
+        return AggregationWithHeaders.get_aggregation_or_null(
+            self.store.fetch_session(key, session_start_time, session_end_time))
+
+    def _rows(self, rows: KeyValueIterator) -> KeyValueIterator:
+        return KeyValueIterator([KeyValue(k, AggregationWithHeaders.get_aggregation_or_null(v)) for k, v in rows])
+
+    def find_sessions(self, *args: Any) -> KeyValueIterator:
+        return self._rows(self.store.find_sessions(*args))
+
+    def backward_find_sessions(self, *args: Any) -> KeyValueIterator:
+        return self._rows(self.store.backward_find_sessions(*args))
+
+    def fetch(self, *args: Any) -> KeyValueIterator:
+        return self._rows(self.store.fetch(*args))
+
+    def backward_fetch(self, *args: Any) -> KeyValueIterator:
+        return self._rows(self.store.backward_fetch(*args))
+
+    def all(self) -> KeyValueIterator:
+        return self._rows(self.store.all())
+
+    def backward_all(self) -> KeyValueIterator:
+        return self._rows(self.store.backward_all())
+
+    def __repr__(self) -> str:
+        return f"SessionStoreFacade({self.name!r})"
+
+
+__all__ = ["ValueTimestampHeaders", "ValueTimestampHeadersSerde", "AggregationWithHeaders",
+           "AggregationWithHeadersSerde", "TimestampedKeyValueStoreWithHeaders",
            "TimestampedKeyValueStoreWithHeadersBuilder", "TimestampedKeyValueStoreFacadeForHeaders",
-           "serialize_headers", "deserialize_headers"]
+           "TimestampedWindowStoreWithHeaders", "TimestampedWindowStoreWithHeadersBuilder",
+           "TimestampedWindowStoreFacadeForHeaders", "SessionStoreWithHeaders", "SessionStoreWithHeadersBuilder",
+           "SessionStoreFacadeForHeaders", "PersistentWindowHeadersBytesStoreSupplier",
+           "PersistentSessionHeadersBytesStoreSupplier", "serialize_headers", "deserialize_headers"]

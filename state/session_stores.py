@@ -322,14 +322,15 @@ class TimeOrderedSessionBytesStoreSupplier(SessionBytesStoreSupplier):
 class SessionStoreBuilder(SegmentedStoreBuilder):
     """Builds a :class:`SessionStore` per task (Kafka's ``SessionStoreBuilder``)."""
 
+    store_type: Callable[..., SessionStore] = SessionStore
     own_suppliers = (SessionBytesStoreSupplier, PersistentSessionBytesStoreSupplier,
                      TimeOrderedSessionBytesStoreSupplier)
 
     def build(self, bytes_store: Any = None) -> SessionStore:
         """The typed store over ``bytes_store``, or over a new store from the supplier."""
         inner = self.supplier.get() if bytes_store is None else bytes_store
-        return SessionStore(CachingSessionBytesStore(inner) if self.caching_enabled else inner, self.key_serde,
-                            self.value_serde)
+        return self.store_type(CachingSessionBytesStore(inner) if self.caching_enabled else inner, self.key_serde,
+                               self.value_serde)
 
 
 __all__ = [

@@ -38,7 +38,6 @@ from streams_on_spark.state.stores import (
     TimestampedValues,
     ValueAndTimestamp,
     invalid_range,
-    plain_values,
 )
 from streams_on_spark.window import (
     LONG_MAX,
@@ -305,50 +304,61 @@ class TimestampedWindowStore(TimestampedValues, WindowStore[K, ValueAndTimestamp
 
 class WindowStoreFacade:
     """A plain window-store view of a timestamped one (Kafka's ``WindowStoreFacade``): values without timestamps;
-    puts store the timestamp ``-1``."""
+    puts store the timestamp ``-1`` (and, in a headers-aware store, no headers)."""
 
-    def __init__(self, store: TimestampedWindowStore) -> None:
+    def __init__(self, store: Any) -> None:
         self.store = store
         self.name = store.name
 
+    def _shown(self, stored: Any) -> Any:
+        """What the view shows for a stored value."""
+        return None if stored is None else stored.value
+
+    def _stored(self, value: Any) -> Any:
+        """What the store keeps for a value written through the view."""
+        return None if value is None else self.store.value_type.make(value, NO_TIMESTAMP)
+
+    def _rows(self, rows: KeyValueIterator) -> KeyValueIterator:
+        return KeyValueIterator([KeyValue(k, self._shown(v)) for k, v in rows])
+
     def put(self, key: Any, value: Any, window_start_timestamp: int) -> None:
-        self.store.put(key, ValueAndTimestamp.make(value, NO_TIMESTAMP), window_start_timestamp)
+        self.store.put(key, self._stored(value), window_start_timestamp)
 
     def fetch_window(self, key: Any, window_start: int) -> Any:
-        return ValueAndTimestamp.get_value_or_null(self.store.fetch_window(key, window_start))
+        return self._shown(self.store.fetch_window(key, window_start))
 
     def fetch(self, *args: Any) -> Any:
         result = self.store.fetch(*args)
         if len(args) == 2:
-            return ValueAndTimestamp.get_value_or_null(result)
-        return plain_values(result)
+            return self._shown(result)
+        return self._rows(result)
 
     def backward_fetch(self, *args: Any) -> KeyValueIterator:
-        return plain_values(self.store.backward_fetch(*args))
+        return self._rows(self.store.backward_fetch(*args))
 
     def fetch_range(self, key_from: Any, key_to: Any, time_from: int, time_to: int) -> KeyValueIterator:
-        return plain_values(self.store.fetch_range(key_from, key_to, time_from, time_to))
+        return self._rows(self.store.fetch_range(key_from, key_to, time_from, time_to))
 
     def backward_fetch_range(self, key_from: Any, key_to: Any, time_from: int, time_to: int) -> KeyValueIterator:
-        return plain_values(self.store.backward_fetch_range(key_from, key_to, time_from, time_to))
+        return self._rows(self.store.backward_fetch_range(key_from, key_to, time_from, time_to))
 
     def fetch_all(self, time_from: int, time_to: int) -> KeyValueIterator:
-        return plain_values(self.store.fetch_all(time_from, time_to))
+        return self._rows(self.store.fetch_all(time_from, time_to))
 
     def backward_fetch_all(self, time_from: int, time_to: int) -> KeyValueIterator:
-        return plain_values(self.store.backward_fetch_all(time_from, time_to))
+        return self._rows(self.store.backward_fetch_all(time_from, time_to))
 
     def all(self) -> KeyValueIterator:
-        return plain_values(self.store.all())
+        return self._rows(self.store.all())
 
     def backward_all(self) -> KeyValueIterator:
-        return plain_values(self.store.backward_all())
+        return self._rows(self.store.backward_all())
 
     def approximate_num_entries(self) -> int:
         return self.store.approximate_num_entries()
 
     def __repr__(self) -> str:
-        return f"WindowStoreFacade({self.name!r})"
+        return f"{type(self).__name__}({self.name!r})"
 
 
 class WindowBytesStoreSupplier:

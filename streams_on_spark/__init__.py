@@ -70,6 +70,7 @@ _EXPORTS = {
     "Stores": "streams_on_spark.state.factory",
     "ValueAndTimestamp": "streams_on_spark.state.stores",
     "ValueTimestampHeaders": "streams_on_spark.state.headers_stores",
+    "AggregationWithHeaders": "streams_on_spark.state.headers_stores",
     "VersionedKeyValueStore": "streams_on_spark.state.versioned",
     "VersionedRecord": "streams_on_spark.state.versioned",
     "TestRecord": "streams_on_spark.testing",
@@ -137,7 +138,7 @@ if TYPE_CHECKING:   # what type checkers and IDEs read
     from streams_on_spark.serde import Serde, Serdes
     from streams_on_spark.serde.windowed import WindowedSerdes
     from streams_on_spark.state.factory import Stores
-    from streams_on_spark.state.headers_stores import ValueTimestampHeaders
+    from streams_on_spark.state.headers_stores import AggregationWithHeaders, ValueTimestampHeaders
     from streams_on_spark.state.stores import ValueAndTimestamp
     from streams_on_spark.state.versioned import VersionedKeyValueStore, VersionedRecord
     from streams_on_spark.testing import TestRecord, TopologyTestDriver, TopologyTestDriverBuilder
@@ -160,7 +161,7 @@ __all__ = [
     "ProcessorContext", "Produced", "PunctuationType", "Record", "RecordMetadata", "Repartitioned",
     "SerializationException", "Serde", "Serdes", "Stores", "StreamsBuilder", "StreamsException", "TestRecord",
     "Topology", "TopologyDescription", "TopologyException", "TopologyTestDriver", "TopologyTestDriverBuilder",
-    "ValueAndTimestamp", "ValueTimestampHeaders", "BufferConfig", "Suppressed", "TimeWindows", "SessionWindows",
+    "ValueAndTimestamp", "ValueTimestampHeaders", "AggregationWithHeaders", "BufferConfig", "Suppressed", "TimeWindows", "SessionWindows",
     "SlidingWindows",
     "JoinWindows", "Windowed", "WindowedSerdes", "TimeWindowedKStream", "SessionWindowedKStream",
     "EmitStrategy", "Joined", "StreamJoined", "FixedKeyProcessor", "FixedKeyProcessorContext", "FixedKeyRecord",

@@ -385,9 +385,11 @@ STREAMS_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
     ConfigKey("dsl.store.suppliers.class", CLASS, instead=_STORES),
     ConfigKey("dsl.store.format", STRING, "DEFAULT", ValidString(("HEADERS", "DEFAULT"), case_insensitive=True),
               refused=True,
-              instead="the DSL's stores keep values and timestamps, not record headers (KIP-1285 is not "
-                      "implemented; the Processor API's headers-aware key-value store of KIP-1271 is: "
-                      "Stores.timestamped_key_value_store_with_headers_builder)"),
+              instead="the DSL's stores are not built in Kafka 4.3's headers-aware format here (Kafka 4.3.1 then "
+                      "builds its DSL key-value, window, session and stream-stream join stores as headers-aware "
+                      "stores); the Processor API's headers-aware stores of KIP-1271 are: "
+                      "Stores.timestamped_key_value_store_with_headers_builder, "
+                      "timestamped_window_store_with_headers_builder, session_store_with_headers_builder"),
     ConfigKey("default.client.supplier", CLASS,
               instead="the clients are Spark's Kafka source and the library's own admin client and producers"),
     ConfigKey("log.summary.interval.ms", LONG, 120000,

@@ -228,10 +228,12 @@ class Materialized:
             raise bad_argument(what, "a str or a store supplier (Stores.in_memory_key_value_store(...))", supplier)
         if isinstance(supplier, HeadersBytesStoreSupplier):   # Kafka 4.3 then builds a headers-aware DSL store
             raise UnsupportedOperationError(
-                f"Materialized.as_({type(supplier).__name__}({supplier.name!r})): the DSL's headers-aware stores "
-                "(KIP-1285) are not supported by streams-on-spark; use a store without headers "
-                "(Stores.persistent_key_value_store), or the supplier in a Processor API store "
-                "(Stores.timestamped_key_value_store_with_headers_builder)")
+                f"Materialized.as_({type(supplier).__name__}({supplier.name!r})): Kafka 4.3 builds a headers-aware "
+                "DSL store over such a supplier, and streams-on-spark does not build the DSL's stores in that "
+                "format; use a store without headers (Stores.persistent_key_value_store, persistent_window_store, "
+                "persistent_session_store), or the supplier in a Processor API store "
+                "(Stores.timestamped_key_value_store_with_headers_builder, "
+                "timestamped_window_store_with_headers_builder, session_store_with_headers_builder)")
         return Materialized(name=supplier.name, store_supplier=supplier)
 
     @staticmethod

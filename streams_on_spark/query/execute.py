@@ -28,8 +28,12 @@ from streams_on_spark.query.iqv2 import (
     WindowRangeQuery,
 )
 from streams_on_spark.state.headers_stores import (
+    SessionStoreFacadeForHeaders,
+    SessionStoreWithHeaders,
     TimestampedKeyValueStoreFacadeForHeaders,
     TimestampedKeyValueStoreWithHeaders,
+    TimestampedWindowStoreFacadeForHeaders,
+    TimestampedWindowStoreWithHeaders,
 )
 from streams_on_spark.state.session_stores import SessionStore
 from streams_on_spark.state.stores import KeyValueStore, TimestampedKeyValueStore, ValueAndTimestamp, plain_values
@@ -57,6 +61,11 @@ def execute(store: Any, query: Query, bound: PositionBound, position: Position, 
     return result
 
 
+_ANSWERED_AS = ((TimestampedKeyValueStoreWithHeaders, TimestampedKeyValueStoreFacadeForHeaders),
+                (TimestampedWindowStoreWithHeaders, TimestampedWindowStoreFacadeForHeaders),
+                (SessionStoreWithHeaders, SessionStoreFacadeForHeaders))
+
+
 def _handler(store: Any, query: Query) -> Optional[Callable[[Any, Any], Any]]:
     """How ``store`` answers ``query`` (None: it does not know that query type)."""
     kind = type(query)
@@ -64,21 +73,23 @@ def _handler(store: Any, query: Query) -> Optional[Callable[[Any, Any], Any]]:
         if kind in (KeyQuery, RangeQuery):   # Kafka's versioned store throws these (through KafkaStreams.query)
             raise UnsupportedOperationError(f"Versioned stores do not support {kind.__name__} queries at this time.")
         return _versioned_key if kind is VersionedKeyQuery else None
-    if isinstance(store, TimestampedKeyValueStoreWithHeaders):   # Kafka's: answered as a timestamped store
-        handler = _handler(TimestampedKeyValueStoreFacadeForHeaders(store), query)
-        return None if handler is None else lambda s, q: handler(TimestampedKeyValueStoreFacadeForHeaders(s), q)
+    # Kafka's headers-aware stores answer as a timestamped store (a session store: as a plain one)
+    for headers_store, facade in _ANSWERED_AS:
+        if isinstance(store, headers_store):
+            handler = _handler(facade(store), query)
+            return None if handler is None else lambda s, q: handler(facade(s), q)
     if isinstance(store, (TimestampedKeyValueStore, TimestampedKeyValueStoreFacadeForHeaders)):
         return {KeyQuery: _plain_key, TimestampedKeyQuery: _key, RangeQuery: _plain_range,
                 TimestampedRangeQuery: _range}.get(kind)
     if isinstance(store, KeyValueStore):
         return {KeyQuery: _key, RangeQuery: _range}.get(kind)
-    if isinstance(store, WindowStore):
+    if isinstance(store, (WindowStore, TimestampedWindowStoreFacadeForHeaders)):
         if kind is WindowKeyQuery:
             return _window_key
         if kind is WindowRangeQuery and query.time_from is not None:
             return _window_range
         return None
-    if isinstance(store, SessionStore):
+    if isinstance(store, (SessionStore, SessionStoreFacadeForHeaders)):
         return _session_key if kind is WindowRangeQuery and query.key is not None else None
     return None
 

@@ -17,8 +17,12 @@ from streams_on_spark.query.composite import (
     StoreProvider,
 )
 from streams_on_spark.state.headers_stores import (
+    SessionStoreFacadeForHeaders,
+    SessionStoreWithHeaders,
     TimestampedKeyValueStoreFacadeForHeaders,
     TimestampedKeyValueStoreWithHeaders,
+    TimestampedWindowStoreFacadeForHeaders,
+    TimestampedWindowStoreWithHeaders,
 )
 from streams_on_spark.state.session_stores import SessionStore
 from streams_on_spark.state.stores import KeyValueStore, KeyValueStoreFacade, TimestampedKeyValueStore
@@ -61,13 +65,20 @@ class KeyValueStoreType(QueryableStoreType):
         return KeyValueStoreFacade(store) if timestamped else store
 
 
-class TimestampedKeyValueStoreType(QueryableStoreType):
-    accepted = (TimestampedKeyValueStore, TimestampedKeyValueStoreWithHeaders)
-    composite = CompositeReadOnlyKeyValueStore
+class HeadersShownWithout(QueryableStoreType):
+    """A type that reads a headers-aware store (``headers_store``) through a ``facade`` without its headers."""
+
+    headers_store: Any = ()
+    facade: Any = None
 
     def view(self, store: Any) -> Any:
-        headers = isinstance(store, TimestampedKeyValueStoreWithHeaders)
-        return TimestampedKeyValueStoreFacadeForHeaders(store) if headers else store
+        return self.facade(store) if isinstance(store, self.headers_store) else store
+
+
+class TimestampedKeyValueStoreType(HeadersShownWithout):
+    accepted = (TimestampedKeyValueStore, TimestampedKeyValueStoreWithHeaders)
+    composite = CompositeReadOnlyKeyValueStore
+    headers_store, facade = TimestampedKeyValueStoreWithHeaders, TimestampedKeyValueStoreFacadeForHeaders
 
 
 class TimestampedKeyValueStoreWithHeadersType(QueryableStoreType):
@@ -80,16 +91,29 @@ class WindowStoreType(QueryableStoreType):
     composite = CompositeReadOnlyWindowStore
 
     def view(self, store: Any) -> Any:
-        return WindowStoreFacade(store) if isinstance(store, TimestampedWindowStore) else store
+        timestamped = isinstance(store, (TimestampedWindowStore, TimestampedWindowStoreWithHeaders))
+        return WindowStoreFacade(store) if timestamped else store
 
 
-class TimestampedWindowStoreType(QueryableStoreType):
-    accepted = (TimestampedWindowStore,)
+class TimestampedWindowStoreType(HeadersShownWithout):
+    accepted = (TimestampedWindowStore, TimestampedWindowStoreWithHeaders)
+    composite = CompositeReadOnlyWindowStore
+    headers_store, facade = TimestampedWindowStoreWithHeaders, TimestampedWindowStoreFacadeForHeaders
+
+
+class TimestampedWindowStoreWithHeadersType(QueryableStoreType):
+    accepted = (TimestampedWindowStoreWithHeaders,)
     composite = CompositeReadOnlyWindowStore
 
 
-class SessionStoreType(QueryableStoreType):
+class SessionStoreType(HeadersShownWithout):
     accepted = (SessionStore,)
+    composite = CompositeReadOnlySessionStore
+    headers_store, facade = SessionStoreWithHeaders, SessionStoreFacadeForHeaders
+
+
+class SessionStoreWithHeadersType(QueryableStoreType):
+    accepted = (SessionStoreWithHeaders,)
     composite = CompositeReadOnlySessionStore
 
 
@@ -123,8 +147,19 @@ class QueryableStoreTypes:
         return TimestampedWindowStoreType()
 
     @staticmethod
+    def timestamped_window_store_with_headers() -> QueryableStoreType:
+        """Headers-aware window stores (KIP-1271): values are ``ValueTimestampHeaders``."""
+        return TimestampedWindowStoreWithHeadersType()
+
+    @staticmethod
     def session_store() -> QueryableStoreType:
+        """Session stores, headers-aware ones shown without their headers."""
         return SessionStoreType()
+
+    @staticmethod
+    def session_store_with_headers() -> QueryableStoreType:
+        """Headers-aware session stores (KIP-1271): aggregations are ``AggregationWithHeaders``."""
+        return SessionStoreWithHeadersType()
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValue
 from streams_on_spark.state.stores import _TS, TimestampedKeyValueStore, ValueAndTimestamp
 
 from streams_on_spark.partitioner import memoised_hash, partition_for_key
-from streams_on_spark.record_batch import PartitionedRecords
+from streams_on_spark.record_batch import PREFIX, PartitionedRecords
 from streams_on_spark.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.operators import aggregations, shared, stateless, tables
@@ -558,7 +558,7 @@ class _Compiler:
         self.task = task
         # a ProducerRecord made as its own __new__ makes it, without that Python-level frame (half the sink's cost)
         self.env: dict[str, Any] = {"_pair": shared.as_pair, "_pfk": partition_for_key, "_hash": memoised_hash,
-                                    "_PR": ProducerRecord, "_new": tuple.__new__}
+                                    "_PR": ProducerRecord, "_new": tuple.__new__, "_prefix": PREFIX.pack}
         self.lines: list[str] = []
         self.names = 0
 
@@ -732,9 +732,24 @@ class _Compiler:
         else:   # partition_for_key, its memo's hit inline
             place = ["place = _hash(kb)", f"place = _pfk(kb, {count}) if place is None else place % {count}"]
         buffer = self.task.collector.buffer
-        if buffer.__class__ is PartitionedRecords:   # straight into its partition's rows (see partition_output)
-            appends = self._bind([rows.append for rows in buffer.partition_lists(sink.topic, count)])
-            place.append(f"{appends}[place]((ts, kb, vb, h))")
+        if buffer.__class__ is PartitionedRecords:   # encoded straight into its partition's batch (partition_output)
+            buffers = [batch.buffers() for batch in buffer.partition_batches(sink.topic, count)]
+            datas, ends = self._bind([data for data, _ in buffers]), self._bind([e.append for _, e in buffers])
+            add = f"{self._bind(buffer.add)}({topic}, place, ts, kb, vb, h)"   # checked: RecordBatch.add's rules
+            place += ["if kb.__class__ is bytes and (vb is None or vb.__class__ is bytes) and not h:",
+                      "    try:",
+                      "        prefix = _prefix(ts, len(kb), -1 if vb is None else len(vb), 0)",
+                      "    except Exception:",
+                      f"        {add}",
+                      "    else:",
+                      f"        data = {datas}[place]",
+                      "        data += prefix",
+                      "        data += kb",
+                      "        if vb:",
+                      "            data += vb",
+                      f"        {ends}[place](len(data))",
+                      "else:",
+                      f"    {add}"]
         else:
             place.append(f"append(_new(_PR, ({topic}, place, ts, kb, vb, h)))")
         self.lines += [

@@ -386,12 +386,15 @@ class StreamTask:
     def __init__(self, task_id: TaskId, spec: SubtopologySpec, topology: InternalTopologyBuilder,
                  config: TaskConfig, partition_counts: Callable[[str], int], wall_clock: Callable[[], int],
                  global_stores: Optional[Mapping[str, Any]] = None,
-                 bytes_stores: Optional[Mapping[str, Any]] = None, snapshot: Optional[bytes] = None) -> None:
+                 bytes_stores: Optional[Mapping[str, Any]] = None, snapshot: Optional[bytes] = None,
+                 partition_output: bool = False) -> None:
         """Build the task, restore ``snapshot`` (a :meth:`snapshot` of an earlier instance) into it, then initialize
         its processors — Kafka's order (state restored before ``initializeTopology``), so a processor's ``init()``
         sees its stores, stream time and metadata as they were. ``bytes_stores``: store name -> the bytes store an
         engine keeps that store's data in (its local stores); :meth:`snapshot` holds only what they give as
-        ``entries()`` (a window store's stream time, say)."""
+        ``entries()`` (a window store's stream time, say). ``partition_output``: the collector groups the output by
+        destination (:meth:`RecordCollector.partition_output`), set before the processors' fused forwards are made
+        so that their sinks encode into it."""
         self.id = task_id
         self.spec = spec
         self.config = config
@@ -400,6 +403,8 @@ class StreamTask:
         self.cache = TaskCache(config.cache_max_bytes)
         self._commit_every_record = config.commit_every_record
         self.collector = RecordCollector(partition_counts, self._serialization_error, self.metrics.record_dropped)
+        if partition_output:
+            self.collector.partition_output()
         self._source_raw: tuple[Optional[bytes], Optional[bytes]] = (None, None)  # of the record in process
         self.global_stores = dict(global_stores or {})
         self.global_read_only = True   # its processors read global stores; only the global task writes them

@@ -27,8 +27,12 @@ from streams_on_spark.query.params import KeyQueryMetadata, StoreQueryParameters
 from streams_on_spark.query.service import InteractiveQueries
 from streams_on_spark.runtime.engine import Engine, check_engine, make_engine
 from streams_on_spark.state.headers_stores import (
+    SessionStoreFacadeForHeaders,
+    SessionStoreWithHeaders,
     TimestampedKeyValueStoreFacadeForHeaders,
     TimestampedKeyValueStoreWithHeaders,
+    TimestampedWindowStoreFacadeForHeaders,
+    TimestampedWindowStoreWithHeaders,
 )
 from streams_on_spark.runtime.task import check_node_serdes
 from streams_on_spark.state.stores import KeyValueStore, KeyValueStoreFacade, TimestampedKeyValueStore
@@ -162,14 +166,13 @@ class TopologyTestDriver:
                          f"task(s), partitions [0, {len(instances)})")
 
     def get_state_store(self, name: str, partition: Optional[int] = None) -> Any:
-        """A custom store; built-in stores must be read with their own accessor (as in Kafka)."""
+        """A custom store; built-in stores must be read with their own accessor (as in Kafka, whose text names a
+        headers-aware store by the interface it extends: a key-value, window or session store)."""
         store = self._store(name, partition, "get_state_store")
         from streams_on_spark.state.session_stores import SessionStore
         from streams_on_spark.state.window_stores import TimestampedWindowStore, WindowStore
         for kind, what, accessor in (
                 (VersionedKeyValueStore, "versioned key-value store", "get_versioned_key_value_store"),
-                (TimestampedKeyValueStoreWithHeaders, "headers-aware key-value store",
-                 "get_timestamped_key_value_store_with_headers"),
                 (TimestampedKeyValueStore, "timestamped key-value store", "get_timestamped_key_value_store"),
                 (KeyValueStore, "key-value store", "get_key_value_store"),
                 (TimestampedWindowStore, "timestamped window store", "get_timestamped_window_store"),
@@ -205,22 +208,42 @@ class TopologyTestDriver:
         return store if isinstance(store, VersionedKeyValueStore) else None
 
     def get_window_store(self, name: str, partition: Optional[int] = None) -> Any:
-        """The window store ``name``; DSL (timestamped) window stores are shown without timestamps."""
+        """The window store ``name``; DSL (timestamped) and headers-aware window stores are shown without timestamps
+        (and headers)."""
         from streams_on_spark.state.window_stores import TimestampedWindowStore, WindowStore, WindowStoreFacade
         store = self._store(name, partition, "get_window_store")
-        if isinstance(store, TimestampedWindowStore):
+        if isinstance(store, TimestampedWindowStoreWithHeaders):
+            log.warning("Method #get_timestamped_window_store_with_headers() should be used to access a "
+                        "TimestampedWindowStoreWithHeaders.")
+        if isinstance(store, (TimestampedWindowStore, TimestampedWindowStoreWithHeaders)):
             return _view(self._facades, store, WindowStoreFacade)
         return store if isinstance(store, WindowStore) else None
 
     def get_timestamped_window_store(self, name: str, partition: Optional[int] = None) -> Any:
+        """The timestamped window store ``name``; a headers-aware one is shown without its headers."""
         from streams_on_spark.state.window_stores import TimestampedWindowStore
         store = self._store(name, partition, "get_timestamped_window_store")
+        if isinstance(store, TimestampedWindowStoreWithHeaders):
+            return _view(self._header_facades, store, TimestampedWindowStoreFacadeForHeaders)
         return store if isinstance(store, TimestampedWindowStore) else None
 
+    def get_timestamped_window_store_with_headers(self, name: str, partition: Optional[int] = None) -> Any:
+        """The headers-aware window store ``name`` (KIP-1271): values are ``ValueTimestampHeaders``."""
+        store = self._store(name, partition, "get_timestamped_window_store_with_headers")
+        return store if isinstance(store, TimestampedWindowStoreWithHeaders) else None
+
     def get_session_store(self, name: str, partition: Optional[int] = None) -> Any:
+        """The session store ``name``; a headers-aware one is shown without its headers."""
         from streams_on_spark.state.session_stores import SessionStore
         store = self._store(name, partition, "get_session_store")
+        if isinstance(store, SessionStoreWithHeaders):
+            return _view(self._facades, store, SessionStoreFacadeForHeaders)
         return store if isinstance(store, SessionStore) else None
+
+    def get_session_store_with_headers(self, name: str, partition: Optional[int] = None) -> Any:
+        """The headers-aware session store ``name`` (KIP-1271): aggregations are ``AggregationWithHeaders``."""
+        store = self._store(name, partition, "get_session_store_with_headers")
+        return store if isinstance(store, SessionStoreWithHeaders) else None
 
     def get_all_state_stores(self, partition: Optional[int] = None) -> dict[str, Any]:
         """Every store by name: the given partition's instances plus the global stores."""

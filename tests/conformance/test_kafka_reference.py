@@ -37,6 +37,7 @@ from typing import Any, Callable, Optional
 import pytest
 
 from streams_on_spark import (
+    AggregationWithHeaders,
     Branched,
     Consumed,
     EmitStrategy,
@@ -907,6 +908,8 @@ def encode(result: Any) -> Any:
         return [encode(result.value), result.timestamp]
     if isinstance(result, ValueTimestampHeaders):
         return [encode(result.value), result.timestamp, headers_json(result.headers)]
+    if isinstance(result, AggregationWithHeaders):
+        return [encode(result.aggregation), headers_json(result.headers)]
     if isinstance(result, VersionedRecord):
         return [encode(result.value), result.timestamp, result.valid_to]
     if isinstance(result, Windowed):
@@ -1116,7 +1119,9 @@ def store_reads(variant: str, config: dict) -> Topology:
 ACCESSORS = {"kv": "get_key_value_store", "timestamped-kv": "get_timestamped_key_value_store",
              "timestamped-kv-headers": "get_timestamped_key_value_store_with_headers",
              "window": "get_window_store", "timestamped-window": "get_timestamped_window_store",
-             "session": "get_session_store", "versioned": "get_versioned_key_value_store"}
+             "timestamped-window-headers": "get_timestamped_window_store_with_headers",
+             "session": "get_session_store", "session-headers": "get_session_store_with_headers",
+             "versioned": "get_versioned_key_value_store"}
 
 
 def driver_reads(golden: dict, driver) -> list[dict]:
@@ -1271,12 +1276,18 @@ def stream_partitioner(variant: str, config: dict) -> Topology:
     return builder.build(config)
 
 
+def describe_headers(headers: Any) -> str:
+    """HeadersStoreScenarios.describe(Headers): "[k=v,...]" ("~" for a null header value)."""
+    return "[" + ",".join(f"{k}={'~' if v is None else v.decode('utf-8')}" for k, v in headers) + "]"
+
+
 def describe_kept(stored: Any) -> str:
-    """HeadersStoreScenarios.describe: "value@timestamp[k=v,...]" ("~" for a null header value), "none"."""
+    """HeadersStoreScenarios.describe: "value@timestamp[k=v,...]" or "aggregation[k=v,...]", "none"."""
     if stored is None:
         return "none"
-    headers = ",".join(f"{k}={'~' if v is None else v.decode('utf-8')}" for k, v in stored.headers)
-    return f"{stored.value}@{stored.timestamp}[{headers}]"
+    if isinstance(stored, AggregationWithHeaders):
+        return f"{stored.aggregation}{describe_headers(stored.headers)}"
+    return f"{stored.value}@{stored.timestamp}{describe_headers(stored.headers)}"
 
 
 class Keep(Processor):
@@ -1293,23 +1304,70 @@ class Keep(Processor):
             self.kept.delete(record.key)
         else:
             self.kept.put(record.key, ValueTimestampHeaders.make(record.value, record.timestamp, record.headers))
+        self.forward_kept(record, old)
+
+    def forward_kept(self, record: Record, old: Any) -> None:
         value = "null" if record.value is None else record.value
         self.context.forward(record.with_value(f"{value}|{describe_kept(old)}"))
+
+
+class KeepWindowed(Keep):
+    """HeadersStoreScenarios.KeepWindowed: keeps each record in the window (size 10) of its timestamp."""
+
+    def process(self, record: Record) -> None:
+        start = record.timestamp // 10 * 10
+        old = self.kept.fetch(record.key, start)
+        self.kept.put(record.key, ValueTimestampHeaders.make(record.value, record.timestamp, record.headers), start)
+        self.forward_kept(record, old)
+
+
+class KeepSession(Keep):
+    """HeadersStoreScenarios.KeepSession: keeps each record as the session [start, start + 5] of its timestamp."""
+
+    def process(self, record: Record) -> None:
+        start = record.timestamp // 10 * 10
+        old = self.kept.fetch_session(record.key, start, start + 5)
+        session = Windowed(record.key, SessionWindow(start, start + 5))
+        if record.value is None:
+            self.kept.remove(session)
+        else:
+            self.kept.put(session, AggregationWithHeaders.make(record.value, record.headers))
+        self.forward_kept(record, old)
+
+
+def keeping(store: Any, cached: bool, keep: Callable[[], Processor]) -> Topology:
+    """HeadersStoreScenarios.keeping: events -> keep (with the store) -> kept-out."""
+    if cached:
+        store.with_caching_enabled()
+    topology = Topology()
+    topology.add_source("events-source", "events", key_serde=S, value_serde=S)
+    topology.add_processor("keep", keep, "events-source")
+    topology.add_state_store(store, "keep")
+    topology.add_sink("kept-sink", "kept-out", "keep", key_serde=S, value_serde=S)
+    return topology
 
 
 def headers_store(variant: str, config: dict) -> Topology:
     """HeadersStoreScenarios: KIP-1271's headers-aware key-value store from the Processor API."""
     supplier = (Stores.persistent_timestamped_key_value_store_with_headers("kept") if variant.startswith("persistent")
                 else Stores.in_memory_key_value_store("kept"))
-    store = Stores.timestamped_key_value_store_with_headers_builder(supplier, S, S)
-    if variant.endswith("cached"):
-        store.with_caching_enabled()
-    topology = Topology()
-    topology.add_source("events-source", "events", key_serde=S, value_serde=S)
-    topology.add_processor("keep", Keep, "events-source")
-    topology.add_state_store(store, "keep")
-    topology.add_sink("kept-sink", "kept-out", "keep", key_serde=S, value_serde=S)
-    return topology
+    return keeping(Stores.timestamped_key_value_store_with_headers_builder(supplier, S, S), variant.endswith("cached"),
+                   Keep)
+
+
+def headers_window_store(variant: str, config: dict) -> Topology:
+    """HeadersStoreScenarios: KIP-1271's headers-aware window store from the Processor API."""
+    supplier = (Stores.persistent_timestamped_window_store_with_headers("kept", 1000, 10, False)
+                if variant.startswith("persistent") else Stores.in_memory_window_store("kept", 1000, 10, False))
+    return keeping(Stores.timestamped_window_store_with_headers_builder(supplier, S, S), variant.endswith("cached"),
+                   KeepWindowed)
+
+
+def headers_session_store(variant: str, config: dict) -> Topology:
+    """HeadersStoreScenarios: KIP-1271's headers-aware session store from the Processor API."""
+    supplier = (Stores.persistent_session_store_with_headers("kept", 1000) if variant.startswith("persistent")
+                else Stores.in_memory_session_store("kept", 1000))
+    return keeping(Stores.session_store_with_headers_builder(supplier, S, S), variant.endswith("cached"), KeepSession)
 
 # ------------------------------------------------------- the processor context (ContextScenarios.java)
 
@@ -1462,6 +1520,8 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "stream-partitioner": stream_partitioner,
     "interactive-queries": interactive_queries,
     "headers-store": headers_store,
+    "headers-window-store": headers_window_store,
+    "headers-session-store": headers_session_store,
     "processor-context": processor_context,
     "topology-errors": topology_errors,
 }
@@ -1473,7 +1533,8 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
              "stream-table-join-joined", "dead-letter-queue", "fk-join", "table-transform-values",
              "table-transform-values-join", "materialized-flags", "store-reads", "timestamp-extractor",
              "max-task-idle", "dynamic-routing", "stream-partitioner",
-             "interactive-queries", "headers-store", "processor-context"}
+             "interactive-queries", "headers-store", "headers-window-store", "headers-session-store",
+             "processor-context"}
 # timestamp-extractor, max-task-idle: every record has the key "k" (one task, with the partition time and the idle
 # deadlines of Kafka's one task, at any partition count). Not max-task-idle-repartition: Kafka's driver's one task
 # waits for its repartition partition too, which at 4 partitions is another task's input (KIP-1238). Nor

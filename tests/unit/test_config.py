@@ -320,9 +320,10 @@ def test_the_driver_takes_keys_with_an_effect_without_a_warning(caplog):
      "processor.wrapper.class: not supported by streams-on-spark: processors are not wrapped here (KIP-1112 is not "
      "implemented): wrap them in your ProcessorSupplier instead"),
     ("dsl.store.format", "headers", "Invalid value headers for configuration dsl.store.format: not supported by "
-     "streams-on-spark: the DSL's stores keep values and timestamps, not record headers (KIP-1285 is not "
-     "implemented; the Processor API's headers-aware key-value store of KIP-1271 is: "
-     "Stores.timestamped_key_value_store_with_headers_builder)"),
+     "streams-on-spark: the DSL's stores are not built in Kafka 4.3's headers-aware format here (Kafka 4.3.1 then "
+     "builds its DSL key-value, window, session and stream-stream join stores as headers-aware stores); the "
+     "Processor API's headers-aware stores of KIP-1271 are: Stores.timestamped_key_value_store_with_headers_builder, "
+     "timestamped_window_store_with_headers_builder, session_store_with_headers_builder"),
 ])
 def test_a_key_the_runtime_cannot_honour_is_refused_naming_it(key, value, message):
     with pytest.raises(ConfigException) as info:

@@ -1,11 +1,12 @@
 """``RecordBatch``: the binary layout records are stored and shipped in, and the sink's merge of task outputs."""
 from __future__ import annotations
 
+import re
 from array import array
 
 import pytest
 
-from streams_on_spark.record_batch import (PartitionedRecords, RecordBatch, encode_by_partition,
+from streams_on_spark.record_batch import (PREFIX, PartitionedRecords, RecordBatch, encode_by_partition,
                                                       merge_by_stream_time, parse_records)
 from streams_on_spark.records import ProducerRecord
 
@@ -93,8 +94,8 @@ def test_encoding_by_partition_gives_the_bytes_one_add_per_record_gives():
 def test_records_grouped_as_produced_give_the_batches_encoding_by_partition_gives():
     """``PartitionedRecords`` (a Spark task's output grouped as its sinks produce it) hands over what
     ``encode_by_partition`` makes of the same records: the same bytes per destination, the same conversions (a
-    bytearray, a list of headers, None headers) and the same errors; a sink's bound partition lists stay valid across
-    drains."""
+    bytearray, a list of headers, None headers) and the same errors, raised at the drain; a sink's bound buffers
+    stay valid across drains."""
     import random
     rng = random.Random(11)
     records = []
@@ -104,11 +105,14 @@ def test_records_grouped_as_produced_give_the_batches_encoding_by_partition_give
         records.append(ProducerRecord(f"t{rng.randrange(2)}", rng.randrange(3), rng.randrange(-2**63, 2**63), key,
                                       rng.choice([None, b"", rng.randbytes(rng.randrange(30))]), headers))
     grouped = PartitionedRecords()
-    rows = grouped.partition_lists("t0", 3)
-    for round_ in range(2):   # the second round after a drain, through the same lists
+    buffers = [batch.buffers() for batch in grouped.partition_batches("t0", 3)]
+    for round_ in range(2):   # the second round after a drain, through the same buffers
         for r in records:
-            if r.topic == "t0" and r.headers is not None:
-                rows[r.partition].append((r.timestamp, r.key, r.value, r.headers))
+            if r.topic == "t0" and not r.headers and r.key.__class__ is bytes and r.value.__class__ is bytes:
+                data, ends = buffers[r.partition]   # as a fused sink encodes: the prefix, then key and value
+                data += PREFIX.pack(r.timestamp, len(r.key), len(r.value), 0)
+                data += r.key + r.value
+                ends.append(len(data))
             else:
                 grouped.append(r)
         assert len(grouped) == len(records) and grouped
@@ -151,3 +155,30 @@ def test_large_batches_without_headers_encode_to_the_same_bytes():
         (got,) = encode_by_partition(records)
         assert bytes(got.data) == bytes(expected.data) and got.ends_bytes() == expected.ends_bytes()
         assert got.records() == records
+
+
+def test_batches_of_some_size_decode_by_arrow_to_the_columns_of_the_record_loop():
+    """``parse_records`` given the batch's ends (what ``RecordBatch.columns`` and a Spark task's input do) decodes a
+    batch of 256 records or more by Arrow: the same timestamps, keys, values (bytes, nulls, empty) and headers as
+    the record loop; a batch with headers or whose lengths do not add up goes the loop's way (its error)."""
+    import random
+    rng = random.Random(5)
+    for trial in range(60):
+        n = rng.choice([256, 257, 1000, 3000])
+        timestamps = [rng.choice([-2**63, 2**63 - 1, 0, rng.randrange(-2**63, 2**63)]) for _ in range(n)]
+        keys = [rng.choice([None, b"", rng.randbytes(rng.randrange(1, 40))]) for _ in range(n)]
+        values = [rng.choice([None, b"", rng.randbytes(rng.randrange(1, 40))]) for _ in range(n)]
+        headers = [()] * n
+        if trial % 3 == 0:
+            headers[rng.randrange(n)] = (("h", b"x"), ("n", None))
+        batch = RecordBatch.of_columns("t", 0, timestamps, keys, values, headers)
+        data, ends = bytes(batch.data), batch.ends
+        decoded = parse_records(data, n, ends)
+        assert decoded == parse_records(data, n) == (timestamps, keys, values, headers)
+        assert RecordBatch.from_bytes("t", 0, data, batch.ends_bytes()).columns() == decoded
+        assert {k.__class__ for k in decoded[1] + decoded[2]} <= {bytes, type(None)}
+    for corrupt in (data[:-1], data[:8] + (40).to_bytes(4, "little") + data[12:]):   # short; a key's length off
+        with pytest.raises(Exception) as by_loop:
+            parse_records(corrupt, n)
+        with pytest.raises(type(by_loop.value), match=re.escape(str(by_loop.value))):
+            parse_records(corrupt, n, ends)

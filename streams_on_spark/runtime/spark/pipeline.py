@@ -34,15 +34,13 @@ The repartition topic is not created, written or read. What D sees of it:
 """
 from __future__ import annotations
 
-import itertools
 import logging
-import operator
 import struct
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional
 
 from streams_on_spark.config import TaskConfig
-from streams_on_spark.record_batch import RecordBatch, encode_by_partition, parse_records
+from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.spark.execution import TaskBatch
@@ -58,13 +56,12 @@ __all__ = ["Pipeline", "plan_pipelines", "PipelineTaskFunction", "UpstreamPrefix
 
 REPARTITION_SUFFIX = "-repartition"
 #: what :class:`UpstreamPrefix` yields: the ``batches`` layout plus where a row came from and its record count (null: a
-#: passed-through row). An upstream task's output to one partition travels as an Arrow IPC stream of (timestamp, key,
-#: value) columns in ``data`` with null ``ends`` (built and read by Arrow's C++, ~0.1 µs a record each way, where a
-#: record batch costs ~1 µs to encode and ~0.7 µs to parse in Python); as a record batch when a record has headers.
+#: passed-through row). An upstream task's output to one partition travels as the record batch its sinks encoded as
+#: they produced it (:class:`~streams_on_spark.record_batch.PartitionedRecords`), decoded after the shuffle
+#: by Arrow (:meth:`RecordBatch.columns`).
 PREFIX_SCHEMA = ("topic string, partition int, offset long, ends binary, data binary, origin_topic string, "
                  "origin_partition int, count long")
-_COUNTS = struct.Struct("<qq")
-_FIELDS = [operator.itemgetter(i) for i in range(6)]   # of a ProducerRecord; map() over each is ~5x a zip(*records)   # an upstream task's records processed and dropped, in a row without a topic
+_COUNTS = struct.Struct("<qq")   # an upstream task's records processed and dropped, in a row without a topic
 
 
 @dataclass(frozen=True)
@@ -174,15 +171,15 @@ class UpstreamPrefix:
         key = (function.run_id, function.subtopology_id, part)
         task = _TASKS.pop(key, None)
         if task is None:
-            task = function.new_task(part, None, global_stores={})
+            task = function.new_task(part, None, global_stores={}, partition_output=True)   # grouped as produced
         try:
             batch = RecordBatch.from_bytes(topic, part, data, ends)
-            timestamps, keys, values, headers = parse_records(batch.data, len(batch))
+            timestamps, keys, values, headers = batch.columns()
             processed, dropped = task.metrics.processed, task.metrics.dropped
             task.collector.restore({})   # null-key round-robin from the start of every row: replay places alike
             task.add_columns(topic, part, offset, timestamps, keys, values, headers)
             task.process_available()
-            records = task.collector.drain()
+            written = task.collector.drain_batches()
         except BaseException:
             try:
                 task.close()
@@ -192,56 +189,15 @@ class UpstreamPrefix:
         _TASKS[key] = task
         while len(_TASKS) > _MAX_TASKS:
             _TASKS.pop(next(iter(_TASKS)))
-        rows = self._rows(task, records, offset, topic, part) if records else []
-        counts = _COUNTS.pack(task.metrics.processed - processed, task.metrics.dropped - dropped)
-        rows.append((None, part % self.downstream_tasks, offset, b"", counts, topic, part, None))
-        return rows
-
-    def _rows(self, task: StreamTask, records: list, offset: int, topic: str, part: int) -> list[tuple]:
-        """An upstream task's output as rows, one per destination topic-partition (see :data:`PREFIX_SCHEMA`)."""
-        topics, partitions, timestamps, keys, values, headers = (list(map(_FIELDS[i], records)) for i in range(6))
-        unknown = set(topics) - self.replaced
+        unknown = {out.topic for out in written} - self.replaced
         if unknown:
             raise IllegalStateError(f"upstream task {task.id} wrote to {sorted(unknown)}, which the pipeline does not "
                                     f"replace ({sorted(self.replaced)})")
-        import numpy as np
-        import pyarrow as pa
-        columns = None
-        if not any(headers):   # records with headers (rare) travel as record batches, which carry them
-            try:
-                columns = pa.RecordBatch.from_arrays(
-                    [pa.array(timestamps, pa.int64()), pa.array(keys, pa.binary()), pa.array(values, pa.binary())],
-                    names=["timestamp", "key", "value"])
-            except (pa.ArrowException, TypeError, ValueError, OverflowError):
-                columns = None   # not bytes: the record batch encoder converts or rejects it with its message
-        if columns is None:
-            return [(out.topic, out.partition, offset, out.ends_bytes(), bytes(out.data), topic, part, len(out))
-                    for out in encode_by_partition(records)]
-        places = np.fromiter(partitions, np.int64, len(partitions))
-        single = len(set(topics)) == 1
-        named = np.array(topics, dtype=object) if not single else None
-        rows = []
-        for destination in sorted(set(topics)):
-            mask = None if single else named == destination
-            for p in np.unique(places if mask is None else places[mask]).tolist():
-                chosen = places == p if mask is None else mask & (places == p)
-                part_columns = columns if chosen.all() else columns.take(pa.array(np.flatnonzero(chosen)))
-                rows.append((destination, p, offset, None, _ipc(part_columns), topic, part, part_columns.num_rows))
+        rows = [(out.topic, out.partition, offset, out.ends_bytes(), bytes(out.data), topic, part, len(out))
+                for out in sorted(written, key=lambda out: (out.topic, out.partition))]
+        counts = _COUNTS.pack(task.metrics.processed - processed, task.metrics.dropped - dropped)
+        rows.append((None, part % self.downstream_tasks, offset, b"", counts, topic, part, None))
         return rows
-
-
-def _ipc(columns: Any) -> bytes:
-    import pyarrow as pa
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, columns.schema) as writer:
-        writer.write_batch(columns)
-    return sink.getvalue().to_pybytes()
-
-
-def _from_ipc(data: bytes) -> tuple[list, list, list]:
-    import pyarrow as pa
-    columns = pa.ipc.open_stream(data).read_next_batch()
-    return columns.column(0).to_pylist(), columns.column(1).to_pylist(), columns.column(2).to_pylist()
 
 
 # --------------------------------------------------------------------------------------------- after the shuffle
@@ -292,12 +248,8 @@ class PipelineTaskFunction(SubtopologyTaskFunction):
             for topic, part, ends, data in zip(*(rows[c].tolist() for c in ("topic", "partition", "ends", "data"))):
                 part = int(part)
                 at = batch.task.next_offset(topic, part)   # the virtual partition's next offset (in the snapshot)
-                if ends is None:
-                    timestamps, keys, values = _from_ipc(data)
-                    batch.add_columns(topic, part, at, timestamps, keys, values, itertools.repeat(()))
-                else:
-                    records = RecordBatch.from_bytes(topic, part, data, ends)
-                    batch.add_columns(topic, part, at, *parse_records(records.data, len(records)))
+                records = RecordBatch.from_bytes(topic, part, data, ends)
+                batch.add_columns(topic, part, at, *records.columns())
             frame = frame[~virtual]
         ticks = super()._add_batch(batch, [frame] if len(frame) else [], positions)
         for key in [k for k in positions if k[0] in self.replaced]:

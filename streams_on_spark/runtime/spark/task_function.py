@@ -14,7 +14,7 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 from streams_on_spark.config import STATE_DIR, TaskConfig
 from streams_on_spark.connectors.base import GlobalReader
-from streams_on_spark.record_batch import RecordBatch, parse_records
+from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.spark.clock import SYSTEM_CLOCK, TICK, Clock, WallClock
 from streams_on_spark.runtime.spark.execution import PROCESS_AVAILABLE, BatchExecution, TaskBatch
@@ -116,14 +116,15 @@ class SubtopologyTaskFunction:
 
     def new_task(self, partition: int, snapshot: Optional[bytes], clock: Optional[WallClock] = None,
                  bytes_stores: Optional[dict[str, Any]] = None,
-                 global_stores: Optional[dict[str, Any]] = None) -> StreamTask:
+                 global_stores: Optional[dict[str, Any]] = None, partition_output: bool = False) -> StreamTask:
         """The task for ``partition`` with its saved state (also used to read stores back on the driver);
-        ``bytes_stores`` holds its key-value stores' data where the engine keeps them."""
+        ``bytes_stores`` holds its key-value stores' data where the engine keeps them; ``partition_output``: its
+        output grouped by destination as produced (see :class:`StreamTask`)."""
         clock = clock if clock is not None else self.clock.task_clock()
         if global_stores is None and self.global_reader is not None:
             global_stores = self.global_stores(clock)
         return StreamTask(TaskId(self.subtopology_id, partition), self.spec(), self.topology, self.config,
-                          self.layout.partitions_of, clock, global_stores, bytes_stores, snapshot)
+                          self.layout.partitions_of, clock, global_stores, bytes_stores, snapshot, partition_output)
 
     def global_stores(self, clock: Optional[WallClock] = None) -> dict[str, Any]:
         """The global stores as this process holds them, caught up with the global topics."""
@@ -221,9 +222,7 @@ class SubtopologyTaskFunction:
             run.task = live_tasks.restore(run.local.image(), run.externals, self.run_id)
         if run.task is None:
             run.task = self.new_task(run.partition, saved.snapshot if saved is not None else None, run.clock,
-                                     self.bytes_stores(run.local.stores), global_stores)
-            if self.output.partitioned:
-                run.task.collector.partition_output()
+                                     self.bytes_stores(run.local.stores), global_stores, self.output.partitioned)
         run.processed, run.dropped = run.task.metrics.processed, run.task.metrics.dropped
 
     def _feed(self, run: TaskRun, frames: Iterator[Any]) -> None:
@@ -295,7 +294,7 @@ class SubtopologyTaskFunction:
         for topic, part, offset, ends, data in zip(*(frame[c].tolist() for c in
                                                       ("topic", "partition", "offset", "ends", "data"))):
             records = RecordBatch.from_bytes(topic, int(part), data, ends)
-            timestamps, keys, values, headers = parse_records(records.data, len(records))
+            timestamps, keys, values, headers = records.columns()
             if topic == self.tick_topic:
                 ticks.extend(TICK.unpack(v)[0] for v in values)
             else:

@@ -9,10 +9,12 @@ with the same metrics, stream and partition times and snapshots; a failing user 
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import itertools
 import random
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -33,10 +35,13 @@ from streams_on_spark import (
 )
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.partitioner import partition_for_key
+from streams_on_spark.record_batch import PartitionedRecords
 from streams_on_spark.records import ProducerRecord
 from streams_on_spark.error_handlers import ProductionExceptionHandler, Response
+from streams_on_spark.runtime import local
 from streams_on_spark.runtime.fused import BatchAggregation, FusedChains
 from streams_on_spark.runtime.local import LocalEngine
+from streams_on_spark.runtime.task import StreamTask
 
 
 
@@ -63,10 +68,13 @@ def batch_run(topology, config: dict, inputs: list[ProducerRecord], partitions: 
     does (``RecordCollector.partition_output``), and hand it over as record batches."""
     builder = topology.internal_builder
     task_config = TaskConfig.from_config({**config, "batch.fast.path": fast})
-    engine = LocalEngine(builder, task_config, {t: partitions for t in {r.topic for r in inputs}}, True, 0)
-    if partitioned:
-        for task in engine.tasks.values():
-            task.collector.partition_output()
+    counts = {t: partitions for t in {r.topic for r in inputs}}
+    if partitioned:   # built so, as a Spark task is: its fused forwards' sinks encode into the grouped output
+        with mock.patch.object(local, "StreamTask", functools.partial(StreamTask, partition_output=True)):
+            engine = LocalEngine(builder, task_config, counts, True, 0)
+        assert all(task.collector.buffer.__class__ is PartitionedRecords for task in engine.tasks.values())
+    else:
+        engine = LocalEngine(builder, task_config, counts, True, 0)
     out: list[tuple] = []
     for at in range(0, len(inputs), batch):
         for record in inputs[at:at + batch]:
@@ -405,8 +413,10 @@ def test_which_tasks_take_which_path():
                "org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler"}
     assert kinds(build_topology(golden), handled, inputs, 2) == ["per-record"] * 4
     assert kinds(build_topology(golden), {**config, "batch.fast.path": False}, inputs, 2) == ["per-record"] * 4
-    headers = load("headers-store-persistent-cached")   # a processor writing a headers-aware store: record by record
-    assert kinds(build_topology(headers), dict(headers["config"]), golden_inputs(headers), 2) == ["per-record"] * 2
+    for name in ("headers-store-persistent-cached", "headers-window-store-persistent-cached",
+                 "headers-session-store-persistent-cached"):   # a processor writing a headers-aware store
+        headers = load(name)                                    # runs record by record
+        assert kinds(build_topology(headers), dict(headers["config"]), golden_inputs(headers), 2) == ["per-record"] * 2
 
 
 def sentences(n: int, seed: int) -> list[ProducerRecord]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from streams_on_spark import (
+    AggregationWithHeaders,
     Materialized,
     Processor,
     Serdes,
@@ -13,6 +14,7 @@ from streams_on_spark import (
     TopologyTestDriver,
     ValueAndTimestamp,
     ValueTimestampHeaders,
+    Windowed,
 )
 from streams_on_spark.errors import UnsupportedOperationError
 from streams_on_spark.query import (
@@ -22,8 +24,17 @@ from streams_on_spark.query import (
     StateQueryRequest,
     StoreQueryParameters,
     TimestampedKeyQuery,
+    WindowKeyQuery,
+    WindowRangeQuery,
 )
-from streams_on_spark.state.headers_stores import ValueTimestampHeadersSerde, deserialize_headers, serialize_headers
+from streams_on_spark.state.headers_stores import (
+    AggregationWithHeadersSerde,
+    ValueTimestampHeadersSerde,
+    deserialize_headers,
+    serialize_headers,
+)
+from streams_on_spark.state.stores import InMemoryKeyValueBytesStore
+from streams_on_spark.window import SessionWindow
 
 S = Serdes.String()
 
@@ -104,14 +115,15 @@ def test_the_driver_shows_a_headers_store_with_and_without_headers(driver):
     plain.put("d", "4")
     assert driver.get_timestamped_key_value_store_with_headers("kept").get("d") == ValueTimestampHeaders("4", -1)
     assert [(e.key, e.value) for e in plain.all()] == [("a", "1"), ("b", "2"), ("c", "3"), ("d", "4")]
-    with pytest.raises(ValueError, match="Store kept is a headers-aware key-value store and should be accessed via "
-                                         "`get_timestamped_key_value_store_with_headers\\(\\)`"):
+    with pytest.raises(ValueError, match="Store kept is a key-value store and should be accessed via "
+                                         "`get_key_value_store\\(\\)`"):   # Kafka 4.3.1's text
         driver.get_state_store("kept")
 
 
 def test_the_dsl_refuses_a_headers_aware_supplier_kafka_would_build_a_headers_aware_store_with():
     with pytest.raises(UnsupportedOperationError, match=r"Materialized.as_\(PersistentKeyValueHeadersBytesStoreSupplier"
-                                                      r"\('t'\)\): the DSL's headers-aware stores \(KIP-1285\)"):
+                                                      r"\('t'\)\): Kafka 4.3 builds a headers-aware DSL store over such a "
+                                                      r"supplier, and streams-on-spark does not build"):
         Materialized.as_(Stores.persistent_timestamped_key_value_store_with_headers("t"))
 
 
@@ -142,3 +154,233 @@ def test_interactive_queries_read_a_headers_store_as_kafkas_do(driver):
     assert query(KeyQuery.with_key("a")) == "1"
     assert query(TimestampedKeyQuery.with_key("a")) == ValueAndTimestamp("1", 5)
     assert [(e.key, e.value) for e in query(RangeQuery.with_range("a", "b"))] == [("a", "1"), ("b", "2")]
+
+
+# ----------------------------------------------------------------------------- window and session stores
+
+HEADERS = [("trace", b"t2"), ("empty", None), ("ünï", "çödé".encode())]
+_KAFKA_HEADERS_HEX = "3e060a74726163650474320a656d707479010ac3bc6ec3af0ec3a7c3b664c3a9"
+# Kafka 4.3.1's AggregationWithHeadersSerializer on these aggregations, printed by its own class
+KAFKA_AGGREGATION_BYTES = [
+    (AggregationWithHeaders(3, HEADERS), Serdes.Long(), _KAFKA_HEADERS_HEX + "0000000000000003"),
+    (AggregationWithHeaders(7), Serdes.Long(), "00" + "0000000000000007"),
+    (AggregationWithHeaders("x", HEADERS), S, _KAFKA_HEADERS_HEX + "78"),
+]
+
+
+@pytest.mark.parametrize("aggregation, inner, hex_bytes", KAFKA_AGGREGATION_BYTES)
+def test_session_aggregations_are_kept_in_kafkas_layout_and_read_back(aggregation, inner, hex_bytes):
+    serde = AggregationWithHeadersSerde(inner)
+    assert serde.serialize("t", aggregation).hex() == hex_bytes
+    assert serde.deserialize("t", bytes.fromhex(hex_bytes)) == aggregation
+
+
+def test_aggregation_with_headers_as_kafkas():
+    serde = AggregationWithHeadersSerde(S)
+    assert serde.serialize("t", None) is None   # Kafka's serializer: null for null, and for a null aggregation
+    assert serde.serialize("t", AggregationWithHeaders.make_allow_nullable(None, HEADERS)) is None
+    assert serde.deserialize("t", b"\x00") == AggregationWithHeaders("")
+    assert AggregationWithHeaders.make(None, HEADERS) is None
+    assert AggregationWithHeaders.get_aggregation_or_null(AggregationWithHeaders("a", {"k": "v"})) == "a"
+    assert AggregationWithHeaders("a", {"k": "v"}).headers == (("k", b"v"),)
+
+
+class KeepBoth(Processor):
+    """Keeps each record in the window (size 10) and the session [ts, ts] of its timestamp, with its headers."""
+
+    def init(self, context) -> None:
+        super().init(context)
+        self.windows = context.get_state_store("windows")
+        self.sessions = context.get_state_store("sessions")
+
+    def process(self, record) -> None:
+        self.windows.put(record.key, ValueTimestampHeaders.make(record.value, record.timestamp, record.headers),
+                         record.timestamp // 10 * 10)
+        self.sessions.put(Windowed(record.key, SessionWindow(record.timestamp, record.timestamp)),
+                          AggregationWithHeaders.make(record.value, record.headers))
+
+
+def keeping_both(persistent: bool, cached: bool = False) -> Topology:
+    window_supplier = (Stores.persistent_timestamped_window_store_with_headers("windows", 1000, 10, False)
+                       if persistent else Stores.in_memory_window_store("windows", 1000, 10, False))
+    session_supplier = (Stores.persistent_session_store_with_headers("sessions", 1000) if persistent
+                        else Stores.in_memory_session_store("sessions", 1000))
+    windows = Stores.timestamped_window_store_with_headers_builder(window_supplier, S, S)
+    sessions = Stores.session_store_with_headers_builder(session_supplier, S, S)
+    topology = Topology()
+    topology.add_source("source", "in", key_serde=S, value_serde=S)
+    topology.add_processor("keep", KeepBoth, "source")
+    topology.add_state_store(windows.with_caching_enabled() if cached else windows, "keep")
+    topology.add_state_store(sessions.with_caching_enabled() if cached else sessions, "keep")
+    return topology
+
+
+@pytest.fixture(params=[(False, False), (True, False), (True, True)], ids=["in-memory", "persistent", "cached"])
+def both(request):
+    with TopologyTestDriver(keeping_both(*request.param), {"application.id": "headers"}) as driver:
+        topic = driver.create_input_topic("in", S, S)
+        topic.pipe_input(TestRecord("a", "2", 90, HEADERS))
+        topic.pipe_input(TestRecord("b", "x", 95))
+        yield driver
+
+
+def test_window_and_session_stores_keep_kafkas_bytes(both):
+    windows = both.get_timestamped_window_store_with_headers("windows")
+    sessions = both.get_session_store_with_headers("sessions")
+    for store in (windows, sessions):
+        flush = getattr(store.inner, "flush", None)
+        if flush is not None:   # the record cache writes through to the bytes store on flush
+            flush()
+    window_bytes = getattr(windows.inner, "wrapped", windows.inner).fetch(b"a", 90)
+    assert window_bytes.hex() == KAFKA_BYTES[0][1]   # the ValueTimestampHeadersSerializer layout
+    session_bytes = getattr(sessions.inner, "wrapped", sessions.inner).fetch_session(b"a", 90, 90)
+    assert session_bytes.hex() == _KAFKA_HEADERS_HEX + "32"   # AggregationWithHeadersSerializer of "2"
+
+
+def test_the_driver_shows_a_headers_window_store_with_and_without_headers(both, caplog):
+    assert both.get_timestamped_window_store_with_headers("windows").fetch("a", 90) == ValueTimestampHeaders(
+        "2", 90, HEADERS)
+    timestamped = both.get_timestamped_window_store("windows")
+    assert [(e.key.key, e.value) for e in timestamped.all()] == [("a", ValueAndTimestamp("2", 90)),
+                                                                 ("b", ValueAndTimestamp("x", 95))]
+    timestamped.put("c", ValueAndTimestamp("3", 91), 90)   # written through the view: no headers, as Kafka's facade
+    assert both.get_timestamped_window_store_with_headers("windows").fetch("c", 90) == ValueTimestampHeaders("3", 91)
+    with caplog.at_level("WARNING"):
+        plain = both.get_window_store("windows")
+    assert "Method #get_timestamped_window_store_with_headers() should be used" in caplog.text
+    plain.put("d", "4", 90)
+    assert both.get_timestamped_window_store_with_headers("windows").fetch("d", 90) == ValueTimestampHeaders("4", -1)
+    assert [kv.value for kv in plain.fetch("a", 0, 100)] == ["2"]
+    assert plain.fetch("a", 90) == "2" and plain.fetch("zz", 90) is None
+    with pytest.raises(ValueError, match="Store windows is a window store and should be accessed via "
+                                         "`get_window_store\\(\\)`"):   # Kafka's text: it is a WindowStore
+        both.get_state_store("windows")
+    with pytest.raises(ValueError, match="store windows holds ValueTimestampHeaders values, got ValueAndTimestamp"):
+        both.get_timestamped_window_store_with_headers("windows").put("a", ValueAndTimestamp("v", 1), 90)
+
+
+def test_the_driver_shows_a_headers_session_store_with_and_without_headers(both):
+    assert both.get_session_store_with_headers("sessions").fetch_session("a", 90, 90) == AggregationWithHeaders(
+        "2", HEADERS)
+    plain = both.get_session_store("sessions")
+    assert [(e.key.key, e.value) for e in plain.fetch("a", "b")] == [("a", "2"), ("b", "x")]
+    plain.put(Windowed("c", SessionWindow(92, 93)), "3")   # written through the view: no headers
+    assert both.get_session_store_with_headers("sessions").fetch_session("c", 92, 93) == AggregationWithHeaders("3")
+    assert plain.fetch_session("c", 92, 93) == "3"
+    plain.remove(Windowed("c", SessionWindow(92, 93)))
+    assert plain.fetch_session("c", 92, 93) is None
+    with pytest.raises(ValueError, match="Store sessions is a session store and should be accessed via "
+                                         "`get_session_store\\(\\)`"):
+        both.get_state_store("sessions")
+
+
+def test_stores_without_headers_are_not_headers_stores():
+    topology = Topology()
+    topology.add_source("source", "in", key_serde=S, value_serde=S)
+    topology.add_processor("keep", KeepBoth, "source")
+    topology.add_state_store(Stores.timestamped_window_store_builder(
+        Stores.in_memory_window_store("windows", 1000, 10, False), S, S), "keep")
+    topology.add_state_store(Stores.session_store_builder(Stores.in_memory_session_store("sessions", 1000), S, S),
+                             "keep")
+    with TopologyTestDriver(topology, {"application.id": "plain"}) as driver:
+        assert driver.get_timestamped_window_store_with_headers("windows") is None
+        assert driver.get_session_store_with_headers("sessions") is None
+
+
+def test_headers_window_and_session_suppliers_check_as_kafkas():
+    with pytest.raises(ValueError, match="The retention period of the window store w must be no smaller than its "
+                                         "window size"):
+        Stores.persistent_timestamped_window_store_with_headers("w", 5, 10, False)
+    with pytest.raises(ValueError, match="retentionPeriod cannot be negative"):
+        Stores.persistent_session_store_with_headers("s", -1)
+
+
+def test_an_engine_keeps_headers_window_and_session_stores_where_it_keeps_the_others():   # a local RocksDB on Spark
+    for builder in (
+            Stores.timestamped_window_store_with_headers_builder(
+                Stores.in_memory_window_store("w", 100, 10, False), S, S),
+            Stores.timestamped_window_store_with_headers_builder(
+                Stores.persistent_timestamped_window_store_with_headers("w", 100, 10, False), S, S),
+            Stores.session_store_with_headers_builder(Stores.in_memory_session_store("s", 100), S, S),
+            Stores.session_store_with_headers_builder(Stores.persistent_session_store_with_headers("s", 100), S, S)):
+        assert builder.engine_kept()
+        table = InMemoryKeyValueBytesStore(builder.name)   # what an engine gives: its entries hold Kafka's bytes
+        store = builder.build(builder.bytes_store_over(table))
+        store.init(None)
+        if builder.name == "w":
+            store.put("a", ValueTimestampHeaders("2", 90, HEADERS), 90)
+            expected = KAFKA_BYTES[0][1]
+        else:
+            store.put(Windowed("a", SessionWindow(90, 90)), AggregationWithHeaders("2", HEADERS))
+            expected = _KAFKA_HEADERS_HEX + "32"
+        assert [value.hex() for value in table.entries().values()] == [expected]
+
+
+def test_the_dsl_refuses_headers_aware_window_and_session_suppliers():
+    for supplier in (Stores.persistent_timestamped_window_store_with_headers("w", 100, 10, False),
+                     Stores.persistent_session_store_with_headers("s", 100)):
+        with pytest.raises(UnsupportedOperationError, match=f"Materialized.as_\\({type(supplier).__name__}"):
+            Materialized.as_(supplier)
+
+
+def test_interactive_queries_read_headers_window_and_session_stores_as_kafkas_do(both):
+    def store(name, store_type):
+        return both.store(StoreQueryParameters.from_name_and_type(name, store_type))
+
+    def only(rows):
+        return [(kv.key.key, kv.value) for kv in rows]
+
+    windows_with_headers = store("windows", QueryableStoreTypes.timestamped_window_store_with_headers())
+    assert windows_with_headers.fetch("a", 90) == ValueTimestampHeaders("2", 90, HEADERS)
+    assert only(store("windows", QueryableStoreTypes.timestamped_window_store()).all()) == [
+        ("a", ValueAndTimestamp("2", 90)), ("b", ValueAndTimestamp("x", 95))]
+    assert only(store("windows", QueryableStoreTypes.window_store()).all()) == [("a", "2"), ("b", "x")]
+    sessions_with_headers = store("sessions", QueryableStoreTypes.session_store_with_headers())
+    assert only(sessions_with_headers.fetch("a")) == [("a", AggregationWithHeaders("2", HEADERS))]
+    assert only(store("sessions", QueryableStoreTypes.session_store()).fetch("a")) == [("a", "2")]
+
+    def query(name, q):
+        request = StateQueryRequest.in_store(name).with_query(q)
+        return both.query(request).get_only_partition_result().get_result()
+
+    assert [(kv.key, kv.value) for kv in query("windows", WindowKeyQuery.with_key_and_window_start_range("a", 0, 100))
+            ] == [(90, ValueAndTimestamp("2", 90))]
+    assert only(query("sessions", WindowRangeQuery.with_key("a"))) == [("a", "2")]
+
+
+def test_the_local_rocksdb_and_its_changelog_carry_kafkas_headers_format(tmp_path):   # Spark's task state
+    from streams_on_spark.state.local import LocalTaskStore, apply_changes
+
+    builders = {
+        "w": Stores.timestamped_window_store_with_headers_builder(
+            Stores.persistent_timestamped_window_store_with_headers("w", 1000, 10, False), S, S),
+        "s": Stores.session_store_with_headers_builder(Stores.persistent_session_store_with_headers("s", 1000), S, S),
+        "k": Stores.timestamped_key_value_store_with_headers_builder(
+            Stores.persistent_timestamped_key_value_store_with_headers("k"), S, S)}
+    task_store = LocalTaskStore(str(tmp_path / "task"), builders)
+
+    def stores():
+        built = {name: b.build(b.bytes_store_over(task_store.stores[name])) for name, b in builders.items()}
+        for store in built.values():
+            store.init(None)
+        return built
+
+    written = stores()
+    written["w"].put("a", ValueTimestampHeaders("2", 90, HEADERS), 90)
+    written["s"].put(Windowed("a", SessionWindow(90, 90)), AggregationWithHeaders("2", HEADERS))
+    written["k"].put("a", ValueTimestampHeaders("2", 90, HEADERS))
+    changes = task_store.commit("1")
+    expected = {"w": KAFKA_BYTES[0][1], "s": _KAFKA_HEADERS_HEX + "32", "k": KAFKA_BYTES[0][1]}
+    values = {name: [v.hex() for k, v in entries.items() if k is not None]   # (None: a segmented store's floor)
+              for name, entries in changes.items()}
+    assert values == {name: [hex_bytes] for name, hex_bytes in expected.items()}   # the changelog: Kafka's bytes
+    task_store.close()
+    task_store.open()   # the task's RocksDB read back
+    read = stores()
+    assert read["w"].fetch("a", 90) == ValueTimestampHeaders("2", 90, HEADERS)
+    assert read["s"].fetch_session("a", 90, 90) == AggregationWithHeaders("2", HEADERS)
+    assert read["k"].get("a") == ValueTimestampHeaders("2", 90, HEADERS)
+    task_store.close()
+    rebuilt = {name: InMemoryKeyValueBytesStore(name) for name in builders}   # rebuilt from the changelog
+    apply_changes([changes], rebuilt)
+    assert [v.hex() for v in rebuilt["k"].entries().values()] == [expected["k"]]

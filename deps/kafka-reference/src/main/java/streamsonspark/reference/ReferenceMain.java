@@ -323,7 +323,9 @@ public final class ReferenceMain {
             case "timestamped-kv-headers": return driver.getTimestampedKeyValueStoreWithHeaders(store);
             case "window": return driver.getWindowStore(store);
             case "timestamped-window": return driver.getTimestampedWindowStore(store);
+            case "timestamped-window-headers": return driver.getTimestampedWindowStoreWithHeaders(store);
             case "session": return driver.getSessionStore(store);
+            case "session-headers": return driver.getSessionStoreWithHeaders(store);
             case "versioned": return driver.getVersionedKeyValueStore(store);
             default: throw new IllegalArgumentException("unknown accessor " + accessor);
         }

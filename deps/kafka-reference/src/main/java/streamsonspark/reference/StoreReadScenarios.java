@@ -28,6 +28,7 @@ import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.AggregationWithHeaders;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
@@ -175,6 +176,10 @@ final class StoreReadScenarios {
         if (o instanceof ValueTimestampHeaders) {
             final ValueTimestampHeaders<Object> v = (ValueTimestampHeaders<Object>) o;
             return listOf(encode(v.value()), v.timestamp(), ReferenceMain.headers(v.headers()));
+        }
+        if (o instanceof AggregationWithHeaders) {
+            final AggregationWithHeaders<Object> v = (AggregationWithHeaders<Object>) o;
+            return listOf(encode(v.aggregation()), ReferenceMain.headers(v.headers()));
         }
         if (o instanceof VersionedRecord) {
             final VersionedRecord<Object> v = (VersionedRecord<Object>) o;

@@ -31,7 +31,7 @@ from streams_on_spark import (Consumed, Grouped, KafkaStreams, Materialized, Pro
                               TimeWindows)
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.connectors.embedded_source import register
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.runtime.spark import local_session
 
 log = logging.getLogger("bench.spark_engine")

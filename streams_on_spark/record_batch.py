@@ -23,7 +23,7 @@ import sys
 from array import array
 from typing import Any, Iterable, Optional, Union
 
-from streams_on_spark.connectors.records import Headers, ProducerRecord
+from streams_on_spark.records import Headers, ProducerRecord
 
 __all__ = ["RecordBatch", "PartitionedRecords", "parse_records", "encode_by_partition", "merge_by_stream_time",
            "ORDER_KEY"]

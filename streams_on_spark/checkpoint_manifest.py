@@ -1,8 +1,8 @@
 """The checkpoint remembers what wrote it: ``topology.json`` beside an application's subtopology checkpoints.
 
 It holds the topology's ``describe()`` text, the partition count of every topic it reads, ``topology.optimization``,
-``dsl.store.format``, the task snapshot format, the library version, which checkpoint directory each subtopology uses, and the repartition
-topics that pipeline mode (``pipeline.mode``) replaced by Spark's shuffle. On restart
+``dsl.store.format``, the task snapshot format, the library version, which checkpoint directory each subtopology
+uses, and the repartition topics that pipeline mode (``pipeline.mode``) replaced by Spark's shuffle. On restart
 :func:`plan_restart` compares the new topology with it (:func:`streams_on_spark.upgrade.check_upgrade`): unsafe
 findings stop the start with a :class:`TopologyException` naming them and the ways out, unless
 ``upgrade.allow.unsafe=true``. Subtopologies are matched to their old checkpoints by what they read (their source
@@ -23,7 +23,13 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import Any, Collection, Mapping, Optional, Union
 
-from streams_on_spark.config import DSL_STORE_FORMAT, PIPELINE_MODE, TOPOLOGY_OPTIMIZATION, UPGRADE_ALLOW_UNSAFE
+from streams_on_spark.config import (
+    DSL_STORE_FORMAT,
+    PIPELINE_MODE,
+    TOPOLOGY_OPTIMIZATION,
+    UPGRADE_ALLOW_UNSAFE,
+    StreamsConfig,
+)
 from streams_on_spark.errors import TopologyException
 from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
 from streams_on_spark.topology.description import TopologyDescription
@@ -102,7 +108,7 @@ def write_manifest(location: Union[CheckpointLocation, str], manifest: Checkpoin
 
 
 def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDescription,
-                 partitions: Mapping[str, int], config: Mapping[str, Any], snapshot_format: int,
+                 partitions: Mapping[str, int], config: StreamsConfig, snapshot_format: int,
                  existing: frozenset[str] = frozenset(), *,
                  readable_formats: Collection[int] = (), pipelined: Collection[str] = (),
                  windows: Optional[Mapping[str, Any]] = None) -> CheckpointManifest:
@@ -112,8 +118,8 @@ def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDe
     ``pipelined`` the repartition topics pipeline mode replaces in this run (see :func:`_check_pipelined`);
     ``windows`` the topology's windows (:func:`streams_on_spark.upgrade.windows_of`), checked against the previous
     run's. Raises :class:`TopologyException` on an unsafe change unless allowed."""
-    optimization = str(config.get(TOPOLOGY_OPTIMIZATION, "none"))
-    store_format = str(config.get(DSL_STORE_FORMAT) or "DEFAULT").upper()
+    optimization = config.get(TOPOLOGY_OPTIMIZATION)
+    store_format = str(config.get(DSL_STORE_FORMAT)).upper()
     subtopologies = [s.id for s in description.subtopologies]
     if previous is None:
         if existing:
@@ -136,7 +142,7 @@ def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDe
                               store_format)
 
 
-def _check_pipelined(previous: CheckpointManifest, pipelined: frozenset[str], config: Mapping[str, Any]) -> None:
+def _check_pipelined(previous: CheckpointManifest, pipelined: frozenset[str], config: StreamsConfig) -> None:
     """Refuse a run whose queries read other topics than the checkpoints' did: pipeline mode switched on or off, or
     a topology change that makes a subtopology run before another's shuffle (or stop doing so). A fused query's
     checkpoint holds the upstream's source offsets and no position in the repartition topic, and the default
@@ -144,7 +150,7 @@ def _check_pipelined(previous: CheckpointManifest, pipelined: frozenset[str], co
     before = frozenset(previous.pipelined)
     if before == pipelined:
         return
-    mode = str(config.get(PIPELINE_MODE, "false")).strip().lower() == "true"
+    mode = config.get(PIPELINE_MODE)
     if not before:
         change = ("pipeline.mode=true would replace the repartition topics " + ", ".join(sorted(pipelined))
                   + " by Spark's shuffle, but the checkpoints were written with them as topics")
@@ -174,7 +180,7 @@ def _check_snapshot_format(previous: CheckpointManifest, snapshot_format: int, r
                "application"))
 
 
-def _refuse_unsafe(report: UpgradeReport, config: Mapping[str, Any]) -> None:
+def _refuse_unsafe(report: UpgradeReport, config: StreamsConfig) -> None:
     """Refuse what loses state on Spark: unsafe findings, and those needing a restore (a store whose state moves to
     another subtopology: Kafka rebuilds it from its changelog; here it lives in the old subtopology's checkpoint)."""
     for finding in report.findings:
@@ -183,7 +189,7 @@ def _refuse_unsafe(report: UpgradeReport, config: Mapping[str, Any]) -> None:
     blocking = [f for f in report.findings if f.severity in ("unsafe", "restore") and f.rule not in HANDLED_HERE]
     if not blocking:
         return
-    if str(config.get(UPGRADE_ALLOW_UNSAFE, "false")).strip().lower() == "true":
+    if config.get(UPGRADE_ALLOW_UNSAFE):
         log.warning("starting despite a topology change that loses state (%s=true): %s", UPGRADE_ALLOW_UNSAFE,
                     ", ".join(sorted({f.subject for f in blocking})))
         return

@@ -52,6 +52,9 @@ UPGRADE_ALLOW_UNSAFE = "upgrade.allow.unsafe"
 BATCH_FAST_PATH = "batch.fast.path"
 PIPELINE_MODE = "pipeline.mode"
 INTERACTIVE_QUERIES = "interactive.queries"
+APPLICATION_SERVER = "application.server"
+REPLICATION_FACTOR = "replication.factor"
+DEFAULT_API_TIMEOUT_MS = "default.api.timeout.ms"
 
 log = logging.getLogger(__name__)
 
@@ -344,7 +347,7 @@ STREAMS_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
     ConfigKey(PRODUCTION_EXCEPTION_HANDLER, CLASS,
               effect="A sink record that cannot be serialized: see Error handling."),
     ConfigKey("task.assignor.class", STRING, instead=_SPARK_SCHEDULES),
-    ConfigKey("replication.factor", INT, -1,
+    ConfigKey(REPLICATION_FACTOR, INT, -1,
               effect="The replication factor of the topics the application creates on Kafka (repartition and "
                      "foreign-key topics); -1: the broker's `default.replication.factor`."),
     ConfigKey("security.protocol", STRING, "PLAINTEXT",
@@ -359,7 +362,7 @@ STREAMS_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
               instead=_SPARK_SCHEDULES),
     ConfigKey("allow.os.group.write.access", BOOLEAN, False,
               instead="the local stores' directories get the executor process's default permissions"),
-    ConfigKey("application.server", STRING, "",
+    ConfigKey(APPLICATION_SERVER, STRING, "",
               effect="`host:port` of this instance: the host `query_metadata_for_key()` names (see Querying state)."),
     ConfigKey("buffered.records.per.partition", INT, 1000,
               instead="a task processes the whole micro-batch Spark's source gives it"),
@@ -457,6 +460,10 @@ LIBRARY_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
               effect="`true` keeps a copy of every task's stores on the driver, fed with each micro-batch's store "
                      "changes, so `KafkaStreams.store()`/`query()` answer without a Spark job (see Querying state); "
                      "it holds the whole state in the driver's memory."),
+    # a client key (AdminClientConfig's, default 60 s there): the library's own admin calls wait 10 s unless set
+    ConfigKey(DEFAULT_API_TIMEOUT_MS, INT, 10_000, _AT_LEAST_0,
+              effect="How long the library's Kafka admin calls (listing, creating and deleting topics, the consumer "
+                     "group's offsets) wait for the brokers; when set, also handed to the Kafka clients."),
 )
 # Kafka 4.3.1's ConsumerConfig, ProducerConfig and AdminClientConfig names that StreamsConfig does not define itself
 # (ssl.*, sasl.* and security.* are known by prefix): StreamsConfig hands these to its clients
@@ -626,9 +633,18 @@ class TaskConfig:
     batch_fast_path: bool = True
     # dsl.store.format=HEADERS: the DSL's stores over the default suppliers are built headers-aware (Kafka 4.3)
     dsl_headers_stores: bool = False
-    # everything the application was configured with, for ``ProcessorContext.app_configs()``; never printed, as it
-    # may hold client secrets
-    app_configs: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # the application config, typed (its originals are ``ProcessorContext.app_configs()``); never printed, as it may
+    # hold client secrets. None: made from the application id alone
+    streams_config: Optional["StreamsConfig"] = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.streams_config is None:
+            object.__setattr__(self, "streams_config", StreamsConfig({APPLICATION_ID: self.application_id}))
+
+    @property
+    def app_configs(self) -> Mapping[str, Any]:
+        """Everything the application was configured with (Kafka's ``StreamsConfig.originals()``)."""
+        return self.streams_config.originals   # type: ignore[union-attr]
 
     @staticmethod
     def from_config(config: Optional[Mapping[str, Any]], default_app_id: Optional[str] = None, *,
@@ -646,7 +662,7 @@ class TaskConfig:
                           timestamp_extractor(config.get(DEFAULT_TIMESTAMP_EXTRACTOR)),
                           streams_config.get(MAX_TASK_IDLE_MS), streams_config.get(cache_key), commit_every_record,
                           streams_config.get(PROCESSING_GUARANTEE), streams_config.get(BATCH_FAST_PATH),
-                          streams_config.get(DSL_STORE_FORMAT).upper() == "HEADERS", dict(config))
+                          streams_config.get(DSL_STORE_FORMAT).upper() == "HEADERS", streams_config)
 
     @property
     def exactly_once(self) -> bool:

@@ -231,6 +231,7 @@ class BatchAggregation:
                 continue
             consumed[queue] = consumed.get(queue, 0) + index - taken
             break
+        _written_by(store, consumed)
         _consume(task, consumed, index)
         ctx = task.context
         ctx.current = self.node
@@ -363,6 +364,7 @@ class BatchAggregation:
             entries[kb] = _Entry(_TS.pack(ts) + vser(topic, agg), wts, wheaders, held, (key, agg, ts))
         cache_store._dirty = dict.fromkeys(dirty)
         task_cache.size = size
+        _written_by(store, consumed)
         _consume(task, consumed, processed)
 
     def _put(self, store: Any, key: Any, agg: Any, ts: int) -> None:
@@ -493,6 +495,18 @@ def _entry_sizer(store: Any) -> Callable[[bytes, Any], Optional[int]]:
         raw = vser(topic, agg)
         return None if raw is None else len(kb) + 8 + len(raw) + ENTRY_OVERHEAD_BYTES
     return size
+
+
+def _written_by(store: Any, consumed: dict[Any, int]) -> None:
+    """The store's position after an aggregation folded ``consumed`` (queue -> how many from its head): per queue,
+    the offset of the last of them it did not drop (each of those is a write on the per-record path)."""
+    for queue, count in consumed.items():
+        records = queue.records
+        for i in range(count - 1, -1, -1):
+            record = records[i]
+            if record[2] is not None and record[3] is not None:
+                store.position_offsets[queue.topic_partition] = record[1]
+                break
 
 
 def _consume(task: Any, consumed: dict[Any, int], processed: int) -> None:

@@ -40,6 +40,7 @@ class GlobalTask:
         for spec in topology.global_stores():
             store = topology.global_state_builders[spec.store_name].build()
             context = TaskContext(_GlobalState(spec.id, config, spec.store_name, store, wall_clock))
+            context.tracks_store_positions = False   # IQv2 does not query global stores (no positions kept)
             store.init(context)
             self.stores[spec.store_name] = store
             processor = spec.processor.supplier()

@@ -95,7 +95,8 @@ def batch_run(topology, config: dict, inputs: list[ProducerRecord], partitions: 
     fused = sum(isinstance(task._fused, (FusedChains, BatchAggregation)) for task in engine.tasks.values())
     state = {str(tid): (task.metrics.processed, task.metrics.dropped, task.stream_time,
                         sorted((k, q.partition_time, q.next_offset) for k, q in task._queues.items()),
-                        task.snapshot(), cache_contents(task)) for tid, task in sorted(engine.tasks.items())}
+                        task.snapshot(), cache_contents(task), task.state.positions())
+             for tid, task in sorted(engine.tasks.items())}
     return out, state, fused
 
 
@@ -471,6 +472,26 @@ def test_aggregations_folded_per_key_give_the_same_even_where_the_cache_evicts(t
     inputs = sentences(600, seed=batch + partitions)
     fused = assert_same(topology, config, inputs, partitions, batch)
     assert (fused > 0) == (cache_bytes > 0)
+
+
+@pytest.mark.parametrize("cache_bytes", [300, 10 * 1024 * 1024])
+def test_a_folded_aggregation_leaves_the_stores_position_the_per_record_path_leaves(cache_bytes):
+    """A store's position (what an interactive query's bound is checked against): per input partition, the offset of
+    the last record that wrote it, also where a batch ends with records the aggregation dropped (null keys)."""
+    config = {"application.id": "agg", "statestore.cache.max.bytes": cache_bytes}
+    inputs = sentences(300, seed=3) + [ProducerRecord("left", 0, 999, None, b"dropped", ())]
+    slow_out, slow_state, _ = batch_run(two_topic_count(), config, inputs, 1, False, 1000)
+    fast_out, fast_state, fused = batch_run(two_topic_count(), config, inputs, 1, True, 1000)
+    assert fused and fast_state == slow_state
+    positions = fast_state["0_0"][-1]
+    left = [i for i, r in enumerate(r for r in inputs if r.topic == "left")]
+    last_written_left = max(i for i, r in enumerate(r for r in inputs if r.topic == "left")
+                            if r.key is not None and r.value is not None)
+    assert last_written_left < left[-1]   # the dropped record is not in the position
+    assert positions == {"KSTREAM-AGGREGATE-STATE-STORE-0000000001": {
+        ("left", 0): last_written_left,
+        ("right", 0): max(i for i, r in enumerate(r for r in inputs if r.topic == "right")
+                          if r.key is not None and r.value is not None)}}
 
 
 def test_a_failing_aggregator_fails_the_task_as_the_per_record_path_does():

@@ -50,6 +50,8 @@ UPGRADE_ALLOW_UNSAFE = "upgrade.allow.unsafe"
 BATCH_FAST_PATH = "batch.fast.path"
 PIPELINE_MODE = "pipeline.mode"
 INTERACTIVE_QUERIES = "interactive.queries"
+BROKER_WATCH_STALLED_MS = "broker.watch.stalled.ms"
+BROKER_WATCH_INTERVAL_MS = "broker.watch.interval.ms"
 
 log = logging.getLogger(__name__)
 
@@ -454,6 +456,14 @@ LIBRARY_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
               effect="`true` keeps a copy of every task's stores on the driver, fed with each micro-batch's store "
                      "changes, so `KafkaStreams.store()`/`query()` answer without a Spark job (see Querying state); "
                      "it holds the whole state in the driver's memory."),
+    ConfigKey(BROKER_WATCH_STALLED_MS, LONG, 5000, Range(1),
+              effect="With Kafka on Spark: after this long without progress of any query (a batch, or an idle "
+                     "query's no-data report, every 10 s by Spark's default), the broker watch tries to reach "
+                     "`bootstrap.servers` and says once that Kafka is unreachable (and once that it is back): Spark's "
+                     "Kafka source waits without a word."),
+    ConfigKey(BROKER_WATCH_INTERVAL_MS, LONG, 1000, Range(1),
+              effect="How often the broker watch looks whether the queries stalled (and, while they do or an outage "
+                     "is being reported, tries the brokers)."),
 )
 # Kafka 4.3.1's ConsumerConfig, ProducerConfig and AdminClientConfig names that StreamsConfig does not define itself
 # (ssl.*, sasl.* and security.* are known by prefix): StreamsConfig hands these to its clients

@@ -29,6 +29,8 @@ from streams_on_spark.checkpoint_manifest import CheckpointManifest, plan_restar
 from streams_on_spark.config import (
     APPLICATION_ID,
     BOOTSTRAP_SERVERS,
+    BROKER_WATCH_INTERVAL_MS,
+    BROKER_WATCH_STALLED_MS,
     CHECKPOINT_LOCATION,
     EMBEDDED_TOPICS_DIR,
     INTERACTIVE_QUERIES,
@@ -63,9 +65,6 @@ CLIENT_KEYS = {"client.id", "client.dns.lookup", "request.timeout.ms", "default.
                "fetch.max.wait.ms", *PRODUCER_CONFIG_NAMES}
 
 
-# no micro-batch for this long: the broker watch tries to reach the brokers (Spark's Kafka source says nothing while
-# it waits for one; an idle query still reports progress every 10 s, spark.sql.streaming.noDataProgressEventInterval)
-STALLED_AFTER_S = 5.0
 
 
 class State(enum.Enum):
@@ -235,13 +234,19 @@ class KafkaStreams:
             raise
         self._set_state(State.RUNNING)
         if kafka:   # Spark's Kafka source waits for a broker that went away without a word: say it (once)
-            runtime = self._runtime
-            self._broker_watch = BrokerWatch(str(self._config[BOOTSTRAP_SERVERS]),
-                                             lambda: runtime.stalled(STALLED_AFTER_S)).start()
+            self._broker_watch = self._start_broker_watch(self._runtime)
         self._close_on_signals()
         atexit.register(_close_at_exit, weakref.ref(self))
         log.info("application %s running %d subtopology queries (%s), checkpoints in %s", self.application_id,
                  len(self._runtime.queries), self._task_config.processing_guarantee, self.checkpoint_location)
+
+    def _start_broker_watch(self, runtime: Any) -> BrokerWatch:
+        """The broker watch over ``runtime``'s queries, with the timings of ``broker.watch.stalled.ms`` and
+        ``broker.watch.interval.ms`` (validated with the config)."""
+        config = StreamsConfig(self._config)
+        stalled_after_s = config.get(BROKER_WATCH_STALLED_MS) / 1000
+        return BrokerWatch(str(self._config[BOOTSTRAP_SERVERS]), lambda: runtime.stalled(stalled_after_s),
+                           config.get(BROKER_WATCH_INTERVAL_MS) / 1000).start()
 
     def _check_checkpoints(self, planner: TopicPlanner) -> CheckpointManifest:
         """Compare the topology with the one the checkpoints were written for, refusing an unsafe change: the

@@ -57,10 +57,16 @@ class TaskCache:
 
 
 class _Entry:
-    __slots__ = ("value", "timestamp", "headers", "size", "typed")
+    """A cached write: the value, the writer's timestamp and headers, its size, the writer's objects (``typed``), and
+    where the writer came from (``queue``, ``offset``: the task context's, None in a punctuation), which a flush
+    restores, as Kafka's does the entry's record context."""
 
-    def __init__(self, value: Optional[bytes], timestamp: int, headers: Any, size: int, typed: Any) -> None:
+    __slots__ = ("value", "timestamp", "headers", "size", "typed", "queue", "offset")
+
+    def __init__(self, value: Optional[bytes], timestamp: int, headers: Any, size: int, typed: Any,
+                 queue: Any = None, offset: int = -1) -> None:
         self.value, self.timestamp, self.headers, self.size, self.typed = value, timestamp, headers, size, typed
+        self.queue, self.offset = queue, offset
 
 
 class CachingBytesStore(ABC):
@@ -137,10 +143,12 @@ class CachingBytesStore(ABC):
         old = entries.pop(cache_key, None)
         if old is not None:
             cache.size -= old.size
+        context = self._context
         if record is None:
-            entries[cache_key] = _Entry(value, -1, (), size, typed)
+            entries[cache_key] = _Entry(value, -1, (), size, typed, context.queue, context.offset)
         else:
-            entries[cache_key] = _Entry(value, record.timestamp, record.headers, size, typed)
+            entries[cache_key] = _Entry(value, record.timestamp, record.headers, size, typed, context.queue,
+                                        context.offset)
         cache.size += size
         dirty = self._dirty
         if cache_key in dirty:
@@ -190,12 +198,22 @@ class CachingBytesStore(ABC):
             dirty = {first: None, **dirty}
         entries = self._entries
         deleted = []
-        for cache_key in dirty:
-            entry = entries[cache_key]
-            typed, entry.typed = entry.typed, None   # clean now; reads deserialize the bytes again
-            if entry.value is None:
-                deleted.append(cache_key)
-            self._flush_entry(cache_key, entry.value, typed, entry.timestamp, entry.headers)
+        # each entry is forwarded from where its writer came from (Kafka restores the entry's record context): what
+        # a store written downstream adds to its position; an entry without one (a punctuation's) keeps the caller's
+        context = self._context
+        caller = context.queue, context.offset
+        try:
+            for cache_key in dirty:
+                entry = entries[cache_key]
+                typed, entry.typed = entry.typed, None   # clean now; reads deserialize the bytes again
+                if entry.value is None:
+                    deleted.append(cache_key)
+                if entry.queue is not None:
+                    context.queue, context.offset = entry.queue, entry.offset
+                self._flush_entry(cache_key, entry.value, typed, entry.timestamp, entry.headers)
+                context.queue, context.offset = caller
+        finally:
+            context.queue, context.offset = caller
         for cache_key in deleted:
             if cache_key not in self._dirty:   # Kafka's NamedCache drops flushed deletes
                 self._drop(cache_key)

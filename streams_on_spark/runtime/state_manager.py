@@ -67,8 +67,9 @@ class ProcessorStateManager:
         return out
 
     def positions(self) -> dict[str, dict[tuple[str, int], int]]:
-        """Each written store's position: (topic, partition) -> the offset of the last record that wrote it."""
-        return {name: dict(store.position_offsets) for name, store in self.stores.items()
+        """Each written store's position: (topic, partition) -> the offset of the last record that wrote it (sorted: the
+        snapshot's bytes do not depend on the order the partitions first wrote)."""
+        return {name: dict(sorted(store.position_offsets.items())) for name, store in self.stores.items()
                 if getattr(store, "position_offsets", None)}
 
     def restore(self, entries: Mapping[str, Any],

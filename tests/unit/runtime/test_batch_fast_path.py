@@ -494,6 +494,31 @@ def test_a_folded_aggregation_leaves_the_stores_position_the_per_record_path_lea
                           if r.key is not None and r.value is not None)}}
 
 
+def count_then_table():
+    """A table materialized below a cached count: written while the count's cache flushes at the commit."""
+    builder = StreamsBuilder()
+    builder.stream(["left", "right"], Consumed.with_(S, S)).group_by_key().count().filter(
+        lambda k, v: v % 2 == 0, Materialized.as_("even").with_key_serde(S).with_value_serde(L))
+    return builder.build()
+
+
+@pytest.mark.parametrize("cache_bytes", [300, 10 * 1024 * 1024])
+@pytest.mark.parametrize("batch", [9, 1000])
+def test_a_store_written_by_a_cache_flush_takes_each_entrys_writer_into_its_position(cache_bytes, batch):
+    """Kafka's flush restores each cached entry's record context: a store written below it (here at a micro-batch's
+    commit, where no record is in process) has the positions of the records that wrote the entries, on both paths."""
+    config = {"application.id": "agg", "statestore.cache.max.bytes": cache_bytes}
+    inputs = sentences(300, seed=5)
+    slow_out, slow_state, _ = batch_run(count_then_table(), config, inputs, 1, False, batch)
+    fast_out, fast_state, fused = batch_run(count_then_table(), config, inputs, 1, True, batch)
+    assert fused and fast_state == slow_state
+    even = fast_state["0_0"][-1]["even"]
+    # without each entry's writer restored the table would have no position at all (no record is in process at the
+    # commit); with 9 records a batch both topics' records are the last writers of some key when the cache flushes
+    assert even and set(even) <= {("left", 0), ("right", 0)}
+    assert batch != 9 or set(even) == {("left", 0), ("right", 0)}
+
+
 def test_a_failing_aggregator_fails_the_task_as_the_per_record_path_does():
     builder = StreamsBuilder()
     (builder.stream("left", Consumed.with_(S, S)).group_by_key()

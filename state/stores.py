@@ -14,7 +14,13 @@ from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
 
 from streams_on_spark.errors import IllegalStateError, StreamsException, UnsupportedOperationError
 from streams_on_spark.keyvalue import KeyValue
-from streams_on_spark.state.caching import CachingBytesStore, CachingKeyValueBytesStore, FlushListener
+from streams_on_spark.state.caching import (
+    CachingBytesStore,
+    CachingKeyValueBytesStore,
+    FlushListener,
+    NoRecordInProcess,
+    record_context,
+)
 
 log = logging.getLogger(__name__)
 
@@ -212,21 +218,13 @@ def raise_written_while_scanning(store: str) -> None:
                             "snapshot: finish it first, or read a snapshot with range()")
 
 
-class _NoRecordInProcess:
-    """The record context of a store outside a stream task (a global store's, a test's): no position to keep."""
-
-    queue = None
-    offset = -1
-
-
 class SerdeStore(StateStore):
     """Serde handling shared by every typed store: default serdes from the task, key-bytes cache, clear errors; and
     the store's position (Kafka's ``Position`` of a store: what its writes reflect)."""
 
     inner: Any
-    # the task context whose record in process a write adds to the position (``queue``: its RecordQueue, None in a
-    # punctuation; ``offset``); a stream task's context says so with ``tracks_store_positions``
-    _record_context: Any = _NoRecordInProcess
+    # where a write reads the record in process, which it adds to the position (caching.record_context)
+    _record_context: Any = NoRecordInProcess
 
     def _init_serdes(self, inner: Any, key_serde: Any, value_serde: Any) -> None:
         self.name = inner.name
@@ -256,8 +254,7 @@ class SerdeStore(StateStore):
             self.value_serde = getattr(context, "default_value_serde", None)
         app_id = getattr(context, "application_id", None)
         self._topic = f"{app_id}-{self.name}-changelog" if app_id else self.name
-        if getattr(context, "tracks_store_positions", False):
-            self._record_context = context
+        self._record_context = record_context(context)
         if hasattr(self.inner, "metrics"):
             self.inner.metrics = getattr(context, "metrics", None)
 

@@ -47,7 +47,7 @@ from pathlib import Path
 
 from streams_on_spark import (Consumed, Grouped, Materialized, Produced, Serdes, StreamsBuilder,
                               TopologyTestDriverBuilder)
-from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.partitioner import partition_for_key
 
 log = logging.getLogger("bench.driver_throughput")
 

@@ -58,7 +58,7 @@ def bootstrap_address(given: str | None) -> str:
 
 def make_batches(topic: str, records: int, batch_records: int):
     """``records`` word-count-like records over PARTITIONS partitions, in batches of at most ``batch_records``."""
-    from streams_on_spark.connectors.record_batch import RecordBatch
+    from streams_on_spark.record_batch import RecordBatch
     words = [f"w{i}".ljust(10, "_").encode() for i in range(5000)]
     pack = struct.Struct(">q").pack
     per_partition = [records // PARTITIONS + (1 if p < records % PARTITIONS else 0) for p in range(PARTITIONS)]
@@ -77,7 +77,7 @@ def make_batches(topic: str, records: int, batch_records: int):
 
 def retarget(batches, topic: str):
     """The same encoded batches, bound for ``topic``."""
-    from streams_on_spark.connectors.record_batch import RecordBatch
+    from streams_on_spark.record_batch import RecordBatch
     return [RecordBatch(topic, b.partition, b.data, b.ends) for b in batches]
 
 
@@ -146,7 +146,7 @@ def raw_writer(bootstrap: str):
     from confluent_kafka import Producer
 
     from streams_on_spark.connectors.kafka_producer import PRODUCER_DEFAULTS
-    from streams_on_spark.connectors.record_batch import parse_records
+    from streams_on_spark.record_batch import parse_records
     producer = Producer({**PRODUCER_DEFAULTS, "bootstrap.servers": bootstrap, "client.id": "kpbench-raw"})
 
     def write(batches):

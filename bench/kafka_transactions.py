@@ -43,7 +43,7 @@ def bootstrap_address(given: str | None) -> str:
 
 def main() -> None:
     from streams_on_spark.connectors.kafka import KafkaConnector
-    from streams_on_spark.connectors.record_batch import RecordBatch
+    from streams_on_spark.record_batch import RecordBatch
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", default="100,10000", help="records per batch write, comma-separated")
     parser.add_argument("--batches", type=int, default=50)

@@ -114,7 +114,7 @@ class EmbeddedIO:
         self._positions = {t: list(self.topics.end_offsets(t)) for t in (repartition, self.output)}
 
     def send(self, partition: int, timestamp: int, sentence: str) -> None:
-        from streams_on_spark.connectors.records import ProducerRecord
+        from streams_on_spark.records import ProducerRecord
         self.topics.append([ProducerRecord(self.input, partition, timestamp, None, sentence.encode(), ())])
 
     def poll(self) -> tuple[int, list[tuple[bytes, bytes]]]:

@@ -110,8 +110,8 @@ def on_spark(keys: int, queries: int) -> None:
 
     from streams_on_spark import KafkaStreams
     from streams_on_spark.connectors.embedded import EmbeddedTopics
-    from streams_on_spark.connectors.partitioner import partition_for_key
-    from streams_on_spark.connectors.records import ProducerRecord
+    from streams_on_spark.partitioner import partition_for_key
+    from streams_on_spark.records import ProducerRecord
     root = tempfile.mkdtemp(prefix="query-latency-")
     topics = EmbeddedTopics(os.path.join(root, "topics"))
     topics.create_topic("events", 4)

@@ -78,7 +78,7 @@ def app_main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from streams_on_spark import KafkaStreams
     from streams_on_spark.connectors.embedded import EmbeddedTopics
-    from streams_on_spark.connectors.records import ProducerRecord
+    from streams_on_spark.records import ProducerRecord
     from streams_on_spark.runtime.spark import application_session
     bench = load("bench_spark_engine", ROOT / "bench" / "spark_engine.py")
     import streams_on_spark

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
-from streams_on_spark.connectors.record_batch import RecordBatch
-from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
+from streams_on_spark.record_batch import RecordBatch
+from streams_on_spark.records import ConsumerRecord, ProducerRecord
 
 __all__ = ["Connector", "TopicWriter", "GlobalReader"]
 

@@ -23,7 +23,7 @@ On-disk format (version 1; all integers little-endian)::
                                           table that records it
 
     <p>.log holds partition p's records in the layout of
-    :class:`~streams_on_spark.connectors.record_batch.RecordBatch` (timestamp, key, value, headers per
+    :class:`~streams_on_spark.record_batch.RecordBatch` (timestamp, key, value, headers per
     record); <p>.index holds its ends.
 
 Consistency: writers hold the topic's flock, write a partition's records to ``.log`` first and
@@ -56,8 +56,8 @@ from itertools import repeat
 from typing import Any, Iterable, Mapping, Optional, Union
 
 from streams_on_spark.files import replace_file
-from streams_on_spark.connectors.record_batch import BIG_ENDIAN, RecordBatch, parse_records
-from streams_on_spark.connectors.records import ConsumerRecord, Headers, ProducerRecord
+from streams_on_spark.record_batch import BIG_ENDIAN, RecordBatch, parse_records
+from streams_on_spark.records import ConsumerRecord, Headers, ProducerRecord
 
 __all__ = ["EmbeddedTopics", "validate_topic_name"]
 

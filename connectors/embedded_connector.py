@@ -11,8 +11,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.connectors.embedded_source import register
-from streams_on_spark.connectors.record_batch import RecordBatch
-from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
+from streams_on_spark.record_batch import RecordBatch
+from streams_on_spark.records import ConsumerRecord, ProducerRecord
 
 __all__ = ["EmbeddedTopicsConnector", "EmbeddedTopicWriter", "EmbeddedGlobalReader"]
 

@@ -30,8 +30,8 @@ except ImportError:  # pragma: no cover - older pyspark
         """Stand-in for pyspark's SupportsTriggerAvailableNow on versions that lack it."""
 
 from streams_on_spark.connectors.embedded import EmbeddedTopics
-from streams_on_spark.connectors.record_batch import RecordBatch
-from streams_on_spark.connectors.records import Headers
+from streams_on_spark.record_batch import RecordBatch
+from streams_on_spark.records import Headers
 
 __all__ = [
     "EmbeddedTopicsDataSource",

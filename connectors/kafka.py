@@ -46,8 +46,8 @@ from streams_on_spark.connectors.kafka_producer import (
     KafkaWriterSpec,
     producer_settings,
 )
-from streams_on_spark.connectors.record_batch import RecordBatch, encode_by_partition
-from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
+from streams_on_spark.record_batch import RecordBatch, encode_by_partition
+from streams_on_spark.records import ConsumerRecord, ProducerRecord
 from streams_on_spark.errors import StreamsException
 
 __all__ = ["KafkaConnector", "KafkaTopicWriter", "kafka_jars", "mask_config", "is_secret", "JARS_ENV", "MASK"]

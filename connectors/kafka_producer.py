@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
 from streams_on_spark.connectors.kafka_config import _REDACTING_FILTER, MASK, _jaas_options, is_secret, mask_config
-from streams_on_spark.connectors.record_batch import RecordBatch
+from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.errors import ConfigException, StreamsException
 
 __all__ = ["librdkafka_config", "producer_settings", "KafkaBatchProducer", "KafkaWriterSpec", "producer_for",

@@ -5,7 +5,7 @@ through the shuffle into ``transformWithStateInPandas``, every record costs a pa
 converted cell by cell (6.8–8.2 µs per record measured). :func:`pack_kafka_rows`, run by ``mapInArrow`` on the
 source's own partitions, turns each run of consecutive offsets of one topic-partition into one row of the embedded
 source's ``batches`` layout (topic, partition, offset of the first record, ends, data: the
-:mod:`~streams_on_spark.connectors.record_batch` layout), so the task reads Kafka exactly as it reads embedded topics:
+:mod:`~streams_on_spark.record_batch` layout), so the task reads Kafka exactly as it reads embedded topics:
 a few large binary values per task, decoded once, in the task.
 
 A gap in the offsets (a transaction marker under ``read_committed``, a compacted record) starts a new row, so the

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from streams_on_spark.connectors.kafka_producer import KafkaBatchProducer, KafkaWriterSpec, librdkafka_config
-from streams_on_spark.connectors.record_batch import RecordBatch
+from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.errors import StreamsException
 
 __all__ = ["KafkaTransactionalWriter", "MARKER_PREFIX", "close_transactional_producers"]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from streams_on_spark import KafkaStreams, Serde, TestRecord, Topology, TopologyTestDriverBuilder
-from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.partitioner import partition_for_key
 
 log = logging.getLogger("examples")
 
@@ -149,7 +149,7 @@ def _run_in_process(topology: Topology, app_id: str, topics: dict[str, Topic], w
 def _run_on_embedded(topology: Topology, app_id: str, topics: dict[str, Topic], waves: Sequence[Sequence[Input]],
                      outputs: Sequence[str], run: Run) -> list[Output]:
     from streams_on_spark.connectors.embedded import EmbeddedTopics
-    from streams_on_spark.connectors.records import ProducerRecord
+    from streams_on_spark.records import ProducerRecord
 
     with EmbeddedTopics(run.topics_dir) as embedded, tempfile.TemporaryDirectory(prefix=f"{app_id}-") as tmp:
         for name in topics:

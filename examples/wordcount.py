@@ -40,7 +40,7 @@ from streams_on_spark import (
     TopologyTestDriverBuilder,
 )
 from streams_on_spark.connectors.embedded import EmbeddedTopics
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))   # _common, beside this file, also when imported by path
 from _common import configure_logging, read_topic, say_where  # noqa: E402

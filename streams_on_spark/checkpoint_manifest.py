@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import Any, Collection, Mapping, Optional, Union
 
-from streams_on_spark.config import PIPELINE_MODE, TOPOLOGY_OPTIMIZATION, UPGRADE_ALLOW_UNSAFE
+from streams_on_spark.config import PIPELINE_MODE, TOPOLOGY_OPTIMIZATION, UPGRADE_ALLOW_UNSAFE, StreamsConfig
 from streams_on_spark.errors import TopologyException
 from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
 from streams_on_spark.topology.description import TopologyDescription
@@ -99,7 +99,7 @@ def write_manifest(location: Union[CheckpointLocation, str], manifest: Checkpoin
 
 
 def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDescription,
-                 partitions: Mapping[str, int], config: Mapping[str, Any], snapshot_format: int,
+                 partitions: Mapping[str, int], config: StreamsConfig, snapshot_format: int,
                  existing: frozenset[str] = frozenset(), *,
                  readable_formats: Collection[int] = (), pipelined: Collection[str] = (),
                  windows: Optional[Mapping[str, Any]] = None) -> CheckpointManifest:
@@ -109,7 +109,7 @@ def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDe
     ``pipelined`` the repartition topics pipeline mode replaces in this run (see :func:`_check_pipelined`);
     ``windows`` the topology's windows (:func:`streams_on_spark.upgrade.windows_of`), checked against the previous
     run's. Raises :class:`TopologyException` on an unsafe change unless allowed."""
-    optimization = str(config.get(TOPOLOGY_OPTIMIZATION, "none"))
+    optimization = config.get(TOPOLOGY_OPTIMIZATION)
     subtopologies = [s.id for s in description.subtopologies]
     if previous is None:
         if existing:
@@ -130,7 +130,7 @@ def plan_restart(previous: Optional[CheckpointManifest], description: TopologyDe
                               checkpoints, tuple(sorted(pipelined)), None if windows is None else dict(windows))
 
 
-def _check_pipelined(previous: CheckpointManifest, pipelined: frozenset[str], config: Mapping[str, Any]) -> None:
+def _check_pipelined(previous: CheckpointManifest, pipelined: frozenset[str], config: StreamsConfig) -> None:
     """Refuse a run whose queries read other topics than the checkpoints' did: pipeline mode switched on or off, or
     a topology change that makes a subtopology run before another's shuffle (or stop doing so). A fused query's
     checkpoint holds the upstream's source offsets and no position in the repartition topic, and the default
@@ -138,7 +138,7 @@ def _check_pipelined(previous: CheckpointManifest, pipelined: frozenset[str], co
     before = frozenset(previous.pipelined)
     if before == pipelined:
         return
-    mode = str(config.get(PIPELINE_MODE, "false")).strip().lower() == "true"
+    mode = config.get(PIPELINE_MODE)
     if not before:
         change = ("pipeline.mode=true would replace the repartition topics " + ", ".join(sorted(pipelined))
                   + " by Spark's shuffle, but the checkpoints were written with them as topics")
@@ -168,7 +168,7 @@ def _check_snapshot_format(previous: CheckpointManifest, snapshot_format: int, r
                "application"))
 
 
-def _refuse_unsafe(report: UpgradeReport, config: Mapping[str, Any]) -> None:
+def _refuse_unsafe(report: UpgradeReport, config: StreamsConfig) -> None:
     """Refuse what loses state on Spark: unsafe findings, and those needing a restore (a store whose state moves to
     another subtopology: Kafka rebuilds it from its changelog; here it lives in the old subtopology's checkpoint)."""
     for finding in report.findings:
@@ -177,7 +177,7 @@ def _refuse_unsafe(report: UpgradeReport, config: Mapping[str, Any]) -> None:
     blocking = [f for f in report.findings if f.severity in ("unsafe", "restore") and f.rule not in HANDLED_HERE]
     if not blocking:
         return
-    if str(config.get(UPGRADE_ALLOW_UNSAFE, "false")).strip().lower() == "true":
+    if config.get(UPGRADE_ALLOW_UNSAFE):
         log.warning("starting despite a topology change that loses state (%s=true): %s", UPGRADE_ALLOW_UNSAFE,
                     ", ".join(sorted({f.subject for f in blocking})))
         return

@@ -52,6 +52,9 @@ PIPELINE_MODE = "pipeline.mode"
 INTERACTIVE_QUERIES = "interactive.queries"
 BROKER_WATCH_STALLED_MS = "broker.watch.stalled.ms"
 BROKER_WATCH_INTERVAL_MS = "broker.watch.interval.ms"
+APPLICATION_SERVER = "application.server"
+REPLICATION_FACTOR = "replication.factor"
+DEFAULT_API_TIMEOUT_MS = "default.api.timeout.ms"
 
 log = logging.getLogger(__name__)
 
@@ -344,7 +347,7 @@ STREAMS_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
     ConfigKey(PRODUCTION_EXCEPTION_HANDLER, CLASS,
               effect="A sink record that cannot be serialized: see Error handling."),
     ConfigKey("task.assignor.class", STRING, instead=_SPARK_SCHEDULES),
-    ConfigKey("replication.factor", INT, -1,
+    ConfigKey(REPLICATION_FACTOR, INT, -1,
               effect="The replication factor of the topics the application creates on Kafka (repartition and "
                      "foreign-key topics); -1: the broker's `default.replication.factor`."),
     ConfigKey("security.protocol", STRING, "PLAINTEXT",
@@ -359,7 +362,7 @@ STREAMS_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
               instead=_SPARK_SCHEDULES),
     ConfigKey("allow.os.group.write.access", BOOLEAN, False,
               instead="the local stores' directories get the executor process's default permissions"),
-    ConfigKey("application.server", STRING, "",
+    ConfigKey(APPLICATION_SERVER, STRING, "",
               effect="`host:port` of this instance: the host `query_metadata_for_key()` names (see Querying state)."),
     ConfigKey("buffered.records.per.partition", INT, 1000,
               instead="a task processes the whole micro-batch Spark's source gives it"),
@@ -464,6 +467,10 @@ LIBRARY_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
     ConfigKey(BROKER_WATCH_INTERVAL_MS, LONG, 1000, Range(1),
               effect="How often the broker watch looks whether the queries stalled (and, while they do or an outage "
                      "is being reported, tries the brokers)."),
+    # a client key (AdminClientConfig's, default 60 s there): the library's own admin calls wait 10 s unless set
+    ConfigKey(DEFAULT_API_TIMEOUT_MS, INT, 10_000, _AT_LEAST_0,
+              effect="How long the library's Kafka admin calls (listing, creating and deleting topics, the consumer "
+                     "group's offsets) wait for the brokers; when set, also handed to the Kafka clients."),
 )
 # Kafka 4.3.1's ConsumerConfig, ProducerConfig and AdminClientConfig names that StreamsConfig does not define itself
 # (ssl.*, sasl.* and security.* are known by prefix): StreamsConfig hands these to its clients
@@ -631,9 +638,18 @@ class TaskConfig:
     processing_guarantee: str = AT_LEAST_ONCE
     # the batch fast paths (fused stateless chains) where they apply; False: every record one by one
     batch_fast_path: bool = True
-    # everything the application was configured with, for ``ProcessorContext.app_configs()``; never printed, as it
-    # may hold client secrets
-    app_configs: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # the application config, typed (its originals are ``ProcessorContext.app_configs()``); never printed, as it may
+    # hold client secrets. None: made from the application id alone
+    streams_config: Optional["StreamsConfig"] = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.streams_config is None:
+            object.__setattr__(self, "streams_config", StreamsConfig({APPLICATION_ID: self.application_id}))
+
+    @property
+    def app_configs(self) -> Mapping[str, Any]:
+        """Everything the application was configured with (Kafka's ``StreamsConfig.originals()``)."""
+        return self.streams_config.originals   # type: ignore[union-attr]
 
     @staticmethod
     def from_config(config: Optional[Mapping[str, Any]], default_app_id: Optional[str] = None, *,
@@ -650,7 +666,7 @@ class TaskConfig:
                           streams_config.get(ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME),
                           timestamp_extractor(config.get(DEFAULT_TIMESTAMP_EXTRACTOR)),
                           streams_config.get(MAX_TASK_IDLE_MS), streams_config.get(cache_key), commit_every_record,
-                          streams_config.get(PROCESSING_GUARANTEE), streams_config.get(BATCH_FAST_PATH), dict(config))
+                          streams_config.get(PROCESSING_GUARANTEE), streams_config.get(BATCH_FAST_PATH), streams_config)
 
     @property
     def exactly_once(self) -> bool:

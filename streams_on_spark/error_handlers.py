@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
-from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
+from streams_on_spark.records import ConsumerRecord, ProducerRecord
 
 log = logging.getLogger(__name__)
 

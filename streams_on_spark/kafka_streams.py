@@ -28,16 +28,18 @@ from typing import Any, Callable, Mapping, Optional, Union
 from streams_on_spark.checkpoint_manifest import CheckpointManifest, plan_restart, read_manifest, write_manifest
 from streams_on_spark.config import (
     APPLICATION_ID,
+    APPLICATION_SERVER,
     BOOTSTRAP_SERVERS,
     BROKER_WATCH_INTERVAL_MS,
     BROKER_WATCH_STALLED_MS,
     CHECKPOINT_LOCATION,
+    DEFAULT_API_TIMEOUT_MS,
     EMBEDDED_TOPICS_DIR,
     INTERACTIVE_QUERIES,
     PIPELINE_MODE,
+    REPLICATION_FACTOR,
     STATE_DIR,
     TRIGGER_INTERVAL,
-    StreamsConfig,
     TaskConfig,
 )
 from streams_on_spark.connectors.kafka_config import BrokerWatch, unreachable
@@ -96,8 +98,10 @@ class KafkaStreams:
     def __init__(self, topology: Topology, config: Mapping[str, Any], spark: Any = None) -> None:
         if not isinstance(topology, Topology):
             raise ValueError(f"topology must be a Topology, got {type(topology).__name__}")
-        self._config = dict(config)
-        self._task_config = TaskConfig.from_config(self._config)
+        self._task_config = TaskConfig.from_config(config)
+        # typed values are read from self._task_config.streams_config; its originals, as given, are handed on
+        # (client settings, paths)
+        self._config = self._task_config.app_configs
         self._task_config.check_micro_batches()
         self._topology = topology
         self._spark = spark
@@ -169,11 +173,11 @@ class KafkaStreams:
             from streams_on_spark.connectors.embedded_connector import EmbeddedTopicsConnector
             return EmbeddedTopicsConnector(self.embedded_topics, spark)
         from streams_on_spark.connectors.kafka import KafkaConnector
-        timeout_ms = int(self._config.get("default.api.timeout.ms", 10_000))
         group = self.application_id if self._task_config.exactly_once else None
-        return KafkaConnector(str(bootstrap), client_config(self._config), timeout_ms=timeout_ms,
-                              replication_factor=int(self._config.get("replication.factor", -1)),
-                              exactly_once_group=group)
+        config = self._task_config.streams_config
+        return KafkaConnector(str(bootstrap), client_config(self._config),
+                              timeout_ms=config.get(DEFAULT_API_TIMEOUT_MS),
+                              replication_factor=config.get(REPLICATION_FACTOR), exactly_once_group=group)
 
     def __enter__(self) -> "KafkaStreams":
         return self
@@ -221,9 +225,9 @@ class KafkaStreams:
         layout = planner.create(connector, skip=self._pipelined)   # pipeline mode: Spark's shuffle replaces those
         from streams_on_spark.runtime.spark import SparkRuntime
         self._runtime = SparkRuntime(builder, self._task_config, layout, connector, self._spark, location,
-                                     trigger_interval=self._config.get(TRIGGER_INTERVAL, "100 milliseconds"),
+                                     trigger_interval=self._task_config.streams_config.get(TRIGGER_INTERVAL),
                                      checkpoint_names=manifest.checkpoints, pipelines=pipelines,
-                                     interactive_queries=StreamsConfig(self._config).get(INTERACTIVE_QUERIES))
+                                     interactive_queries=self._task_config.streams_config.get(INTERACTIVE_QUERIES))
         write_manifest(location, manifest, self._spark)
         self._set_state(State.REBALANCING)   # as Kafka's start(); stale-store queries answer from here on
         try:
@@ -254,14 +258,14 @@ class KafkaStreams:
         location = CheckpointLocation(self.checkpoint_location)
         existing = location.checkpoint_names(self._spark)
         return plan_restart(read_manifest(location, self._spark), self._topology.describe(),
-                            planner.read_partitions(), self._config, SNAPSHOT_VERSION, existing,
+                            planner.read_partitions(), self._task_config.streams_config, SNAPSHOT_VERSION, existing,
                             readable_formats=READABLE_SNAPSHOT_VERSIONS, pipelined=self._pipelined,
                             windows=windows_of(self._topology))
 
     def _pipelines(self, builder: Any, planner: TopicPlanner, kafka: bool) -> list:
         """Pipeline mode's fused subtopologies (none unless ``pipeline.mode=true``; see
         :mod:`streams_on_spark.runtime.spark.pipeline`)."""
-        if not StreamsConfig(self._config).get(PIPELINE_MODE):
+        if not self._task_config.streams_config.get(PIPELINE_MODE):
             return []
         if kafka and self._task_config.exactly_once:
             log.warning("%s=true is not supported with exactly_once_v2 on Kafka (a task's transaction commits the "
@@ -305,7 +309,7 @@ class KafkaStreams:
         if self._interactive is None:
             self._interactive = InteractiveQueries(ApplicationQueryableState(
                 self._topology.internal_builder, lambda: self.state.value, lambda: self._runtime,
-                self._config.get("application.server") or None))
+                self._task_config.streams_config.get(APPLICATION_SERVER) or None))
         return self._interactive
 
     def store(self, parameters: Any) -> Any:

@@ -19,7 +19,13 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from streams_on_spark.config import APPLICATION_ID, BOOTSTRAP_SERVERS, EMBEDDED_TOPICS_DIR
+from streams_on_spark.config import (
+    APPLICATION_ID,
+    BOOTSTRAP_SERVERS,
+    DEFAULT_API_TIMEOUT_MS,
+    EMBEDDED_TOPICS_DIR,
+    StreamsConfig,
+)
 from streams_on_spark.kafka_streams import checkpoint_location, client_config
 from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
 
@@ -67,7 +73,7 @@ def reset_application(config: Mapping[str, Any], *, dry_run: bool = False) -> Re
     if bootstrap:
         from streams_on_spark.connectors.kafka import KafkaConnector
         with KafkaConnector(str(bootstrap), client_config(config),
-                            timeout_ms=int(config.get("default.api.timeout.ms", 10_000))) as kafka:
+                            timeout_ms=StreamsConfig(config).get(DEFAULT_API_TIMEOUT_MS)) as kafka:
             topics = tuple(sorted(t for t in kafka.topics() if is_internal_topic(application_id, t)))
             # only a group that exists is deleted: on a cluster where the application never ran there is none, and
             # asking for its coordinator there would fail (a new cluster has no __consumer_offsets yet)

@@ -15,7 +15,7 @@ import time
 from abc import ABC, abstractmethod
 from typing import Any, Callable, Mapping, Optional
 
-from streams_on_spark.connectors.records import ConsumerRecord
+from streams_on_spark.records import ConsumerRecord
 from streams_on_spark.errors import ConfigException, StreamsException
 
 log = logging.getLogger(__name__)

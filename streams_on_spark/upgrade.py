@@ -243,7 +243,7 @@ def _changelog(app_id: str, store: str) -> str:
 # The comparison: pairs renamed stores and repartition topics once, for every rule
 
 
-class Change:
+class TopologyChange:
     """``before`` -> ``after`` with configs and partition counts; renamed stores and topics paired."""
 
     def __init__(self, before: _View, after: _View, before_config: Mapping[str, Any],
@@ -343,7 +343,7 @@ def _pair_generated(removed: list[str], added: list[str], pair: Callable[[str, s
 # The rules: one function each; RULES lists them with their stable ids
 
 
-def unchanged(change: Change) -> list[Finding]:
+def unchanged(change: TopologyChange) -> list[Finding]:
     """Identical descriptions: only logic inside operators changed, which is safe."""
     if change.before.text != change.after.text:
         return []
@@ -353,7 +353,7 @@ def unchanged(change: Change) -> list[Finding]:
                     "internal topic names.")]
 
 
-def processors_changed(change: Change) -> list[Finding]:
+def processors_changed(change: TopologyChange) -> list[Finding]:
     """Processors added, removed or renamed: safe by themselves (state lives in stores and internal topics)."""
     added = sorted(change.after.processors - change.before.processors)
     removed = sorted(change.before.processors - change.after.processors)
@@ -365,7 +365,7 @@ def processors_changed(change: Change) -> list[Finding]:
                     "and internal topics, which the other findings check.")]
 
 
-def store_renamed(change: Change) -> list[Finding]:
+def store_renamed(change: TopologyChange) -> list[Finding]:
     """A store under a new name: its state (and changelog) is left behind."""
     out = []
     for old, new in change.store_renames.items():
@@ -386,7 +386,7 @@ def store_renamed(change: Change) -> list[Finding]:
     return out
 
 
-def store_removed(change: Change) -> list[Finding]:
+def store_removed(change: TopologyChange) -> list[Finding]:
     """A store that is gone: its state is dropped (a global store's topic still holds its data)."""
     out = []
     for store, group in change.before.store_group.items():
@@ -403,7 +403,7 @@ def store_removed(change: Change) -> list[Finding]:
     return out
 
 
-def store_added(change: Change) -> list[Finding]:
+def store_added(change: TopologyChange) -> list[Finding]:
     """A new store starts empty (safe); a new global store is first filled from its whole topic (restore)."""
     renamed = set(change.store_renames.values())
     out = []
@@ -421,7 +421,7 @@ def store_added(change: Change) -> list[Finding]:
     return out
 
 
-def repartition_renamed(change: Change) -> list[Finding]:
+def repartition_renamed(change: TopologyChange) -> list[Finding]:
     """A repartition (internal) topic under a new name: records still in the old one are never read."""
     out = []
     for old, new in change.repartition_renames.items():
@@ -436,7 +436,7 @@ def repartition_renamed(change: Change) -> list[Finding]:
     return out
 
 
-def repartition_removed(change: Change) -> list[Finding]:
+def repartition_removed(change: TopologyChange) -> list[Finding]:
     """A repartition topic that is gone: records still in it are lost unless it was flushed first."""
     return [Finding("repartition-removed", "unsafe", topic,
                     f"Internal topic {topic} is removed, so records still in it are never processed; flush the "
@@ -446,7 +446,7 @@ def repartition_removed(change: Change) -> list[Finding]:
             if topic not in change.repartition_renames]
 
 
-def repartition_added(change: Change) -> list[Finding]:
+def repartition_added(change: TopologyChange) -> list[Finding]:
     """A new repartition topic: correct by itself (keys and stores are checked by other rules)."""
     renamed = set(change.repartition_renames.values())
     return [Finding("repartition-added", "safe", topic,
@@ -456,7 +456,7 @@ def repartition_added(change: Change) -> list[Finding]:
             if topic not in renamed]
 
 
-def store_moved(change: Change) -> list[Finding]:
+def store_moved(change: TopologyChange) -> list[Finding]:
     """A store in a subtopology that reads other topics: its state must be moved or rebuilt."""
     out = []
     for store, group in change.before.store_group.items():
@@ -475,7 +475,7 @@ def store_moved(change: Change) -> list[Finding]:
     return out
 
 
-def subtopology_renumbered(change: Change) -> list[Finding]:
+def subtopology_renumbered(change: TopologyChange) -> list[Finding]:
     """A stateful subtopology that reads the same topics under another number."""
     out = []
     seen: set[tuple[int, int]] = set()
@@ -494,7 +494,7 @@ def subtopology_renumbered(change: Change) -> list[Finding]:
     return out
 
 
-def fewer_subtopologies(change: Change) -> list[Finding]:
+def fewer_subtopologies(change: TopologyChange) -> list[Finding]:
     """Fewer subtopologies: old task directories of the missing numbers are left over."""
     before = {g.id for g in change.before.groups}
     after = {g.id for g in change.after.groups}
@@ -507,7 +507,7 @@ def fewer_subtopologies(change: Change) -> list[Finding]:
                     f"{', '.join(f'{i}_' for i in missing)} from the state directory.")]
 
 
-def key_changing_before_stateful(change: Change) -> list[Finding]:
+def key_changing_before_stateful(change: TopologyChange) -> list[Finding]:
     """A store now fed through a new repartition: a key-changing operation was put before it."""
     out = []
     for store in change.before.store_group:
@@ -527,7 +527,7 @@ def key_changing_before_stateful(change: Change) -> list[Finding]:
     return out
 
 
-def windows_changed(change: Change) -> list[Finding]:
+def windows_changed(change: TopologyChange) -> list[Finding]:
     """Window size/advance/gap of an aggregation (unsafe) versus grace, join windows or suppression (safe)."""
     if change.before.windows is None or change.after.windows is None:
         shared = [s for s in change.before.store_group if change.renamed_store(s) is not None]
@@ -585,7 +585,7 @@ def _window_size(windows: Any) -> tuple[int, ...]:
     return (windows.inactivity_gap_ms,)
 
 
-def source_topics_changed(change: Change) -> list[Finding]:
+def source_topics_changed(change: TopologyChange) -> list[Finding]:
     """Input topics added (read from auto.offset.reset) or removed (no longer read)."""
     out = []
     for topic in sorted(change.before.user_sources - change.after.user_sources):
@@ -598,7 +598,7 @@ def source_topics_changed(change: Change) -> list[Finding]:
     return out
 
 
-def optimization_changed(change: Change) -> list[Finding]:
+def optimization_changed(change: TopologyChange) -> list[Finding]:
     """``topology.optimization``: each optimization has its own rule for turning it on or off."""
     if not change.configs_given:
         return []
@@ -641,7 +641,7 @@ def _optimizations(value: Any, what: str) -> set[str]:
     return rules
 
 
-def partitions_changed(change: Change) -> list[Finding]:
+def partitions_changed(change: TopologyChange) -> list[Finding]:
     """A changed partition count: unsafe for a topic read by a subtopology with stores, safe otherwise."""
     if change.before_partitions is None or change.after_partitions is None:
         return []
@@ -663,7 +663,7 @@ def partitions_changed(change: Change) -> list[Finding]:
     return out
 
 
-def generated_names(change: Change) -> list[Finding]:
+def generated_names(change: TopologyChange) -> list[Finding]:
     """Stores and repartition topics still named by index: the next inserted operator renames them."""
     names = sorted([s for s in change.after.store_group if _generated_key(s)] +
                    [t for t in change.after.repartition_topics if _generated_key(t)])
@@ -680,7 +680,7 @@ def _unique(findings: list[Finding]) -> list[Finding]:
 
 
 # (id, rule): the stable ids are what tests, the CLI's JSON and users' CI match on
-RULES: list[tuple[str, Callable[[Change], list[Finding]]]] = [
+RULES: list[tuple[str, Callable[[TopologyChange], list[Finding]]]] = [
     ("unchanged", unchanged),
     ("store-renamed", store_renamed),
     ("store-removed", store_removed),
@@ -717,7 +717,7 @@ def check_upgrade(before: TopologyLike, after: TopologyLike, *, before_config: O
         require_instance(partitions, what, Mapping, optional=True)
         for topic, count in (partitions or {}).items():
             require_int(count, f"{what}[{topic!r}]", minimum=1)
-    change = Change(*views, before_config or {}, after_config or {}, before_partitions, after_partitions,
+    change = TopologyChange(*views, before_config or {}, after_config or {}, before_partitions, after_partitions,
                     configs_given=before_config is not None or after_config is not None)
     findings = [finding for _, rule in RULES for finding in rule(change)]
     findings.sort(key=lambda f: SEVERITIES.index(f.severity))

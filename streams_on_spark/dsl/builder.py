@@ -8,7 +8,7 @@ from streams_on_spark.dsl.kstream import KStream
 from streams_on_spark.dsl.ktable import KTable, materialize
 from streams_on_spark.dsl.params import Consumed, Materialized
 from streams_on_spark.errors import TopologyException, require, require_callable, require_instance, require_str
-from streams_on_spark.processor import dsl as processors
+from streams_on_spark.operators.tables import KTableSource
 from streams_on_spark.state.stores import StoreBuilder
 from streams_on_spark.state.versioned import VersionedBytesStoreSupplier
 from streams_on_spark.topology.graph import (
@@ -86,7 +86,7 @@ class StreamsBuilder:
         source_name = self._internal.suffixed_or_generate(c.name, "-source", "KSTREAM-SOURCE-")
         processor_name = self._internal.name_or_generate(c.name, "KTABLE-SOURCE-")
         queryable = store if is_global else m.name  # global stores are always materialized
-        supplier = DslSupplier(processors.KTableSource, store, queryable, queryable_name=queryable)
+        supplier = DslSupplier(KTableSource, store, queryable, queryable_name=queryable)
         node = TableSourceNode(processor_name, source_name, topic,
                                Consumed(key_serde, value_serde, c.name, c.timestamp_extractor), supplier,
                                materialize(m, store, key_serde, value_serde), is_global=is_global)

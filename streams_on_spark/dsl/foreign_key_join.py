@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from streams_on_spark.dsl.params import Consumed, Materialized, Produced, TableJoined
 from streams_on_spark.errors import bad_argument, require_callable
-from streams_on_spark.processor import dsl as processors
-from streams_on_spark.processor import foreign_key_joins as fk
+from streams_on_spark.operators.tables import KTableSource
+from streams_on_spark.operators import foreign_key_joins as fk
 from streams_on_spark.serde import Serdes
 from streams_on_spark.serde.foreign_key import (
     CombinedKeySchema,
@@ -173,7 +173,7 @@ def foreign_key_join(this: "KTable", other: Any, extractor: Any, joiner: Any, ar
     result_store = builder.materialized_store_name(m, FK_JOIN_OUTPUT_NAME)
     key_serde = m.key_serde if m.key_serde is not None else this.key_serde
     value_serde = m.value_serde
-    supplier = DslSupplier(processors.KTableSource, result_store, m.name, queryable_name=m.name)
+    supplier = DslSupplier(KTableSource, result_store, m.name, queryable_name=m.name)
     result: GraphNode = TableSourceMaterializingNode(result_name, supplier,
                                                      materialize(m, result_store, key_serde, value_serde))
     builder.add_graph_node(resolver, result)

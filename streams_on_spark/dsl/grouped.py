@@ -7,7 +7,17 @@ from streams_on_spark.dsl.abstract_stream import AbstractStream
 from streams_on_spark.errors import require_callable
 from streams_on_spark.dsl.ktable import KTable, materialize, split_named_materialized
 from streams_on_spark.dsl.params import Grouped, Materialized, Named
-from streams_on_spark.processor import dsl as processors
+from streams_on_spark.operators.aggregations import (
+    CogroupMerge,
+    KStreamAggregate,
+    KStreamCogroupAggregate,
+    KStreamReduce,
+    KTableAggregate,
+    KTableReduce,
+    count_adder,
+    count_initializer,
+    count_subtractor,
+)
 from streams_on_spark.serde import Serdes
 from streams_on_spark.serde.changed import ChangedSerde
 from streams_on_spark.topology.graph import (
@@ -22,7 +32,7 @@ from streams_on_spark.topology.graph import (
 
 # count()'s functions live with the processors (the batch path recognises them); these names stay for task images
 # pickled by earlier versions
-_count_init, _count_add, _count_sub = processors.count_initializer, processors.count_adder, processors.count_subtractor
+_count_init, _count_add, _count_sub = count_initializer, count_adder, count_subtractor
 
 
 
@@ -72,8 +82,8 @@ class KGroupedStream(AbstractStream):
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         value_serde = m.value_serde if m.value_serde is not None else Serdes.Long()
         name = self._name(named, "KSTREAM-AGGREGATE-")
-        supplier = DslSupplier(processors.KStreamAggregate, store, processors.count_initializer,
-                               processors.count_adder)
+        supplier = DslSupplier(KStreamAggregate, store, count_initializer,
+                               count_adder)
         return self._aggregate(name, m, store, key_serde, value_serde, supplier)
 
     def reduce(self, reducer: Callable[[Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
@@ -86,7 +96,7 @@ class KGroupedStream(AbstractStream):
         value_serde = m.value_serde if m.value_serde is not None else self.value_serde
         name = self._name(named, "KSTREAM-REDUCE-")
         return self._aggregate(name, m, store, key_serde, value_serde,
-                               DslSupplier(processors.KStreamReduce, store, reducer))
+                               DslSupplier(KStreamReduce, store, reducer))
 
     def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
                   named: Any = None, materialized: Any = None) -> KTable:
@@ -98,7 +108,7 @@ class KGroupedStream(AbstractStream):
         store = self._store(m, "KSTREAM-AGGREGATE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         name = self._name(named, "KSTREAM-AGGREGATE-")
-        supplier = DslSupplier(processors.KStreamAggregate, store, initializer, aggregator)
+        supplier = DslSupplier(KStreamAggregate, store, initializer, aggregator)
         return self._aggregate(name, m, store, key_serde, m.value_serde, supplier)
 
     def windowed_by(self, windows: Any) -> Any:
@@ -132,7 +142,7 @@ class CogroupedKStream:
         """One aggregate per key; each input record updates it and emits the result."""
         require_callable(initializer, "initializer")
         return self._build(initializer, named, materialized,
-                           lambda store, aggregator, _name: DslSupplier(processors.KStreamCogroupAggregate, store,
+                           lambda store, aggregator, _name: DslSupplier(KStreamCogroupAggregate, store,
                                                                         initializer, aggregator),
                            materialize, None, None)
 
@@ -184,7 +194,7 @@ class CogroupedKStream:
             agg_nodes.append(node)
         merge_name = self._builder.suffixed_or_generate(None if named is None else named.name, "-cogroup-merge",
                                                         "COGROUPKSTREAM-MERGE-")
-        merge = ProcessorGraphNode(merge_name, DslSupplier(processors.CogroupMerge))
+        merge = ProcessorGraphNode(merge_name, DslSupplier(CogroupMerge))
         self._builder.add_graph_node(agg_nodes, merge)
         source_nodes: set[str] = set()
         for key, (grouped, _) in self._inputs.items():
@@ -192,7 +202,7 @@ class CogroupedKStream:
             source_nodes |= {parent.name} if isinstance(parent, RepartitionNode) else grouped._source_nodes
         table_key_serde = key_serde if key_serde_wrap is None or key_serde is None else key_serde_wrap(key_serde)
         table = KTable(self._builder, merge_name, table_key_serde, m.value_serde, source_nodes, m.name,
-                       DslSupplier(processors.CogroupMerge), merge)
+                       DslSupplier(CogroupMerge), merge)
         table._join_store = store  # what a join reads this table through (it has no queryable name)
         table._old_value_inputs = ((), tuple(agg_suppliers))  # Kafka's KTablePassThrough: every aggregate sends
         return table
@@ -228,8 +238,8 @@ class KGroupedTable(AbstractStream):
         store = self._builder.materialized_store_name(m, "KTABLE-AGGREGATE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         value_serde = m.value_serde if m.value_serde is not None else Serdes.Long()
-        supplier = DslSupplier(processors.KTableAggregate, store, processors.count_initializer,
-                               processors.count_adder, processors.count_subtractor)
+        supplier = DslSupplier(KTableAggregate, store, count_initializer,
+                               count_adder, count_subtractor)
         return self._aggregate(named, "KTABLE-AGGREGATE-", m, store, key_serde, value_serde, supplier)
 
     def reduce(self, adder: Callable[[Any, Any], Any], subtractor: Callable[[Any, Any], Any], named: Any = None,
@@ -241,7 +251,7 @@ class KGroupedTable(AbstractStream):
         store = self._builder.materialized_store_name(m, "KTABLE-AGGREGATE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         value_serde = m.value_serde if m.value_serde is not None else self.value_serde
-        supplier = DslSupplier(processors.KTableReduce, store, adder, subtractor)
+        supplier = DslSupplier(KTableReduce, store, adder, subtractor)
         return self._aggregate(named, "KTABLE-REDUCE-", m, store, key_serde, value_serde, supplier)
 
     def aggregate(self, initializer: Callable[[], Any], adder: Callable[[Any, Any, Any], Any],
@@ -253,5 +263,5 @@ class KGroupedTable(AbstractStream):
         m = m or Materialized()
         store = self._builder.materialized_store_name(m, "KTABLE-AGGREGATE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
-        supplier = DslSupplier(processors.KTableAggregate, store, initializer, adder, subtractor)
+        supplier = DslSupplier(KTableAggregate, store, initializer, adder, subtractor)
         return self._aggregate(named, "KTABLE-AGGREGATE-", m, store, key_serde, m.value_serde, supplier)

@@ -9,10 +9,24 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from streams_on_spark.dsl.params import Joined, Named, StreamJoined
 from streams_on_spark.errors import TopologyException
-from streams_on_spark.processor import dsl as processors
-from streams_on_spark.processor import joins as join_processors
-from streams_on_spark.processor.dsl import TableValueGetter
-from streams_on_spark.processor.windowed import KTableSuppress
+from streams_on_spark.operators.aggregations import (
+    KStreamAggregate,
+    KStreamCogroupAggregate,
+    KStreamReduce,
+    KTableAggregate,
+    KTableReduce,
+)
+from streams_on_spark.operators.stateless import PassThrough
+from streams_on_spark.operators.tables import (
+    KTableFilter,
+    KTableMapValues,
+    KTableSource,
+    KTableTransformValues,
+    TableValueGetter,
+    new_value_transformer,
+)
+from streams_on_spark.operators import joins as join_processors
+from streams_on_spark.operators.windowed import KTableSuppress
 from streams_on_spark.state.join_buffer import TimeOrderedJoinBufferBuilder
 from streams_on_spark.state.outer_join_store import OuterJoinStoreBuilder
 from streams_on_spark.state.stores import ValueAndTimestamp
@@ -68,7 +82,7 @@ class TransformedGetter:
 
     def __call__(self, context: Any) -> TableValueGetter:
         parent = self.parent(context)
-        transformer, transformer_context = processors.new_value_transformer(self.transformer_supplier, context)
+        transformer, transformer_context = new_value_transformer(self.transformer_supplier, context)
         transform = transformer.transform
 
         def get(key: Any) -> Optional[ValueAndTimestamp]:
@@ -129,25 +143,25 @@ class SuppressedGetter:
         return TableValueGetter(get)
 
 
-_STORE_FIRST_ARG = (processors.KStreamAggregate, processors.KStreamReduce, processors.KTableAggregate,
-                    processors.KTableReduce, processors.KStreamCogroupAggregate)
+_STORE_FIRST_ARG = (KStreamAggregate, KStreamReduce, KTableAggregate,
+                    KTableReduce, KStreamCogroupAggregate)
 
 
 def value_getter(table: "KTable") -> Any:
     """The getter a join reads ``table`` through; a source table is materialized for it, as in Kafka."""
     supplier = table._supplier
     factory = supplier.factory
-    if factory is processors.KTableSource:
+    if factory is KTableSource:
         supplier.queryable_name = supplier.args[0]
         return StoreGetter(supplier.args[0])
-    if factory in (processors.KTableFilter, processors.KTableMapValues):
+    if factory in (KTableFilter, KTableMapValues):
         own_store = supplier.args[-1]
         if own_store is not None:
             return StoreGetter(own_store)
         if table._parent is None:
             raise TopologyException(f"table {table.name} has no parent to compute its values from")
         return ComputedGetter(value_getter(table._parent), factory, supplier.args)
-    if factory is processors.KTableTransformValues:
+    if factory is KTableTransformValues:
         store_name = supplier.args[-1]
         if store_name is not None:
             return StoreGetter(store_name)
@@ -179,7 +193,7 @@ class StreamStreamJoinNode(GraphNode):
         (this_name, this_supplier, this_windowed), (other_name, other_supplier, other_windowed) = self.this, self.other
         builder.add_processor(this_name, this_supplier, [this_windowed], this_supplier.windows)
         builder.add_processor(other_name, other_supplier, [other_windowed], other_supplier.windows)
-        builder.add_processor(self.name, DslSupplier(processors.PassThrough), [this_name, other_name])
+        builder.add_processor(self.name, DslSupplier(PassThrough), [this_name, other_name])
         builder.add_state_store(self.this_store, [this_windowed, other_name])
         builder.add_state_store(self.other_store, [other_windowed, this_name])
         if self.outer_store is not None:

@@ -22,7 +22,19 @@ from streams_on_spark.errors import (
     require_instance,
     require_str,
 )
-from streams_on_spark.processor import dsl as processors
+from streams_on_spark.operators.stateless import (
+    KStreamBranch,
+    KStreamFilter,
+    KStreamFlatMap,
+    KStreamFlatMapValues,
+    KStreamMap,
+    KStreamMapValues,
+    KStreamPeek,
+    KStreamProcessValues,
+    KStreamSelectKey,
+    PassThrough,
+)
+from streams_on_spark.operators.tables import KTableSource
 from streams_on_spark.processor.api import topic_name_extractor
 from streams_on_spark.topology.graph import (
     DslSupplier,
@@ -66,7 +78,7 @@ class WindowedStreamPartitioner:
     def __call__(self, topic: str, key: Any, value: Any, num_partitions: int) -> Optional[int]:
         if key is None:
             return None
-        from streams_on_spark.connectors.partitioner import partition_for_key
+        from streams_on_spark.partitioner import partition_for_key
         return partition_for_key(self.serde.serialize_base_key(topic, key), num_partitions)
 
 
@@ -100,19 +112,19 @@ class KStream(AbstractStream):
     def filter(self, predicate: Callable[[Any, Any], bool], named: Optional[Named] = None) -> "KStream":
         """Keep records for which ``predicate(key, value)`` is true."""
         require_callable(predicate, "predicate")
-        node = self._processor("KSTREAM-FILTER-", named, DslSupplier(processors.KStreamFilter, predicate, False))
+        node = self._processor("KSTREAM-FILTER-", named, DslSupplier(KStreamFilter, predicate, False))
         return self._derive(node, self.key_serde, self.value_serde, self._repartition_required)
 
     def filter_not(self, predicate: Callable[[Any, Any], bool], named: Optional[Named] = None) -> "KStream":
         """Drop records for which ``predicate(key, value)`` is true."""
         require_callable(predicate, "predicate")
-        node = self._processor("KSTREAM-FILTER-", named, DslSupplier(processors.KStreamFilter, predicate, True))
+        node = self._processor("KSTREAM-FILTER-", named, DslSupplier(KStreamFilter, predicate, True))
         return self._derive(node, self.key_serde, self.value_serde, self._repartition_required)
 
     def select_key(self, mapper: Callable[[Any, Any], Any], named: Optional[Named] = None) -> "KStream":
         """New key ``mapper(key, value)``; marks the stream for repartitioning before stateful operations."""
         require_callable(mapper, "mapper")
-        node = self._processor("KSTREAM-KEY-SELECT-", named, DslSupplier(processors.KStreamSelectKey, mapper),
+        node = self._processor("KSTREAM-KEY-SELECT-", named, DslSupplier(KStreamSelectKey, mapper),
                                key_changing=True)
         return self._derive(node, None, self.value_serde, True)
 
@@ -120,7 +132,7 @@ class KStream(AbstractStream):
         """``mapper(key, value)`` returns a ``KeyValue`` (or a pair); key-changing."""
         require_callable(mapper, "mapper")
         name = self._name_or_generate(_named(named), "KSTREAM-MAP-")
-        node = ProcessorGraphNode(name, DslSupplier(processors.KStreamMap, mapper, name))
+        node = ProcessorGraphNode(name, DslSupplier(KStreamMap, mapper, name))
         node.key_changing = True
         self._builder.add_graph_node(self._node, node)
         return self._derive(node, None, None, True)
@@ -129,7 +141,7 @@ class KStream(AbstractStream):
                    with_key: bool = False) -> "KStream":
         """New value ``mapper(value)`` (or ``mapper(key, value)`` with ``with_key=True``); keeps partitioning."""
         require_callable(mapper, "valueMapper")
-        node = self._processor("KSTREAM-MAPVALUES-", named, DslSupplier(processors.KStreamMapValues, mapper, with_key),
+        node = self._processor("KSTREAM-MAPVALUES-", named, DslSupplier(KStreamMapValues, mapper, with_key),
                                value_changing=True)
         return self._derive(node, self.key_serde, None, self._repartition_required)
 
@@ -137,7 +149,7 @@ class KStream(AbstractStream):
         """Zero or more ``KeyValue`` per record; key-changing."""
         require_callable(mapper, "mapper")
         name = self._name_or_generate(_named(named), "KSTREAM-FLATMAP-")
-        node = ProcessorGraphNode(name, DslSupplier(processors.KStreamFlatMap, mapper, name))
+        node = ProcessorGraphNode(name, DslSupplier(KStreamFlatMap, mapper, name))
         node.key_changing = True
         self._builder.add_graph_node(self._node, node)
         return self._derive(node, None, None, True)
@@ -147,19 +159,19 @@ class KStream(AbstractStream):
         """Zero or more values per record under the same key."""
         require_callable(mapper, "valueMapper")
         node = self._processor("KSTREAM-FLATMAPVALUES-", named,
-                               DslSupplier(processors.KStreamFlatMapValues, mapper, with_key), value_changing=True)
+                               DslSupplier(KStreamFlatMapValues, mapper, with_key), value_changing=True)
         return self._derive(node, self.key_serde, None, self._repartition_required)
 
     def peek(self, action: Callable[[Any, Any], None], named: Optional[Named] = None) -> "KStream":
         """Call ``action(key, value)`` and pass the record on."""
         require_callable(action, "action")
-        node = self._processor("KSTREAM-PEEK-", named, DslSupplier(processors.KStreamPeek, action, True))
+        node = self._processor("KSTREAM-PEEK-", named, DslSupplier(KStreamPeek, action, True))
         return self._derive(node, self.key_serde, self.value_serde, self._repartition_required)
 
     def foreach(self, action: Callable[[Any, Any], None], named: Optional[Named] = None) -> None:
         """Terminal: call ``action(key, value)`` for every record."""
         require_callable(action, "action")
-        self._processor("KSTREAM-FOREACH-", named, DslSupplier(processors.KStreamPeek, action, False))
+        self._processor("KSTREAM-FOREACH-", named, DslSupplier(KStreamPeek, action, False))
 
     def split(self, named: Optional[Named] = None) -> "BranchedKStream":
         """Route each record to the first matching branch (``branch``/``default_branch``)."""
@@ -169,7 +181,7 @@ class KStream(AbstractStream):
         """Interleave two streams; repartition-required if either side is."""
         require_instance(other, "stream", KStream)
         name = self._name_or_generate(_named(named), "KSTREAM-MERGE-")
-        node = ProcessorGraphNode(name, DslSupplier(processors.PassThrough))
+        node = ProcessorGraphNode(name, DslSupplier(PassThrough))
         node.merge_node = True
         self._builder.add_graph_node([self._node, other._node], node)
         return KStream(self._builder, name, None, None, self._source_nodes | other._source_nodes,
@@ -210,7 +222,7 @@ class KStream(AbstractStream):
         require_callable(selector, "keySelector")
         g = require_instance(grouped, "grouped", Grouped, optional=True) or Grouped.with_(None, self.value_serde)
         name = self._name_or_generate(g.name, "KSTREAM-KEY-SELECT-")
-        node = ProcessorGraphNode(name, DslSupplier(processors.KStreamSelectKey, selector))
+        node = ProcessorGraphNode(name, DslSupplier(KStreamSelectKey, selector))
         node.key_changing = True
         self._builder.add_graph_node(self._node, node)
         return KGroupedStream(self._builder, name, self._source_nodes, g, True, node)
@@ -251,7 +263,7 @@ class KStream(AbstractStream):
             self._builder.add_graph_node(self._node, rep)
             parent, source_nodes = rep, {rep.name}
         store_builder = materialize(m, store_name, key_serde, value_serde)
-        supplier = DslSupplier(processors.KTableSource, store_name, m.name, queryable_name=m.name)
+        supplier = DslSupplier(KTableSource, store_name, m.name, queryable_name=m.name)
         node = TableSourceMaterializingNode(name, supplier, store_builder)
         self._builder.add_graph_node(parent, node)
         return KTable(self._builder, name, key_serde, value_serde, source_nodes, m.name, supplier, node)
@@ -315,7 +327,7 @@ class KStream(AbstractStream):
         """Run a ``FixedKeyProcessor`` (KIP-820): values, timestamps and headers may change, the key cannot, so
         no repartition follows (unless one was already due)."""
         node = self._processor_api_node("KSTREAM-PROCESSVALUES-", supplier,
-                                        DslSupplier(processors.KStreamProcessValues, supplier), store_names, named)
+                                        DslSupplier(KStreamProcessValues, supplier), store_names, named)
         return KStream(self._builder, node.name, self.key_serde, None, self._source_nodes,
                        self._repartition_required, node)
 
@@ -347,7 +359,7 @@ class BranchedKStream:
         self._predicates: list[Callable[[Any, Any], bool]] = []
         self._children: list[str] = []
         self._results: dict[str, KStream] = {}
-        self._supplier = DslSupplier(processors.KStreamBranch, self._predicates, self._children, None)
+        self._supplier = DslSupplier(KStreamBranch, self._predicates, self._children, None)
         self._split_node = ProcessorGraphNode(self._split_name, self._supplier)
         self._builder.add_graph_node(source._node, self._split_node)
         self._done = False
@@ -382,7 +394,7 @@ class BranchedKStream:
         suffix = b.name if b.name is not None else index
         child_name = self._split_name + suffix
         self._builder.new_processor_name("KSTREAM-BRANCHCHILD-")
-        node = ProcessorGraphNode(child_name, DslSupplier(processors.PassThrough))
+        node = ProcessorGraphNode(child_name, DslSupplier(PassThrough))
         self._builder.add_graph_node(self._split_node, node)
         if index != "0":
             self._children.append(child_name)

@@ -6,8 +6,15 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from streams_on_spark.dsl.abstract_stream import AbstractStream
 from streams_on_spark.errors import TopologyException, bad_argument, require_callable, require_instance
 from streams_on_spark.dsl.params import Grouped, Materialized, Named
-from streams_on_spark.processor import dsl as processors
-from streams_on_spark.processor.windowed import KTableSuppress
+from streams_on_spark.operators.tables import (
+    KTableFilter,
+    KTableMapValues,
+    KTableRepartitionMap,
+    KTableSource,
+    KTableToStream,
+    KTableTransformValues,
+)
+from streams_on_spark.operators.windowed import KTableSuppress
 from streams_on_spark.state.suppression_buffer import SuppressionBufferBuilder
 from streams_on_spark.state.factory import Stores
 from streams_on_spark.state.stores import TimestampedKeyValueStoreBuilder
@@ -37,7 +44,7 @@ def materialize(m: Materialized, store_name: str, key_serde: Any,
 
 
 # table operators whose unmaterialized result is a view of their parent (the last argument is their store, or None)
-_VIEWS = (processors.KTableFilter, processors.KTableMapValues, processors.KTableTransformValues)
+_VIEWS = (KTableFilter, KTableMapValues, KTableTransformValues)
 
 
 def is_versioned(table: "KTable") -> bool:
@@ -132,7 +139,7 @@ class KTable(AbstractStream):
 
     def _filter(self, named: Any, materialized: Any, predicate: Callable[[Any, Any], bool],
                 filter_not: bool) -> "KTable":
-        table = self._table_op("KTABLE-FILTER-", named, materialized, processors.KTableFilter,
+        table = self._table_op("KTABLE-FILTER-", named, materialized, KTableFilter,
                                (predicate, filter_not), True)
         # Kafka's KTableFilter: when the parent can send old values without being materialized for it, ask for
         # them, so that a key filtered out before and after sends no tombstone
@@ -144,7 +151,7 @@ class KTable(AbstractStream):
                    with_key: bool = False) -> "KTable":
         """New value per key: ``mapper(value)`` (or ``mapper(key, value)`` with ``with_key=True``)."""
         require_callable(mapper, "mapper")
-        return self._table_op("KTABLE-MAPVALUES-", named, materialized, processors.KTableMapValues,
+        return self._table_op("KTABLE-MAPVALUES-", named, materialized, KTableMapValues,
                               (mapper, with_key), False)
 
     def transform_values(self, transformer_supplier: Callable[[], Any], *store_names: str, named: Any = None,
@@ -178,7 +185,7 @@ class KTable(AbstractStream):
             if queryable is not None:
                 store_builder = materialize(materialized, queryable, key_serde, value_serde)
         name = self._name_or_generate(named, "KTABLE-TRANSFORMVALUES-")
-        supplier = DslSupplier(processors.KTableTransformValues, transformer_supplier, queryable)
+        supplier = DslSupplier(KTableTransformValues, transformer_supplier, queryable)
         node = ProcessorGraphNode(name, supplier, store_builder, store_names)
         self._builder.add_graph_node(self._node, node)
         table = KTable(self._builder, name, key_serde, value_serde, self._source_nodes, queryable, supplier, node)
@@ -276,7 +283,7 @@ class KTable(AbstractStream):
                                mapper_or_named)
         require_instance(named, "named", Named, optional=True)
         name = self._name_or_generate(named, "KTABLE-TOSTREAM-")
-        node = ProcessorGraphNode(name, DslSupplier(processors.KTableToStream))
+        node = ProcessorGraphNode(name, DslSupplier(KTableToStream))
         self._builder.add_graph_node(self._node, node)
         stream = KStream(self._builder, name, self.key_serde, self.value_serde, self._source_nodes, False, node)
         return stream if mapper is None else stream.select_key(mapper)
@@ -288,7 +295,7 @@ class KTable(AbstractStream):
             raise ValueError("selector must be callable")
         g = grouped or Grouped()
         select_name = self._builder.name_or_generate(g.name, "KTABLE-SELECT-")
-        node = ProcessorGraphNode(select_name, DslSupplier(processors.KTableRepartitionMap, selector, select_name,
+        node = ProcessorGraphNode(select_name, DslSupplier(KTableRepartitionMap, selector, select_name,
                                                            is_versioned(self)))
         self._builder.add_graph_node(self._node, node)
         self.enable_sending_old_values(force_materialization=True)
@@ -300,7 +307,7 @@ class KTable(AbstractStream):
         factory = supplier.factory
         if factory is KTableSuppress:  # forwards what it buffered: old values are up to its parent
             return self._parent is not None and self._parent.enable_sending_old_values(force_materialization)
-        if factory is processors.KTableSource:
+        if factory is KTableSource:
             if not supplier.queryable_name:
                 if not force_materialization:
                     return False

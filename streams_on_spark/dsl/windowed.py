@@ -8,8 +8,8 @@ from streams_on_spark.errors import require_callable, require_instance
 from streams_on_spark.dsl.emit import EmitStrategy, StrategyType
 from streams_on_spark.dsl.ktable import KTable, split_named_materialized
 from streams_on_spark.dsl.params import Materialized
-from streams_on_spark.processor import windowed as windowed_processors
-from streams_on_spark.processor.dsl import count_adder, count_initializer
+from streams_on_spark.operators.aggregations import count_adder, count_initializer
+from streams_on_spark.operators import windowed as windowed_processors
 from streams_on_spark.serde import Serdes
 from streams_on_spark.serde.windowed import WindowedSerdes
 from streams_on_spark.topology.graph import DslSupplier, GracePeriodGraphNode, GraphNode

@@ -11,7 +11,7 @@ import logging
 from contextlib import nullcontext
 from typing import Any, ContextManager, Mapping, Optional, Protocol
 
-from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.partitioner import partition_for_key
 from streams_on_spark.errors import IllegalStateError, bad_argument, require, require_instance, require_str
 from streams_on_spark.query.errors import (
     InvalidStateStoreException,

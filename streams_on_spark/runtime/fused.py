@@ -32,20 +32,20 @@ from typing import Any, Callable, Iterator, Optional
 from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore, _Entry
 from streams_on_spark.state.stores import _TS, TimestampedKeyValueStore, ValueAndTimestamp
 
-from streams_on_spark.connectors.partitioner import memoised_hash, partition_for_key
-from streams_on_spark.connectors.record_batch import PREFIX, PartitionedRecords
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.partitioner import memoised_hash, partition_for_key
+from streams_on_spark.record_batch import PREFIX, PartitionedRecords
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError
-from streams_on_spark.processor import dsl
+from streams_on_spark.operators import aggregations, shared, stateless, tables
 from streams_on_spark.processor.api import Record
 from streams_on_spark.runtime.nodes import SinkProcessor, SourceProcessor
 from streams_on_spark.serde import LongSerde, StringSerde
 
 __all__ = ["FusedChains", "BatchAggregation", "fused_forward", "replanned_forward", "written_through"]
 
-_FUSABLE = (dsl.KStreamFilter, dsl.RepartitionNullKeyFilter, dsl.KStreamMap, dsl.KStreamSelectKey,
-            dsl.KStreamMapValues, dsl.KStreamFlatMap, dsl.KStreamFlatMapValues, dsl.KStreamPeek, dsl.PassThrough,
-            dsl.KStreamBranch)
+_FUSABLE = (stateless.KStreamFilter, stateless.RepartitionNullKeyFilter, stateless.KStreamMap,
+            stateless.KStreamSelectKey, stateless.KStreamMapValues, stateless.KStreamFlatMap,
+            stateless.KStreamFlatMapValues, stateless.KStreamPeek, stateless.PassThrough, stateless.KStreamBranch)
 
 
 class FusedChains:
@@ -141,7 +141,7 @@ class BatchAggregation:
     def __init__(self, node: Any, evicting: bool = False) -> None:
         self.node = node
         self.processor = node.processor
-        self.reduce = type(self.processor) is dsl.KStreamReduce
+        self.reduce = type(self.processor) is aggregations.KStreamReduce
         self.evicting = evicting   # the batch continues past the first eviction (see _run_evicting)
 
     @staticmethod
@@ -163,7 +163,7 @@ class BatchAggregation:
         initializer, aggregator = (None, processor.reducer) if self.reduce else (processor.initializer,
                                                                                    processor.aggregator)
         reduce = self.reduce
-        counting = not reduce and aggregator is dsl.count_adder   # count(): the aggregate plus one, no call
+        counting = not reduce and aggregator is aggregations.count_adder   # count(): the aggregate plus one, no call
         projected, limit = cache.size, cache.max_bytes
         entry_size = _entry_sizer(store)
         long_sized = _long_sized(store)   # a Long aggregate's entry size depends on its key only
@@ -384,7 +384,7 @@ class BatchAggregation:
 
     def _drop(self, task: Any, queue: Any, record: tuple) -> None:
         with _at(task, queue, record[1], self.node) as ctx:
-            dsl.drop_record(ctx, "null key or value", Record(record[2], record[3], record[0], record[4]))
+            shared.drop_record(ctx, "null key or value", Record(record[2], record[3], record[0], record[4]))
 
     def _fail(self, task: Any, queue: Any, record: tuple, e: Exception) -> None:
         ts, off, key, value, headers, raw_key, raw_value = record
@@ -402,7 +402,7 @@ def _cached_aggregation(task: Any) -> Optional[Any]:
         return None
     node = next(iter(targets.values()))
     processor = node.processor
-    if type(processor) not in (dsl.KStreamAggregate, dsl.KStreamReduce) or not processor.cached:
+    if type(processor) not in (aggregations.KStreamAggregate, aggregations.KStreamReduce) or not processor.cached:
         return None
     store = processor.store
     if (type(store) is not TimestampedKeyValueStore or type(store.inner) is not CachingKeyValueBytesStore
@@ -411,7 +411,7 @@ def _cached_aggregation(task: Any) -> Optional[Any]:
     return node
 
 
-_AFTER_AGGREGATION = (*_FUSABLE, dsl.KTableToStream, SinkProcessor)
+_AFTER_AGGREGATION = (*_FUSABLE, tables.KTableToStream, SinkProcessor)
 
 
 def _stateless_below(node: Any) -> bool:
@@ -582,7 +582,7 @@ class _Compiler:
     def __init__(self, task: Any) -> None:
         self.task = task
         # a ProducerRecord made as its own __new__ makes it, without that Python-level frame (half the sink's cost)
-        self.env: dict[str, Any] = {"_pair": dsl._pair, "_pfk": partition_for_key, "_hash": memoised_hash,
+        self.env: dict[str, Any] = {"_pair": shared.as_pair, "_pfk": partition_for_key, "_hash": memoised_hash,
                                     "_PR": ProducerRecord, "_new": tuple.__new__, "_prefix": PREFIX.pack}
         self.lines: list[str] = []
         self.names = 0
@@ -655,37 +655,37 @@ class _Compiler:
         if kind is SinkProcessor:
             self._sink(node, k, v, depth)
             return
-        if kind is dsl.PassThrough:
+        if kind is stateless.PassThrough:
             self._children(node, k, v, depth)
-        elif kind is dsl.RepartitionNullKeyFilter:
+        elif kind is stateless.RepartitionNullKeyFilter:
             add(f"{pad}if {k} is not None:")
             self._children(node, k, v, depth + 1, empty=True)
-        elif kind is dsl.KStreamFilter:
+        elif kind is stateless.KStreamFilter:
             f, keep = self._bind(p.predicate), self._bind(not p.filter_not)
             self._call(pad, "keep = ", f"bool({f}({k}, {v})) is {keep}", node)
             add(f"{pad}if keep:")
             self._children(node, k, v, depth + 1, empty=True)
-        elif kind is dsl.KStreamPeek:
+        elif kind is stateless.KStreamPeek:
             f = self._bind(p.action)
             self._call(pad, "", f"{f}({k}, {v})", node)
             if p.forward_downstream:
                 self._children(node, k, v, depth)
-        elif kind is dsl.KStreamSelectKey:
+        elif kind is stateless.KStreamSelectKey:
             f = self._bind(p.mapper)
             nk, _ = self._vars()
             self._call(pad, f"{nk} = ", f"{f}({k}, {v})", node)
             self._children(node, nk, v, depth)
-        elif kind is dsl.KStreamMapValues:
+        elif kind is stateless.KStreamMapValues:
             f = self._bind(p.mapper)
             _, nv = self._vars()
             self._call(pad, f"{nv} = ", f"{f}({k}, {v})" if p.with_key else f"{f}({v})", node)
             self._children(node, k, nv, depth)
-        elif kind is dsl.KStreamMap:
+        elif kind is stateless.KStreamMap:
             f, name = self._bind(p.mapper), self._bind(p.node)
             nk, nv = self._vars()
             self._call(pad, f"{nk}, {nv} = ", f"_pair({f}({k}, {v}), {name})", node)
             self._children(node, nk, nv, depth)
-        elif kind is dsl.KStreamFlatMapValues:
+        elif kind is stateless.KStreamFlatMapValues:
             f = self._bind(p.mapper)
             _, nv = self._vars()
             items = f"i{self.names}"
@@ -693,7 +693,7 @@ class _Compiler:
                        self._materialized(items))
             add(f"{pad}for {nv} in {items}:")
             self._children(node, k, nv, depth + 1, empty=True)
-        elif kind is dsl.KStreamFlatMap:
+        elif kind is stateless.KStreamFlatMap:
             f, name = self._bind(p.mapper), self._bind(p.node)
             nk, nv = self._vars()
             items = f"i{self.names}"
@@ -701,9 +701,9 @@ class _Compiler:
             add(f"{pad}for item in {items}:")
             self._call(pad + "    ", f"{nk}, {nv} = ", f"_pair(item, {name})", node)
             self._children(node, nk, nv, depth + 1, empty=True)
-        elif kind is dsl.KStreamBranch:
+        elif kind is stateless.KStreamBranch:
             self._branch(node, k, v, depth)
-        elif kind is dsl.KTableToStream:
+        elif kind is tables.KTableToStream:
             _, nv = self._vars()
             self._call(pad, f"{nv} = ", f"{v}.new_value", node)
             self._children(node, k, nv, depth)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from streams_on_spark.config import TaskConfig
-from streams_on_spark.connectors.records import ConsumerRecord
+from streams_on_spark.records import ConsumerRecord
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.processor.api import Record, TaskId
 from streams_on_spark.runtime.nodes import ProcessorNode

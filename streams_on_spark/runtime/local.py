@@ -13,7 +13,7 @@ from collections import deque
 from typing import Any, Mapping
 
 from streams_on_spark.config import TaskConfig
-from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
+from streams_on_spark.records import ConsumerRecord, ProducerRecord
 from streams_on_spark.metrics import Metrics, TaskSensors
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.global_task import GlobalTask

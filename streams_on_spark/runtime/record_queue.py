@@ -12,7 +12,7 @@ from collections import deque
 from typing import Any, Callable, Optional, Sequence, Union
 
 from streams_on_spark.config import TaskConfig
-from streams_on_spark.connectors.record_batch import BYTES_OR_NONE
+from streams_on_spark.record_batch import BYTES_OR_NONE
 from streams_on_spark.errors import IllegalStateError, StreamsException
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.nodes import ProcessorNode

@@ -26,9 +26,9 @@ from streams_on_spark.error_handlers import (
     SerializationExceptionOrigin,
     response_of,
 )
-from streams_on_spark.connectors.partitioner import DefaultPartitioner, partition_for_key
-from streams_on_spark.connectors.record_batch import PartitionedRecords, RecordBatch, encode_by_partition
-from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
+from streams_on_spark.partitioner import DefaultPartitioner, partition_for_key
+from streams_on_spark.record_batch import PartitionedRecords, RecordBatch, encode_by_partition
+from streams_on_spark.records import ConsumerRecord, ProducerRecord
 from streams_on_spark.errors import ConfigException, IllegalStateError, StreamsException
 from streams_on_spark.processor.api import (
     Cancellable,

@@ -17,15 +17,15 @@ from streams_on_spark.config import (
     TaskConfig,
     dummy_application_id,
 )
-from streams_on_spark.connectors.partitioner import DefaultPartitioner
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.partitioner import DefaultPartitioner
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError, bad_argument, require_instance, require_int, require_str
 from streams_on_spark.metrics import Metrics
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.query.iqv2 import StateQueryRequest, StateQueryResult
 from streams_on_spark.query.params import KeyQueryMetadata, StoreQueryParameters, StreamsMetadata
 from streams_on_spark.query.service import InteractiveQueries
-from streams_on_spark.runtime.local import LocalEngine
+from streams_on_spark.runtime.engine import Engine, check_engine, make_engine
 from streams_on_spark.state.headers_stores import (
     SessionStoreFacadeForHeaders,
     SessionStoreWithHeaders,
@@ -54,7 +54,7 @@ class TopologyTestDriver:
                  declared_topics: Optional[Mapping[str, int]] = None, engine: str = "local",
                  spark: Any = None) -> None:
         _check_topology(topology)
-        _check_engine(engine)
+        check_engine(engine)
         require_instance(config, "config", Mapping, optional=True)
         require_int(initial_wall_clock_time_ms, "initial_wall_clock_time_ms", optional=True)
         # Kafka's driver disables the emit-final and outer-join throttles unless configured (putIfAbsent(..., 0L))
@@ -70,13 +70,8 @@ class TopologyTestDriver:
         self._topology = topology
         self.engine_name = engine
         check_node_serdes(topology.internal_builder, self._config)   # at start, as Kafka's driver, on either engine
-        if engine == "local":
-            self._engine: Any = LocalEngine(topology.internal_builder, self._config, self._declared,
-                                            self.multi_partition, wall)
-        else:
-            from streams_on_spark.runtime.spark import SparkEngine
-            self._engine = SparkEngine(topology.internal_builder, self._config, self._declared,
-                                       self.multi_partition, wall, spark)
+        self._engine: Engine = make_engine(engine, topology.internal_builder, self._config, self._declared,
+                                           self.multi_partition, wall, spark)
         self._placement = DefaultPartitioner()
         self._facades: dict[int, KeyValueStoreFacade] = {}
         self._header_facades: dict[int, KeyValueStoreFacade] = {}   # headers-aware stores seen as timestamped
@@ -310,13 +305,6 @@ def _check_topology(topology: Any) -> Topology:
     return topology
 
 
-def _check_engine(engine: Any) -> str:
-    """``"local"`` (in-process) or ``"spark"``."""
-    if engine not in ("local", "spark"):
-        raise bad_argument("engine", "'local' or 'spark'", engine)
-    return engine
-
-
 def _check_declared(name: Any, partitions: Any) -> None:
     """A declared topic: a non-empty name and at least one partition."""
     require_str(name, "topic name")
@@ -368,7 +356,7 @@ class TopologyTestDriverBuilder:
 
         With ``"spark"``, ``spark`` is the SparkSession to use (a local one is made when None).
         """
-        self._engine, self._spark = _check_engine(engine), spark
+        self._engine, self._spark = check_engine(engine), spark
         return self
 
     def build(self) -> TopologyTestDriver:

@@ -27,11 +27,12 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 import pytest
 
 from streams_on_spark.errors import bad_argument, require_instance, require_int
+from streams_on_spark.runtime.engine import ENGINES as ENGINE_FACTORIES
 from streams_on_spark.runtime.spark.user_code import pickle_by_value
 from streams_on_spark.testing.driver import TopologyTestDriver, TopologyTestDriverBuilder
 from streams_on_spark.topology.topology import Topology
 
-ENGINES = ("local", "spark")
+ENGINES = tuple(ENGINE_FACTORIES)
 ENGINE_CHOICES = (*ENGINES, "all")
 # what a test runs with when neither an option nor a ``streams`` marker says otherwise
 DEFAULT_ENGINE = "local"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from contextlib import nullcontext
 from typing import Any, Mapping, Optional
 
+from streams_on_spark.config import APPLICATION_SERVER
 from streams_on_spark.query.iqv2 import Position
 from streams_on_spark.query.service import store_position
 from streams_on_spark.topology.partitions import driver_subtopologies
@@ -53,4 +54,4 @@ class DriverQueryableState:
                 for sub in driver_subtopologies(self._driver._topology.internal_builder, self._driver.multi_partition)]
 
     def application_server(self) -> Optional[str]:
-        return self._driver._config.app_configs.get("application.server") or None
+        return self._driver._config.streams_config.get(APPLICATION_SERVER) or None

@@ -18,7 +18,7 @@ from streams_on_spark.config import (
     parse_type,
 )
 from streams_on_spark.errors import StreamsException, TopologyException
-from streams_on_spark.processor import dsl as processors
+from streams_on_spark.operators.stateless import PassThrough, RepartitionNullKeyFilter
 from streams_on_spark.topology.builder import InternalResourcesNaming, InternalTopologyBuilder
 from streams_on_spark.window import OperatorWindows
 
@@ -183,7 +183,7 @@ class RepartitionNode(GraphNode):
     def write(self, builder: InternalTopologyBuilder) -> None:
         builder.add_internal_topic(self.topic, self.number_of_partitions)
         if self.filter_name is not None:
-            kind = processors.PassThrough if self.pass_null_keys else processors.RepartitionNullKeyFilter
+            kind = PassThrough if self.pass_null_keys else RepartitionNullKeyFilter
             builder.add_processor(self.filter_name, DslSupplier(kind), self.parent_names())
             builder.add_sink(self.sink_name, self.topic, [self.filter_name], self.key_serde, self.value_serde,
                              self.partitioner)

@@ -11,7 +11,7 @@ from streams_on_spark import (
     StreamsBuilder,
     TestRecord,
 )
-from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.partitioner import partition_for_key
 
 S, L, J = Serdes.String(), Serdes.Long(), Serdes.JSON()
 

@@ -28,7 +28,7 @@ from streams_on_spark import (
     TopologyTestDriverBuilder,
 )
 from streams_on_spark.dsl.params import StreamJoined
-from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.partitioner import partition_for_key
 
 S = Serdes.String()
 JSON = Serdes.JSON()

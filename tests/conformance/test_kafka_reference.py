@@ -72,7 +72,7 @@ from streams_on_spark import (
     Windowed,
     WindowedSerdes,
 )
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.error_handlers import ProductionExceptionHandler, Response
 from streams_on_spark.errors import (ConfigException, SerializationException, StreamsException, TopologyException,
                                      UnsupportedOperationError)

@@ -22,7 +22,7 @@ from streams_on_spark import (
     StreamsBuilder,
     TestRecord,
 )
-from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.partitioner import partition_for_key
 
 S, L = Serdes.String(), Serdes.Long()
 START = 10_000

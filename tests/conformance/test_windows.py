@@ -27,7 +27,7 @@ from streams_on_spark import (
     StreamsBuilder,
     TestRecord,
 )
-from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.partitioner import partition_for_key
 from streams_on_spark.dsl.suppressed import BufferConfig, Suppressed
 from streams_on_spark.dsl.windows import SessionWindows, SlidingWindows, TimeWindows
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record

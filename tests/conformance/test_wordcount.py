@@ -13,7 +13,7 @@ from streams_on_spark import (
     TestRecord,
     Topology,
 )
-from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.partitioner import partition_for_key
 
 S, L = Serdes.String(), Serdes.Long()
 

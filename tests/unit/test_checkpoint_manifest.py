@@ -23,6 +23,7 @@ from streams_on_spark.checkpoint_manifest import (
     read_manifest,
     write_manifest,
 )
+from streams_on_spark.config import StreamsConfig
 from streams_on_spark.upgrade import windows_of
 
 S = Serdes.String()
@@ -39,10 +40,12 @@ def word_count(*, new_branch: bool = False, named: bool = True):
 
 
 PARTITIONS = {"sentences": 4, "by-word-repartition": 4}
+APP = {"application.id": "app"}
+NO_CONFIG = StreamsConfig(APP)   # every key at its default
 
 
 def first_run(tmp_path, description=None, snapshot_format: int = 2) -> CheckpointManifest:
-    manifest = plan_restart(None, description or word_count(), PARTITIONS, {}, snapshot_format)
+    manifest = plan_restart(None, description or word_count(), PARTITIONS, NO_CONFIG, snapshot_format)
     write_manifest(str(tmp_path), manifest)
     return manifest
 
@@ -58,7 +61,8 @@ def test_a_first_run_records_its_topology_and_uses_one_directory_per_subtopology
 
 
 def test_checkpoints_written_before_manifests_existed_resume_with_a_warning(tmp_path, caplog):
-    manifest = plan_restart(None, word_count(), PARTITIONS, {}, 2, frozenset({"subtopology-0", "subtopology-1"}))
+    manifest = plan_restart(None, word_count(), PARTITIONS, NO_CONFIG, 2,
+                            frozenset({"subtopology-0", "subtopology-1"}))
     assert manifest.checkpoints == {0: "subtopology-0", 1: "subtopology-1"}
     assert "without a topology manifest" in caplog.text
 
@@ -66,7 +70,7 @@ def test_checkpoints_written_before_manifests_existed_resume_with_a_warning(tmp_
 def test_renumbered_subtopologies_keep_their_own_checkpoints(tmp_path):
     previous = first_run(tmp_path)
     upgraded = word_count(new_branch=True)
-    manifest = plan_restart(previous, upgraded, {**PARTITIONS, "clicks": 1}, {}, 2,
+    manifest = plan_restart(previous, upgraded, {**PARTITIONS, "clicks": 1}, NO_CONFIG, 2,
                             frozenset(previous.checkpoints.values()))
     sources = {s.id: {t for n in s.nodes for t in getattr(n, "topics", ())} for s in upgraded.subtopologies}
     assert sources[0] == {"clicks"}
@@ -77,9 +81,10 @@ def test_an_unsafe_change_is_refused_unless_allowed(tmp_path, caplog):
     previous = first_run(tmp_path, word_count(named=False))
     renamed = word_count(named=True)
     with pytest.raises(TopologyException) as refused:
-        plan_restart(previous, renamed, PARTITIONS, {}, 2)
+        plan_restart(previous, renamed, PARTITIONS, NO_CONFIG, 2)
     assert "upgrade.allow.unsafe=true" in str(refused.value) and "application.id" in str(refused.value)
-    manifest = plan_restart(previous, renamed, PARTITIONS, {"upgrade.allow.unsafe": "true"}, 2)
+    manifest = plan_restart(previous, renamed, PARTITIONS, StreamsConfig({**APP, "upgrade.allow.unsafe": "true"}),
+                            2)
     assert manifest.description == str(renamed)
     assert "despite a topology change that loses state" in caplog.text
 
@@ -87,21 +92,21 @@ def test_an_unsafe_change_is_refused_unless_allowed(tmp_path, caplog):
 def test_a_changed_partition_count_of_a_stateful_subtopology_is_refused(tmp_path):
     previous = first_run(tmp_path)
     with pytest.raises(TopologyException, match="by-word-repartition"):
-        plan_restart(previous, word_count(), {"sentences": 4, "by-word-repartition": 8}, {}, 2)
+        plan_restart(previous, word_count(), {"sentences": 4, "by-word-repartition": 8}, NO_CONFIG, 2)
 
 
 def test_another_snapshot_format_is_refused_naming_both_versions(tmp_path):
     previous = first_run(tmp_path)
     with pytest.raises(TopologyException, match="task snapshot format 2; this version .* reads format 3"):
-        plan_restart(previous, word_count(), PARTITIONS, {}, 3)
+        plan_restart(previous, word_count(), PARTITIONS, NO_CONFIG, 3)
 
 
 def test_an_older_snapshot_format_this_version_reads_is_resumed(tmp_path):
     previous = first_run(tmp_path)
-    manifest = plan_restart(previous, word_count(), PARTITIONS, {}, 3, readable_formats={2, 3})
+    manifest = plan_restart(previous, word_count(), PARTITIONS, NO_CONFIG, 3, readable_formats={2, 3})
     assert manifest.snapshot_format == 3
     with pytest.raises(TopologyException, match="task snapshot format 4; this version .* reads format 3"):
-        plan_restart(first_run(tmp_path, snapshot_format=4), word_count(), PARTITIONS, {}, 3,
+        plan_restart(first_run(tmp_path, snapshot_format=4), word_count(), PARTITIONS, NO_CONFIG, 3,
                      readable_formats={2, 3})
 
 
@@ -127,8 +132,8 @@ WINDOWED_PARTITIONS = {"sentences": 4, "KSTREAM-AGGREGATE-STATE-STORE-0000000003
 
 
 def restart(previous, topology: Topology, config=None) -> CheckpointManifest:
-    return plan_restart(previous, topology.describe(), WINDOWED_PARTITIONS, config or {}, 2,
-                        windows=windows_of(topology))
+    return plan_restart(previous, topology.describe(), WINDOWED_PARTITIONS, StreamsConfig({**APP, **(config or {})}),
+                        2, windows=windows_of(topology))
 
 
 def test_a_restart_with_the_same_topology_says_nothing(tmp_path, caplog):

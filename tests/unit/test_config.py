@@ -356,3 +356,51 @@ def test_a_restore_consumer_setting_is_said_to_have_no_effect_once(caplog):
     assert config.originals["restore.consumer.max.poll.records"] == 5
     lines = [r.getMessage() for r in caplog.records if "restore.consumer.max.poll.records" in r.getMessage()]
     assert len(lines) == 2 and "no restore consumer" in lines[0]   # once per config, as Kafka logs unused keys
+
+
+# ---------------------------------------------------------------------------------------------------- one typed config
+
+def test_the_librarys_admin_timeout_is_a_typed_key_with_its_default_in_one_place():
+    from streams_on_spark.config import DEFAULT_API_TIMEOUT_MS, LIBRARY_CONFIG_KEYS, REPLICATION_FACTOR
+    assert LIBRARY_CONFIG_KEYS[DEFAULT_API_TIMEOUT_MS].default == 10_000
+    config = StreamsConfig({"application.id": "a"})
+    assert config.get(DEFAULT_API_TIMEOUT_MS) == 10_000 and config.get(REPLICATION_FACTOR) == -1
+    given = StreamsConfig({"application.id": "a", DEFAULT_API_TIMEOUT_MS: "2500", REPLICATION_FACTOR: "3"})
+    assert given.get(DEFAULT_API_TIMEOUT_MS) == 2500 and given.get(REPLICATION_FACTOR) == 3
+    with pytest.raises(ConfigException, match="default.api.timeout.ms"):
+        StreamsConfig({"application.id": "a", DEFAULT_API_TIMEOUT_MS: -1})
+    with pytest.raises(ConfigException, match="default.api.timeout.ms"):
+        StreamsConfig({"application.id": "a", DEFAULT_API_TIMEOUT_MS: "soon"})
+
+
+def test_a_task_config_reads_one_streams_config_whose_originals_are_the_app_configs():
+    config = TaskConfig.from_config({"application.id": "a", "trigger.interval": "1 second", "custom.key": 1})
+    assert config.streams_config.get("trigger.interval") == "1 second"
+    assert config.app_configs is config.streams_config.originals and config.app_configs["custom.key"] == 1
+    assert TaskConfig("b").streams_config.get("trigger.interval") == "100 milliseconds"   # every key at its default
+
+
+def test_no_library_code_retypes_a_config_keys_default():
+    """A known key is read as a typed value from StreamsConfig/TaskConfig, its default given once by its ConfigKey:
+    no ``<mapping>.get(key, default)`` of a StreamsConfig or library key outside config.py."""
+    import ast
+    from pathlib import Path
+
+    import streams_on_spark.config as config_module
+    from streams_on_spark.config import LIBRARY_CONFIG_KEYS
+    root = Path(__file__).resolve().parents[2]
+    known = set(STREAMS_CONFIG_KEYS) | set(LIBRARY_CONFIG_KEYS)
+    constants = {name for name, value in vars(config_module).items() if isinstance(value, str) and value in known}
+    found = []
+    for path in sorted([*(root / "streams_on_spark").rglob("*.py"), *(root / "connectors").rglob("*.py"),
+                        *(root / "state").rglob("*.py")]):
+        if path.name == "config.py" and path.parent.name == "streams_on_spark":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                    and len(node.args) == 2):
+                key = node.args[0]
+                if (isinstance(key, ast.Constant) and key.value in known
+                        or isinstance(key, ast.Name) and key.id in constants):
+                    found.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert not found, "defaults retyped at call sites (read StreamsConfig.get(key) instead):\n" + "\n".join(found)

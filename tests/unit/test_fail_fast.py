@@ -40,6 +40,7 @@ except Exception as e:
 # the checkpoint a first run of the word count (unfiltered) left: its manifest, as KafkaStreams writes it
 FIRST_RUN = '''
 from streams_on_spark.checkpoint_manifest import plan_restart, write_manifest
+from streams_on_spark.config import StreamsConfig
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.runtime.snapshot import SNAPSHOT_VERSION
 topics = EmbeddedTopics(config["embedded.topics.dir"])
@@ -47,7 +48,7 @@ topics.create_topic("sentences", 2)
 topics.create_topic("counts", 2)
 partitions = {"sentences": 2, "KSTREAM-KEY-SELECT-0000000002-repartition": 2}
 write_manifest(config["checkpoint.location"], plan_restart(None, word_count(filtered=False).describe(), partitions,
-                                                           config, SNAPSHOT_VERSION))
+                                                           StreamsConfig(config), SNAPSHOT_VERSION))
 '''
 
 

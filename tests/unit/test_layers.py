@@ -12,15 +12,17 @@ SOURCES = {"streams_on_spark": ROOT / "streams_on_spark", "streams_on_spark.conn
            "streams_on_spark.state": ROOT / "state"}
 # bottom to top; a module may import its own layer and the ones below it
 LAYERS = [
-    {"errors", "keyvalue", "window", "emit", "change", "metrics", "lazy", "files", "headers"},   # leaf types
+    {"errors", "keyvalue", "window", "emit", "change", "metrics", "lazy", "files", "headers",   # leaf types
+     "records", "partitioner", "record_batch"},      # the records every layer passes: Kafka's, and their batches
     {"serde"},
-    {"connectors"},                                  # records, partitioner, topics (embedded, Kafka)
     {"error_handlers", "timestamp_extractors", "config"},
     {"state"},
     {"query"},                                       # interactive queries over the tasks' stores
-    {"processor"},
+    {"processor"},                                   # the Processor API
+    {"operators"},                                   # the DSL's operators (processors)
     {"topology"},
     {"dsl"},
+    {"connectors"},                                  # the runtime's topics: embedded and Kafka, their Spark sources
     {"runtime"},
     {"testing"},
     {"kafka_streams", "upgrade", "checkpoint_manifest"},
@@ -163,12 +165,21 @@ def test_the_task_parts_sit_below_the_task():
 
 
 def test_the_checks_see_an_upward_import(tmp_path):
-    """The checks are not vacuous: a function-level import of the DSL from a processor module is found."""
+    """The checks are not vacuous: a function-level import of the DSL from an operator module, and of an operator
+    from the Processor API, are found."""
     path = tmp_path / "windowed.py"
     path.write_text("def f():\n    from streams_on_spark.dsl.windows import TimeWindows\n")
-    ((target, line),) = imports(path, "streams_on_spark.processor.windowed")
+    ((target, line),) = imports(path, "streams_on_spark.operators.windowed")
     assert target == "streams_on_spark.dsl.windows" and line == 2
-    assert RANK[area(target)] > RANK[area("streams_on_spark.processor.windowed")]
+    assert RANK[area(target)] > RANK[area("streams_on_spark.operators.windowed")]
+    api = tmp_path / "api.py"
+    api.write_text("from streams_on_spark.operators.stateless import KStreamFilter\n")
+    ((target, _),) = imports(api, "streams_on_spark.processor.api")
+    assert RANK[area(target)] > RANK[area("streams_on_spark.processor.api")]
+    core = tmp_path / "records.py"
+    core.write_text("from streams_on_spark.connectors.embedded import EmbeddedTopics\n")
+    ((target, _),) = imports(core, "streams_on_spark.records")
+    assert RANK[area(target)] > RANK[area("streams_on_spark.records")]
     assert sorted(map(sorted, strongly_connected({"a": ["b"], "b": ["a"], "c": []}))) == [["a", "b"], ["c"]]
     part = tmp_path / "punctuation.py"
     part.write_text("from streams_on_spark.runtime.task import StreamTask\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from streams_on_spark.connectors.embedded import EmbeddedTopics
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.reset import is_internal_topic, reset_application
 
 

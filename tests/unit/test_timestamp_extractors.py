@@ -9,7 +9,7 @@ import pytest
 
 from streams_on_spark import Consumed, KafkaStreams, Produced, Serdes, StreamsBuilder, StreamsException
 from streams_on_spark.config import TaskConfig
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.errors import ConfigException
 from streams_on_spark.runtime.local import LocalEngine
 from streams_on_spark.timestamp_extractors import (

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.connectors.embedded_connector import EmbeddedTopicsConnector
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.metrics import Metrics, TaskSensors
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 from typing import Any, Protocol, Sequence
 
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.topology.builder import InternalTopologyBuilder, SubtopologySpec
 from streams_on_spark.topology.partitions import driver_subtopologies

@@ -15,8 +15,8 @@ from array import array
 from typing import Any, Callable, Mapping, Optional, Protocol, Sequence
 
 from streams_on_spark.connectors.base import TopicWriter
-from streams_on_spark.connectors.record_batch import BIG_ENDIAN, RecordBatch
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.record_batch import BIG_ENDIAN, RecordBatch
+from streams_on_spark.records import ProducerRecord
 
 # ReturnedOutput: one row per destination topic-partition (more for very large outputs), each a record batch
 # (``RecordBatch`` layout: ``data`` and its records' ``ends``) with every record's merge key: the task's stream

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional
 
 from streams_on_spark.config import TaskConfig
-from streams_on_spark.connectors.record_batch import RecordBatch
+from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.spark.execution import TaskBatch
@@ -57,7 +57,7 @@ __all__ = ["Pipeline", "plan_pipelines", "PipelineTaskFunction", "UpstreamPrefix
 REPARTITION_SUFFIX = "-repartition"
 #: what :class:`UpstreamPrefix` yields: the ``batches`` layout plus where a row came from and its record count (null: a
 #: passed-through row). An upstream task's output to one partition travels as the record batch its sinks encoded as
-#: they produced it (:class:`~streams_on_spark.connectors.record_batch.PartitionedRecords`), decoded after the shuffle
+#: they produced it (:class:`~streams_on_spark.record_batch.PartitionedRecords`), decoded after the shuffle
 #: by Arrow (:meth:`RecordBatch.columns`).
 PREFIX_SCHEMA = ("topic string, partition int, offset long, ends binary, data binary, origin_topic string, "
                  "origin_partition int, count long")

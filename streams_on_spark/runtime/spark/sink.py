@@ -15,8 +15,8 @@ from collections import defaultdict
 from typing import Any, Callable, Optional
 
 from streams_on_spark.connectors.base import TopicWriter
-from streams_on_spark.connectors.record_batch import RecordBatch, merge_by_stream_time
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.record_batch import RecordBatch, merge_by_stream_time
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.runtime.spark.output import COMMIT_COLUMNS, RETURNED_COLUMNS
 

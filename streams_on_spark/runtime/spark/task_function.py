@@ -14,7 +14,7 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 from streams_on_spark.config import STATE_DIR, TaskConfig
 from streams_on_spark.connectors.base import GlobalReader
-from streams_on_spark.connectors.record_batch import RecordBatch
+from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.spark.clock import SYSTEM_CLOCK, TICK, Clock, WallClock
 from streams_on_spark.runtime.spark.execution import PROCESS_AVAILABLE, BatchExecution, TaskBatch

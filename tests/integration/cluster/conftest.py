@@ -144,7 +144,7 @@ def library_wheel(unavailable) -> Path:
     if not wheel.is_file() or not zipfile.is_zipfile(wheel):
         pytest.fail(f"{WHEEL_ENV}={path}, but that is not a wheel file; run `make wheel`", pytrace=False)
     names = set(zipfile.ZipFile(wheel).namelist())
-    missing = {"streams_on_spark/__init__.py", "streams_on_spark/connectors/partitioner.py"} - names
+    missing = {"streams_on_spark/__init__.py", "streams_on_spark/connectors/embedded.py"} - names
     if missing:
         pytest.fail(f"the wheel {wheel} lacks {sorted(missing)}; rebuild it with `make wheel`", pytrace=False)
     return wheel

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from streams_on_spark.connectors.partitioner import murmur2, partition_for_key
+from streams_on_spark.partitioner import murmur2, partition_for_key
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark]
 
@@ -59,7 +59,7 @@ APP = textwrap.dedent('''\
 
 
     def partitions(keys):
-        from streams_on_spark.connectors.partitioner import murmur2, partition_for_key
+        from streams_on_spark.partitioner import murmur2, partition_for_key
         here = where()
         for key in keys:
             data = key.encode("utf-8")
@@ -88,7 +88,7 @@ APP = textwrap.dedent('''\
             return [InputPartition(i) for i in range(2)]
 
         def read(self, partition):
-            from streams_on_spark.connectors.partitioner import partition_for_key
+            from streams_on_spark.partitioner import partition_for_key
             executor = json.dumps(where())
             for key in KEYS[partition.value::2]:
                 yield key, partition_for_key(key.encode("utf-8"), NUM_PARTITIONS), self.planner, executor
@@ -139,7 +139,7 @@ def _expected() -> dict[str, tuple[int, int]]:
 
 def test_executor_python_hides_the_editable_install_but_imports_the_wheel(executor_python, library_wheel,
                                                                          library_py_files, tmp_path):
-    code = "import streams_on_spark.connectors.partitioner as p; print(p.__file__)"
+    code = "import streams_on_spark.connectors.embedded as p; print(p.__file__)"
     hidden = subprocess.run([str(executor_python), "-c", code], cwd=tmp_path, capture_output=True, text=True,
                             timeout=120)
     assert hidden.returncode != 0 and "No module named 'streams_on_spark'" in hidden.stderr, hidden
@@ -148,7 +148,7 @@ def test_executor_python_hides_the_editable_install_but_imports_the_wheel(execut
         found = subprocess.run([str(executor_python), "-c", code], cwd=tmp_path, capture_output=True, text=True,
                                timeout=120, env=env)
         assert found.returncode == 0, found.stderr
-        assert found.stdout.strip() == f"{shipped}/streams_on_spark/connectors/partitioner.py"
+        assert found.stdout.strip() == f"{shipped}/streams_on_spark/connectors/embedded.py"
 
 
 def test_the_wheel_runs_on_the_cluster(spark_submit, spark_cluster, library_py_files, app):

@@ -20,7 +20,7 @@ import pytest
 from streams_on_spark import Serdes, TestRecord, TopologyTestDriverBuilder
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.connectors.kafka import kafka_jars
-from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.partitioner import partition_for_key
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark]
 

@@ -9,7 +9,7 @@ import pytest
 
 from streams_on_spark import Consumed, KafkaStreams, Produced, Serdes, StreamsBuilder
 from streams_on_spark.connectors.kafka import KafkaConnector
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 S, L = Serdes.String(), Serdes.Long()

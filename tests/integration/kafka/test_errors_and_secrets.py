@@ -11,7 +11,7 @@ import time
 import pytest
 
 from streams_on_spark.connectors.kafka import MASK, KafkaConnector, is_secret, mask_config
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.errors import StreamsException
 
 pytestmark = pytest.mark.kafka

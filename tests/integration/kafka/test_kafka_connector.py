@@ -6,8 +6,8 @@ import time
 import pytest
 
 from streams_on_spark.connectors.kafka import KafkaConnector
-from streams_on_spark.connectors.record_batch import RecordBatch, parse_records
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.record_batch import RecordBatch, parse_records
+from streams_on_spark.records import ProducerRecord
 
 pytestmark = pytest.mark.kafka
 

@@ -12,7 +12,7 @@ import pytest
 from streams_on_spark.connectors import kafka_producer
 from streams_on_spark.connectors.kafka import KafkaConnector
 from streams_on_spark.connectors.kafka_producer import KafkaBatchProducer, KafkaWriterSpec, producer_for
-from streams_on_spark.connectors.record_batch import RecordBatch
+from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.errors import StreamsException
 
 pytestmark = pytest.mark.kafka

@@ -21,7 +21,7 @@ from streams_on_spark import (
     TopologyException,
     TopologyTestDriverBuilder,
 )
-from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.partitioner import partition_for_key
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 S, L = Serdes.String(), Serdes.Long()

@@ -8,7 +8,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from streams_on_spark.connectors.kafka import KafkaConnector
 from streams_on_spark.connectors.kafka_producer import KafkaWriterSpec
 from streams_on_spark.connectors.kafka_transactions import KafkaTransactionalWriter, committed_sequence, marker
-from streams_on_spark.connectors.record_batch import RecordBatch
+from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.errors import StreamsException
 
 pytestmark = pytest.mark.kafka

@@ -11,7 +11,7 @@ import time
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 
-from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.partitioner import partition_for_key
 
 pytestmark = pytest.mark.kafka
 

@@ -11,7 +11,7 @@ import pytest
 
 from streams_on_spark import Consumed, Grouped, KafkaStreams, Materialized, Produced, Serdes, StreamsBuilder
 from streams_on_spark.connectors.kafka import KafkaConnector
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.reset import reset_application
 
 S, L = Serdes.String(), Serdes.Long()

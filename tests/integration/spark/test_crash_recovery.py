@@ -34,7 +34,7 @@ import pytest
 
 from streams_on_spark import Serdes
 from streams_on_spark.connectors.embedded import EmbeddedTopics
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 
 pytestmark = pytest.mark.spark
 APP = Path(__file__).parent / "apps" / "crash_app.py"

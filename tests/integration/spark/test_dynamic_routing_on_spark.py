@@ -8,8 +8,8 @@ import pytest
 
 from streams_on_spark import Consumed, KafkaStreams, Produced, Serdes, StreamsBuilder, StreamsException
 from streams_on_spark.connectors.embedded import EmbeddedTopics
-from streams_on_spark.connectors.partitioner import partition_for_key
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.partitioner import partition_for_key
+from streams_on_spark.records import ProducerRecord
 
 pytestmark = pytest.mark.spark
 S = Serdes.String()

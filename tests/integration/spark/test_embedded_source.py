@@ -5,7 +5,7 @@ import pytest
 
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.connectors.embedded_source import register
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 
 pytestmark = pytest.mark.spark
 

@@ -21,8 +21,8 @@ from streams_on_spark import (
     TopologyTestDriverBuilder,
 )
 from streams_on_spark.connectors.embedded import EmbeddedTopics
-from streams_on_spark.connectors.partitioner import partition_for_key
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.partitioner import partition_for_key
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.runtime.spark.runtime import SparkRuntime
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.kafka_streams import State

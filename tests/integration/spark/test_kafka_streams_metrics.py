@@ -18,7 +18,7 @@ from streams_on_spark import (
     TopologyTestDriverBuilder,
 )
 from streams_on_spark.connectors.embedded import EmbeddedTopics
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.kafka_streams import State
 from streams_on_spark.metrics import CONSUMER_FETCH_GROUP, TASK_GROUP, THREAD_GROUP

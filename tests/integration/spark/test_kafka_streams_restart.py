@@ -18,8 +18,8 @@ from streams_on_spark import (
     TopologyException,
 )
 from streams_on_spark.connectors.embedded import EmbeddedTopics
-from streams_on_spark.connectors.partitioner import partition_for_key
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.partitioner import partition_for_key
+from streams_on_spark.records import ProducerRecord
 
 pytestmark = pytest.mark.spark
 S, L = Serdes.String(), Serdes.Long()

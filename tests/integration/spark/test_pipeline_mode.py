@@ -25,8 +25,8 @@ import pytest
 from streams_on_spark import (Consumed, Grouped, KafkaStreams, Materialized, Produced, Serdes, StreamsBuilder,
                               TopologyException)
 from streams_on_spark.connectors.embedded import EmbeddedTopics
-from streams_on_spark.connectors.partitioner import partition_for_key
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.partitioner import partition_for_key
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.metrics import TASK_GROUP, THREAD_GROUP
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "conformance"))

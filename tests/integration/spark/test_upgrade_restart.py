@@ -22,7 +22,7 @@ from streams_on_spark import (
 from streams_on_spark.checkpoint_manifest import MANIFEST
 from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
 from streams_on_spark.connectors.embedded import EmbeddedTopics
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 
 pytestmark = pytest.mark.spark
 S, L = Serdes.String(), Serdes.Long()

@@ -21,7 +21,7 @@ from streams_on_spark import (
     StreamsBuilder,
 )
 from streams_on_spark.connectors.embedded import EmbeddedTopics
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 
 pytestmark = pytest.mark.spark
 S, L = Serdes.String(), Serdes.Long()

@@ -18,8 +18,8 @@ from streams_on_spark.connectors.embedded_source import (
     EmbeddedTopicsDataSource,
     EmbeddedTopicsStreamReader,
 )
-from streams_on_spark.connectors.record_batch import RecordBatch
-from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
+from streams_on_spark.record_batch import RecordBatch
+from streams_on_spark.records import ConsumerRecord, ProducerRecord
 from pyspark.sql.datasource import CaseInsensitiveDict
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, SupportsTriggerAvailableNow
 

@@ -15,7 +15,7 @@ from streams_on_spark import (
     StreamsBuilder,
     TopologyTestDriverBuilder,
 )
-from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.partitioner import partition_for_key
 
 S, L, I = Serdes.String(), Serdes.Long(), Serdes.Integer()
 CONFIG = {"application.id": "ops", "default.key.serde": S, "default.value.serde": S}

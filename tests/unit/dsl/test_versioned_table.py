@@ -215,7 +215,7 @@ def test_grace_period_needs_a_view_of_a_versioned_table():
 
 def test_an_as_of_read_of_a_latest_only_getter_is_an_error():
     from streams_on_spark.errors import StreamsException
-    from streams_on_spark.processor.dsl import TableValueGetter
+    from streams_on_spark.operators.tables import TableValueGetter
     latest = TableValueGetter(lambda key: key)
     assert latest("a") == "a" and not latest.versioned
     with pytest.raises(StreamsException, match=r"get\(key, as_of=5\) is only supported for versioned stores"):

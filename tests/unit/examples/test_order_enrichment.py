@@ -38,7 +38,7 @@ def test_the_re_key_goes_through_a_repartition_topic_named_by_joined(capsys):
 
 
 def test_each_enriched_order_is_on_its_customers_partition():
-    from streams_on_spark.connectors.partitioner import partition_for_key
+    from streams_on_spark.partitioner import partition_for_key
     module = load()
     outputs = module.run("", module.Run("local", 4))
     assert outputs and all(r.partition == partition_for_key(r.key.encode(), 4) for r in outputs)

@@ -34,9 +34,9 @@ from streams_on_spark import (
     TopologyTestDriver,
 )
 from streams_on_spark.config import TaskConfig
-from streams_on_spark.connectors.partitioner import partition_for_key
-from streams_on_spark.connectors.record_batch import PartitionedRecords
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.partitioner import partition_for_key
+from streams_on_spark.record_batch import PartitionedRecords
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.error_handlers import ProductionExceptionHandler, Response
 from streams_on_spark.runtime import local
 from streams_on_spark.runtime.fused import BatchAggregation, FusedChains

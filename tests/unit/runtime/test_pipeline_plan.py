@@ -6,7 +6,7 @@ import pytest
 
 from streams_on_spark import (Consumed, Grouped, Materialized, Produced, Serdes, StreamsBuilder, TopologyException)
 from streams_on_spark.checkpoint_manifest import CheckpointManifest, plan_restart
-from streams_on_spark.config import TaskConfig
+from streams_on_spark.config import StreamsConfig, TaskConfig
 from streams_on_spark.runtime.spark.pipeline import Pipeline, plan_pipelines
 from streams_on_spark.topology.partitions import TopicLayout, resolve_partition_counts
 
@@ -64,7 +64,8 @@ def test_an_upstream_with_two_source_topics_keeps_the_default_shape():
 
 
 def manifest(pipelined=()):
-    return plan_restart(None, word_count().describe(), {"sentences": 4}, {}, 3, pipelined=pipelined)
+    return plan_restart(None, word_count().describe(), {"sentences": 4}, StreamsConfig({"application.id": "app"}), 3,
+                        pipelined=pipelined)
 
 
 @pytest.mark.parametrize("before, after", [((), ("app-by-word-repartition",)), (("app-by-word-repartition",), ())])
@@ -72,7 +73,7 @@ def test_a_checkpoint_refuses_a_switch_of_pipeline_mode(before, after):
     previous = manifest(before)
     assert previous.pipelined == tuple(before)
     assert CheckpointManifest.from_json(previous.to_json(), "here") == previous
-    config = {"pipeline.mode": bool(after), "upgrade.allow.unsafe": True}
+    config = StreamsConfig({"application.id": "app", "pipeline.mode": bool(after), "upgrade.allow.unsafe": True})
     with pytest.raises(TopologyException, match="pipeline") as refused:
         plan_restart(previous, word_count().describe(), {"sentences": 4}, config, 3, pipelined=after)
     assert "app-by-word-repartition" in str(refused.value) and "reset" in str(refused.value)

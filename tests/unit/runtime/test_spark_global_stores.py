@@ -5,7 +5,7 @@ from streams_on_spark import Consumed, Materialized, Serdes, StreamsBuilder
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.connectors.embedded_connector import EmbeddedGlobalReader
-from streams_on_spark.connectors.records import ConsumerRecord, ProducerRecord
+from streams_on_spark.records import ConsumerRecord, ProducerRecord
 from streams_on_spark.runtime.spark import global_stores as module
 from streams_on_spark.runtime.spark.global_stores import global_stores
 

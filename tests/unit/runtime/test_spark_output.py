@@ -4,8 +4,8 @@ from __future__ import annotations
 from array import array
 
 import streams_on_spark.runtime.spark.output as spark_output
-from streams_on_spark.connectors.record_batch import RecordBatch
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.record_batch import RecordBatch
+from streams_on_spark.records import ProducerRecord
 from streams_on_spark.runtime.spark.output import returned_rows
 
 

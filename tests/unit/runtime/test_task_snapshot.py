@@ -7,7 +7,7 @@ import pytest
 
 from streams_on_spark import Processor, PunctuationType, Record, Serdes, StreamsException, Stores, Topology
 from streams_on_spark.config import TaskConfig
-from streams_on_spark.connectors.records import ConsumerRecord
+from streams_on_spark.records import ConsumerRecord
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.runtime.snapshot import READABLE_SNAPSHOT_VERSIONS, SNAPSHOT_VERSION, TaskSnapshot
 from streams_on_spark.runtime.task import StreamTask

@@ -8,7 +8,8 @@ from streams_on_spark import (Consumed, Grouped, KeyValue, Materialized, Produce
                               TopologyTestDriver)
 from streams_on_spark.dsl.windows import SessionWindow, TimeWindow, Windowed
 from streams_on_spark.processor.api import Record
-from streams_on_spark.processor.dsl import Change, forward_on_flush
+from streams_on_spark.change import Change
+from streams_on_spark.operators.shared import forward_on_flush
 from streams_on_spark.state.caching import (ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore, CachingSessionBytesStore,
                                             CachingWindowBytesStore, TaskCache)
 from streams_on_spark.state.stores import InMemoryKeyValueBytesStore, ValueAndTimestamp

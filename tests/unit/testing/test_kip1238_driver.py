@@ -27,7 +27,7 @@ from streams_on_spark import (
     TopologyTestDriver,
     TopologyTestDriverBuilder,
 )
-from streams_on_spark.connectors.partitioner import partition_for_key
+from streams_on_spark.partitioner import partition_for_key
 
 S = Serdes.String()
 

@@ -10,7 +10,7 @@ import sys
 
 from streams_on_spark import Consumed, KafkaStreams, Produced, Serdes, StreamsBuilder
 from streams_on_spark.connectors.kafka import KafkaConnector
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 
 logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 bootstrap, workdir = sys.argv[1], sys.argv[2]

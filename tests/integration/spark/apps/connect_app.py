@@ -20,7 +20,7 @@ from streams_on_spark import (
     TopologyException,
 )
 from streams_on_spark.connectors.embedded import EmbeddedTopics
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 
 S, L = Serdes.String(), Serdes.Long()
 

@@ -41,7 +41,7 @@ def chunk(rng: random.Random, first: int, lines: int) -> list[tuple[int, str]]:
 
 def records(prefix: str, lines: list[tuple[int, str]]) -> list:
     """The input records of ``lines`` (for ``append``)."""
-    from streams_on_spark.connectors.records import ProducerRecord
+    from streams_on_spark.records import ProducerRecord
     return [ProducerRecord(f"{prefix}sentences", 0, 1_000 * (n + 1), f"line-{n}".encode(), text.encode(), ())
             for n, text in lines]
 
@@ -60,7 +60,7 @@ def verify(sent: list[tuple[int, str]], stores: dict, read: Callable[[str, int],
     least as often), and the stores and updates are those of an uninterrupted run over what the repartition topic
     holds (the counting tasks' own state is exactly-once: Spark's checkpointed state), a duplicate landing in a
     window already closed being dropped as late."""
-    from streams_on_spark.connectors.partitioner import partition_for_key
+    from streams_on_spark.partitioner import partition_for_key
     words = Counter(word for _, text in sent for word in text.split())
     rows = read(f"{app_id}-by-word-repartition", 4)
     repartitioned = Counter(S.deserialize("r", row[1]) for row in rows)

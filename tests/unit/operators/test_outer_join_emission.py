@@ -132,12 +132,12 @@ def test_the_next_time_to_emit_survives_a_restored_task():
     """Kafka's TimeTracker.nextTimeToEmit lives in the task's processor metadata, so each Spark batch (a task rebuilt
     from its snapshot) throttles as one long-lived task does."""
     from streams_on_spark.config import TaskConfig
-    from streams_on_spark.connectors.records import ConsumerRecord
+    from streams_on_spark.records import ConsumerRecord
     from streams_on_spark.processor.api import TaskId
     from streams_on_spark.runtime.task import StreamTask
     internal = _builder(TEN).build().internal_builder
     internal.application_id = "restore"
-    config = TaskConfig("restore", app_configs={INTERVAL: 1000})
+    config = TaskConfig.from_config({"application.id": "restore", INTERVAL: 1000})
     offsets = iter(range(100))
 
     def new_task(snapshot: bytes | None = None) -> StreamTask:

@@ -23,7 +23,7 @@ import sys
 from array import array
 from typing import Any, Iterable, Optional, Union
 
-from streams_on_spark.connectors.records import Headers, ProducerRecord
+from streams_on_spark.records import Headers, ProducerRecord
 
 __all__ = ["RecordBatch", "PartitionedRecords", "parse_records", "encode_by_partition", "merge_by_stream_time",
            "ORDER_KEY"]
@@ -435,11 +435,12 @@ class PartitionedRecords:
         if self._error is not None:   # the drain fails: what comes after is never written
             return
         batch = self._batch(topic, partition)
-        mark = len(batch._data), len(batch._ends)   # type: ignore[arg-type]
+        data, ends = batch.buffers()
+        size, count = len(data), len(ends)
         try:
             batch.add(timestamp, key, value, headers)
         except (TypeError, ValueError) as e:
-            del batch._data[mark[0]:], batch._ends[mark[1]:]   # type: ignore[union-attr]
+            del data[size:], ends[count:]   # nothing of the refused record stays
             self._error = e
 
     def append(self, record: ProducerRecord) -> None:

@@ -13,8 +13,8 @@ from typing import Any, Callable, Optional
 
 from streams_on_spark.change import Change
 from streams_on_spark.errors import SerializationException, StreamsException
+from streams_on_spark.operators.shared import drop_record, skip_out_of_order_join_update
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record
-from streams_on_spark.processor.dsl import drop_record, skip_out_of_order_join_update
 from streams_on_spark.serde.foreign_key import (
     RESPONSE_VERSION,
     SUBSCRIPTION_VERSION,

@@ -6,9 +6,9 @@ from array import array
 
 import pytest
 
-from streams_on_spark.connectors.record_batch import (PREFIX, PartitionedRecords, RecordBatch, encode_by_partition,
+from streams_on_spark.record_batch import (PREFIX, PartitionedRecords, RecordBatch, encode_by_partition,
                                                       merge_by_stream_time, parse_records)
-from streams_on_spark.connectors.records import ProducerRecord
+from streams_on_spark.records import ProducerRecord
 
 
 def _part(task: int, rows: list[tuple[int, int, int]], topic: str = "t", partition: int = 0) -> tuple:

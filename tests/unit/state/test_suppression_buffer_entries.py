@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from streams_on_spark import Serdes
-from streams_on_spark.processor.dsl import Change
+from streams_on_spark.change import Change
 from streams_on_spark.state.suppression_buffer import SuppressionBuffer
 from streams_on_spark.state.local import LocalTaskStore
 from streams_on_spark.state.stores import ValueAndTimestamp
@@ -102,12 +102,12 @@ def _task_runner(builder, app_configs: dict | None = None):
     """A way to build a task of ``builder``'s one subtopology, and a function feeding it ``(key, timestamp[,
     headers])`` records: it processes them, commits as an engine does (unless told not to) and returns the output."""
     from streams_on_spark.config import TaskConfig
-    from streams_on_spark.connectors.records import ConsumerRecord
+    from streams_on_spark.records import ConsumerRecord
     from streams_on_spark.processor.api import TaskId
     from streams_on_spark.runtime.task import StreamTask
     internal = builder.build().internal_builder
     internal.application_id = "restore"
-    config = TaskConfig("restore", app_configs=app_configs or {})
+    config = TaskConfig.from_config({"application.id": "restore", **(app_configs or {})})
     offsets = iter(range(1000))
 
     def new_task(snapshot: bytes | None = None) -> StreamTask:

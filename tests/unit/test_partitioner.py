@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from streams_on_spark.connectors import partitioner
-from streams_on_spark.connectors.partitioner import (
+from streams_on_spark import partitioner
+from streams_on_spark.partitioner import (
     clear_partition_memo,
     murmur2,
     partition_for_key,
     to_positive,
 )
 
-VECTORS_FILE = Path(__file__).resolve().parents[2] / "data" / "murmur2-vectors.json"
+VECTORS_FILE = Path(__file__).resolve().parents[1] / "data" / "murmur2-vectors.json"
 VECTORS: dict[str, Any] = json.loads(VECTORS_FILE.read_text(encoding="utf-8"))
 SECTIONS = [name for name, value in VECTORS.items() if isinstance(value, list)]
 

@@ -12,6 +12,7 @@ import logging
 from abc import abstractmethod
 from typing import Any, Callable, Iterable, Optional
 
+from streams_on_spark.change import Change
 from streams_on_spark.config import (
     DEFAULT_EMIT_INTERVAL_MS,
     EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATION,
@@ -19,8 +20,8 @@ from streams_on_spark.config import (
 )
 from streams_on_spark.emit import EmitStrategy, StrategyType
 from streams_on_spark.errors import StreamsException
+from streams_on_spark.operators.shared import drop_record, forward_on_flush
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record
-from streams_on_spark.processor.dsl import Change, drop_record, forward_on_flush
 from streams_on_spark.state.stores import ValueAndTimestamp
 from streams_on_spark.window import OperatorWindows, SessionWindow, TimeWindow, Windowed
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Optional
 
+from streams_on_spark.change import Change, make_change
 from streams_on_spark.config import (
     DEFAULT_EMIT_INTERVAL_MS,
     EMIT_INTERVAL_MS_KSTREAMS_OUTER_JOIN_SPURIOUS_RESULTS_FIX,
     internal_long,
 )
+from streams_on_spark.operators.shared import drop_record, forward_on_flush, skip_out_of_order_join_update
 from streams_on_spark.processor.api import Processor, ProcessorContext, Record
-from streams_on_spark.change import make_change
-from streams_on_spark.processor.dsl import Change, drop_record, forward_on_flush, skip_out_of_order_join_update
 from streams_on_spark.state.stores import ValueAndTimestamp
 from streams_on_spark.window import OperatorWindows
 

@@ -246,10 +246,10 @@ class KafkaStreams:
 
     def _start_broker_watch(self, runtime: Any) -> BrokerWatch:
         """The broker watch over ``runtime``'s queries, with the timings of ``broker.watch.stalled.ms`` and
-        ``broker.watch.interval.ms`` (validated with the config)."""
-        config = StreamsConfig(self._config)
+        ``broker.watch.interval.ms`` (validated with the config at construction)."""
+        config = self._task_config.streams_config
         stalled_after_s = config.get(BROKER_WATCH_STALLED_MS) / 1000
-        return BrokerWatch(str(self._config[BOOTSTRAP_SERVERS]), lambda: runtime.stalled(stalled_after_s),
+        return BrokerWatch(str(config.get(BOOTSTRAP_SERVERS)), lambda: runtime.stalled(stalled_after_s),
                            config.get(BROKER_WATCH_INTERVAL_MS) / 1000).start()
 
     def _check_checkpoints(self, planner: TopicPlanner) -> CheckpointManifest:

@@ -215,7 +215,7 @@ class CachingBytesStore(ABC):
         deleted = []
         # each entry is forwarded from where its writer came from (Kafka restores the entry's record context): what
         # a store written downstream adds to its position; an entry without one (a punctuation's) keeps the caller's
-        context = self._writer   # (entries keep no writer where it is NoRecordInProcess: nothing is set on it)
+        context = self._writer   # (NoRecordInProcess: its entries keep no writer, nothing is set on it)
         caller = context.queue, context.offset
         try:
             for cache_key in dirty:
@@ -230,7 +230,7 @@ class CachingBytesStore(ABC):
                 self._flush_entry(cache_key, entry.value, typed, entry.timestamp, entry.headers)
                 context.queue, context.offset = caller
         finally:
-            if context.queue is not caller[0]:   # a failed flush: the caller's context back
+            if context is not NoRecordInProcess:   # a failed flush too: the caller's context back
                 context.queue, context.offset = caller
         for cache_key in deleted:
             if cache_key not in self._dirty:   # Kafka's NamedCache drops flushed deletes

@@ -67,8 +67,6 @@ CLIENT_KEYS = {"client.id", "client.dns.lookup", "request.timeout.ms", "default.
                "fetch.max.wait.ms", *PRODUCER_CONFIG_NAMES}
 
 
-
-
 class State(enum.Enum):
     """Lifecycle, as Kafka's ``KafkaStreams.State`` (the subset a Spark-hosted application goes through)."""
 

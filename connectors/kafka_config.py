@@ -202,12 +202,12 @@ def unreachable(bootstrap: str, timeout_s: float = 3.0) -> Optional[str]:
 class BrokerWatch:
     """The outage line for what the library's Python clients do not see: Spark's Kafka source (JVM clients, their
     logs kept off the console) waits for an unreachable broker without a word. While the application runs, a daemon
-    thread looks every ``interval_s`` whether its queries ``stalled()`` (no batch for a while); only then does it try a
-    TCP connection to ``bootstrap`` (as ``KafkaStreams.start()`` does), and says once that Kafka is unreachable, and
-    once that it is reachable again, through the same one line as kafka-python's outages (one line per outage,
-    whoever noticed it)."""
+    thread looks every ``interval_s`` (``broker.watch.interval.ms``) whether its queries ``stalled()`` (no progress for
+    ``broker.watch.stalled.ms``); only then does it try a TCP connection to ``bootstrap`` (as ``KafkaStreams.start()``
+    does), and says once that Kafka is unreachable, and once that it is reachable again, through the same one line as
+    kafka-python's outages (one line per outage, whoever noticed it)."""
 
-    def __init__(self, bootstrap: str, stalled: Callable[[], bool], interval_s: float = 1.0) -> None:
+    def __init__(self, bootstrap: str, stalled: Callable[[], bool], interval_s: float) -> None:
         self.bootstrap = bootstrap
         self._stalled = stalled
         self._interval_s = interval_s

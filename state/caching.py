@@ -56,11 +56,31 @@ class TaskCache:
         self.max_bytes, self.size = state["max_bytes"], state["size"]
 
 
-class _Entry:
-    __slots__ = ("value", "timestamp", "headers", "size", "typed")
+class NoRecordInProcess:
+    """The record context of a store outside a stream task (a global store's, a test's): no record in process, so
+    writes add nothing to a position and cached entries keep no writer."""
 
-    def __init__(self, value: Optional[bytes], timestamp: int, headers: Any, size: int, typed: Any) -> None:
+    queue = None
+    offset = -1
+
+
+def record_context(context: Any) -> Any:
+    """Where a store reads the record in process (``queue``: its RecordQueue, None in a punctuation; ``offset``): a
+    stream task's context, which says so with ``tracks_store_positions``, else :class:`NoRecordInProcess`."""
+    return context if getattr(context, "tracks_store_positions", False) else NoRecordInProcess
+
+
+class _Entry:
+    """A cached write: the value, the writer's timestamp and headers, its size, the writer's objects (``typed``), and
+    where the writer came from (``queue``, ``offset``: the task context's, None in a punctuation), which a flush
+    restores, as Kafka's does the entry's record context."""
+
+    __slots__ = ("value", "timestamp", "headers", "size", "typed", "queue", "offset")
+
+    def __init__(self, value: Optional[bytes], timestamp: int, headers: Any, size: int, typed: Any,
+                 queue: Any = None, offset: int = -1) -> None:
         self.value, self.timestamp, self.headers, self.size, self.typed = value, timestamp, headers, size, typed
+        self.queue, self.offset = queue, offset
 
 
 class CachingBytesStore(ABC):
@@ -85,6 +105,7 @@ class CachingBytesStore(ABC):
         cache = getattr(context, "cache", None)
         self._cache = cache if cache is not None and cache.max_bytes > 0 else None
         self._context = context
+        self._writer = record_context(context)   # where a cached write's writer came from, restored by a flush
 
     @property
     def enabled(self) -> bool:
@@ -137,10 +158,12 @@ class CachingBytesStore(ABC):
         old = entries.pop(cache_key, None)
         if old is not None:
             cache.size -= old.size
+        writer = self._writer
         if record is None:
-            entries[cache_key] = _Entry(value, -1, (), size, typed)
+            entries[cache_key] = _Entry(value, -1, (), size, typed, writer.queue, writer.offset)
         else:
-            entries[cache_key] = _Entry(value, record.timestamp, record.headers, size, typed)
+            entries[cache_key] = _Entry(value, record.timestamp, record.headers, size, typed, writer.queue,
+                                        writer.offset)
         cache.size += size
         dirty = self._dirty
         if cache_key in dirty:
@@ -190,12 +213,25 @@ class CachingBytesStore(ABC):
             dirty = {first: None, **dirty}
         entries = self._entries
         deleted = []
-        for cache_key in dirty:
-            entry = entries[cache_key]
-            typed, entry.typed = entry.typed, None   # clean now; reads deserialize the bytes again
-            if entry.value is None:
-                deleted.append(cache_key)
-            self._flush_entry(cache_key, entry.value, typed, entry.timestamp, entry.headers)
+        # each entry is forwarded from where its writer came from (Kafka restores the entry's record context): what
+        # a store written downstream adds to its position; an entry without one (a punctuation's) keeps the caller's
+        context = self._writer   # (NoRecordInProcess: its entries keep no writer, nothing is set on it)
+        caller = context.queue, context.offset
+        try:
+            for cache_key in dirty:
+                entry = entries[cache_key]
+                typed, entry.typed = entry.typed, None   # clean now; reads deserialize the bytes again
+                if entry.value is None:
+                    deleted.append(cache_key)
+                if entry.queue is None:
+                    self._flush_entry(cache_key, entry.value, typed, entry.timestamp, entry.headers)
+                    continue
+                context.queue, context.offset = entry.queue, entry.offset
+                self._flush_entry(cache_key, entry.value, typed, entry.timestamp, entry.headers)
+                context.queue, context.offset = caller
+        finally:
+            if context is not NoRecordInProcess:   # a failed flush too: the caller's context back
+                context.queue, context.offset = caller
         for cache_key in deleted:
             if cache_key not in self._dirty:   # Kafka's NamedCache drops flushed deletes
                 self._drop(cache_key)

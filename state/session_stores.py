@@ -188,6 +188,7 @@ class SessionStore(SerdeStore, Generic[K, V]):
             self.inner.put(kb, w.start, w.end, data, (session_key, aggregate))
         else:
             self.inner.put(kb, w.start, w.end, data)
+        self._written()
 
     def remove(self, session_key: Windowed[K]) -> None:
         self._check(session_key)
@@ -196,6 +197,7 @@ class SessionStore(SerdeStore, Generic[K, V]):
             self.inner.remove(self._kser(session_key.key), w.start, w.end, (session_key, None))
         else:
             self.inner.remove(self._kser(session_key.key), w.start, w.end)
+        self._written()
 
     def _flush_adapter(self, listener: Callable[..., None]) -> FlushListener:
         """Kafka's ``SessionCacheFlushListener`` input: the session key, its aggregates and its end as timestamp."""

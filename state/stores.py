@@ -14,7 +14,13 @@ from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
 
 from streams_on_spark.errors import IllegalStateError, StreamsException, UnsupportedOperationError
 from streams_on_spark.keyvalue import KeyValue
-from streams_on_spark.state.caching import CachingBytesStore, CachingKeyValueBytesStore, FlushListener
+from streams_on_spark.state.caching import (
+    CachingBytesStore,
+    CachingKeyValueBytesStore,
+    FlushListener,
+    NoRecordInProcess,
+    record_context,
+)
 
 log = logging.getLogger(__name__)
 
@@ -213,9 +219,12 @@ def raise_written_while_scanning(store: str) -> None:
 
 
 class SerdeStore(StateStore):
-    """Serde handling shared by every typed store: default serdes from the task, key-bytes cache, clear errors."""
+    """Serde handling shared by every typed store: default serdes from the task, key-bytes cache, clear errors; and
+    the store's position (Kafka's ``Position`` of a store: what its writes reflect)."""
 
     inner: Any
+    # where a write reads the record in process, which it adds to the position (caching.record_context)
+    _record_context: Any = NoRecordInProcess
 
     def _init_serdes(self, inner: Any, key_serde: Any, value_serde: Any) -> None:
         self.name = inner.name
@@ -226,6 +235,9 @@ class SerdeStore(StateStore):
         self._last_key: Any = None        # aggregations serialize the same key several times per record
         self._last_key_bytes = b""
         self._cached = False              # a record cache is in front of the bytes store (known once initialized)
+        # (topic, partition) -> offset of the last record in process while the store was written (Kafka's
+        # StoreQueryUtils.updatePosition on every put): what an interactive query's position bound is checked against
+        self.position_offsets: dict[tuple[str, int], int] = {}
 
     def init(self, context: Any) -> None:
         """Resolve default serdes from the task config, name the changelog topic, hook dropped-record counts."""
@@ -242,8 +254,17 @@ class SerdeStore(StateStore):
             self.value_serde = getattr(context, "default_value_serde", None)
         app_id = getattr(context, "application_id", None)
         self._topic = f"{app_id}-{self.name}-changelog" if app_id else self.name
+        self._record_context = record_context(context)
         if hasattr(self.inner, "metrics"):
             self.inner.metrics = getattr(context, "metrics", None)
+
+    def _written(self) -> None:
+        """Kafka's ``StoreQueryUtils.updatePosition``: the record in process (if any: not in a punctuation) is now
+        part of the store's position."""
+        context = self._record_context
+        queue = context.queue
+        if queue is not None:
+            self.position_offsets[queue.topic_partition] = context.offset
 
     def _kser(self, key: Any) -> bytes:
         if key is self._last_key and key is not None:
@@ -310,12 +331,14 @@ class KeyValueStore(SerdeStore, Generic[K, V]):
 
     def put(self, key: K, value: Optional[V]) -> None:
         self.inner.put(self._kser(key), self._vser(value))
+        self._written()
 
     def put_if_absent(self, key: K, value: V) -> Optional[V]:
         kb = self._kser(key)
         old = self.inner.get(kb)
         if old is None:
             self.inner.put(kb, self._vser(value))
+            self._written()
             return None
         return self._vde(old)
 
@@ -324,7 +347,9 @@ class KeyValueStore(SerdeStore, Generic[K, V]):
             self.put(key, value)
 
     def delete(self, key: K) -> Optional[V]:
-        return self._vde(self.inner.delete(self._kser(key)))
+        old = self.inner.delete(self._kser(key))
+        self._written()
+        return self._vde(old)
 
     def range(self, key_from: Optional[K], key_to: Optional[K]) -> KeyValueIterator:
         """Entries with ``key_from <= key <= key_to`` by serialized-key order (None = unbounded)."""
@@ -470,12 +495,14 @@ class TimestampedKeyValueStore(TimestampedValues, KeyValueStore[K, ValueAndTimes
             self.inner.put(kb, _TS.pack(timestamp) + raw, (key, value, timestamp))
         else:
             self.inner.put(kb, _TS.pack(timestamp) + raw)
+        self._written()
 
     def put(self, key: Any, value: Optional[ValueAndTimestamp]) -> None:
         if not self._cached or value is None:
             super().put(key, value)
             return
         self.inner.put(self._kser(key), self._vser(value), (key, value.value, value.timestamp))
+        self._written()
 
     def _flushed_key(self, cache_key: bytes, key: Any) -> Any:
         return self._kde(cache_key) if key is None else key

@@ -111,7 +111,9 @@ class VersionedKeyValueStore(SerdeStore, Generic[V]):
         if not isinstance(timestamp, int):
             raise ValueError(f"timestamp must be an int (milliseconds), got {type(timestamp).__name__} "
                              f"(store {self.name})")
-        return self._put(kb, self._vser(value), timestamp)
+        valid_to = self._put(kb, self._vser(value), timestamp)
+        self._written()   # Kafka's: an expired put too
+        return valid_to
 
     def _put(self, kb: bytes, raw: Optional[bytes], timestamp: int) -> int:
         stream_time = self.observed_stream_time()
@@ -157,6 +159,7 @@ class VersionedKeyValueStore(SerdeStore, Generic[V]):
             return None
         before = self._get_as_of(kb, timestamp)
         self._put(kb, None, timestamp)
+        self._written()
         return before
 
     # ------------------------------------------------------------------ reads

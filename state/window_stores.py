@@ -223,6 +223,7 @@ class WindowStore(SerdeStore, Generic[K, V]):
     def put(self, key: K, value: Optional[V], window_start_timestamp: int) -> None:
         """Put ``value`` into the window of ``key`` starting at ``window_start_timestamp``; None deletes."""
         self.inner.put(self._kser(key), self._vser(value), window_start_timestamp)
+        self._written()
 
     def fetch_window(self, key: K, window_start: int) -> Optional[V]:
         """The value of ``key`` in the window starting at ``window_start``, or None."""
@@ -294,6 +295,7 @@ class TimestampedWindowStore(TimestampedValues, WindowStore[K, ValueAndTimestamp
             self.inner.put(kb, None, window_start_timestamp, (key, None, None))
         else:   # the cache hands the objects back on flush
             self.inner.put(kb, data, window_start_timestamp, (key, value.value, value.timestamp))
+        self._written()
 
     def _flushed_key(self, cache_key: tuple[bytes, int], key: Any) -> Windowed:
         """Kafka's ``WindowKeySchema.fromStoreKey``: the key with the window of the store's window size."""

@@ -52,6 +52,8 @@ UPGRADE_ALLOW_UNSAFE = "upgrade.allow.unsafe"
 BATCH_FAST_PATH = "batch.fast.path"
 PIPELINE_MODE = "pipeline.mode"
 INTERACTIVE_QUERIES = "interactive.queries"
+BROKER_WATCH_STALLED_MS = "broker.watch.stalled.ms"
+BROKER_WATCH_INTERVAL_MS = "broker.watch.interval.ms"
 APPLICATION_SERVER = "application.server"
 REPLICATION_FACTOR = "replication.factor"
 DEFAULT_API_TIMEOUT_MS = "default.api.timeout.ms"
@@ -460,6 +462,14 @@ LIBRARY_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
               effect="`true` keeps a copy of every task's stores on the driver, fed with each micro-batch's store "
                      "changes, so `KafkaStreams.store()`/`query()` answer without a Spark job (see Querying state); "
                      "it holds the whole state in the driver's memory."),
+    ConfigKey(BROKER_WATCH_STALLED_MS, LONG, 5000, Range(1),
+              effect="With Kafka on Spark: after this long without progress of any query (a batch, or an idle "
+                     "query's no-data report, every 10 s by Spark's default), the broker watch tries to reach "
+                     "`bootstrap.servers` and says once that Kafka is unreachable (and once that it is back): Spark's "
+                     "Kafka source waits without a word."),
+    ConfigKey(BROKER_WATCH_INTERVAL_MS, LONG, 1000, Range(1),
+              effect="How often the broker watch looks whether the queries stalled (and, while they do or an outage "
+                     "is being reported, tries the brokers)."),
     # a client key (AdminClientConfig's, default 60 s there): the library's own admin calls wait 10 s unless set
     ConfigKey(DEFAULT_API_TIMEOUT_MS, INT, 10_000, _AT_LEAST_0,
               effect="How long the library's Kafka admin calls (listing, creating and deleting topics, the consumer "

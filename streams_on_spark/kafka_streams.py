@@ -30,6 +30,8 @@ from streams_on_spark.config import (
     APPLICATION_ID,
     APPLICATION_SERVER,
     BOOTSTRAP_SERVERS,
+    BROKER_WATCH_INTERVAL_MS,
+    BROKER_WATCH_STALLED_MS,
     CHECKPOINT_LOCATION,
     DEFAULT_API_TIMEOUT_MS,
     EMBEDDED_TOPICS_DIR,
@@ -63,11 +65,6 @@ CLIENT_PREFIXES = ("security.", "sasl.", "ssl.", "consumer.", "main.consumer.", 
 CLIENT_KEYS = {"client.id", "client.dns.lookup", "request.timeout.ms", "default.api.timeout.ms",
                "max.poll.records", "max.partition.fetch.bytes", "fetch.max.bytes", "fetch.min.bytes",
                "fetch.max.wait.ms", *PRODUCER_CONFIG_NAMES}
-
-
-# no micro-batch for this long: the broker watch tries to reach the brokers (Spark's Kafka source says nothing while
-# it waits for one; an idle query still reports progress every 10 s, spark.sql.streaming.noDataProgressEventInterval)
-STALLED_AFTER_S = 5.0
 
 
 class State(enum.Enum):
@@ -239,13 +236,19 @@ class KafkaStreams:
             raise
         self._set_state(State.RUNNING)
         if kafka:   # Spark's Kafka source waits for a broker that went away without a word: say it (once)
-            runtime = self._runtime
-            self._broker_watch = BrokerWatch(str(self._config[BOOTSTRAP_SERVERS]),
-                                             lambda: runtime.stalled(STALLED_AFTER_S)).start()
+            self._broker_watch = self._start_broker_watch(self._runtime)
         self._close_on_signals()
         atexit.register(_close_at_exit, weakref.ref(self))
         log.info("application %s running %d subtopology queries (%s), checkpoints in %s", self.application_id,
                  len(self._runtime.queries), self._task_config.processing_guarantee, self.checkpoint_location)
+
+    def _start_broker_watch(self, runtime: Any) -> BrokerWatch:
+        """The broker watch over ``runtime``'s queries, with the timings of ``broker.watch.stalled.ms`` and
+        ``broker.watch.interval.ms`` (validated with the config at construction)."""
+        config = self._task_config.streams_config
+        stalled_after_s = config.get(BROKER_WATCH_STALLED_MS) / 1000
+        return BrokerWatch(str(config.get(BOOTSTRAP_SERVERS)), lambda: runtime.stalled(stalled_after_s),
+                           config.get(BROKER_WATCH_INTERVAL_MS) / 1000).start()
 
     def _check_checkpoints(self, planner: TopicPlanner) -> CheckpointManifest:
         """Compare the topology with the one the checkpoints were written for, refusing an unsafe change: the

@@ -65,7 +65,7 @@ class QueryableState(Protocol):
         """Partition -> the instance of the store in that partition's task (partition order)."""
 
     def position(self, store_name: str, partition: int) -> Position:
-        """The input offsets the instance of ``partition`` reflects."""
+        """The offsets the instance of ``partition`` reflects (its store's position)."""
 
     def reflects(self, store_name: str, partition: int) -> str:
         """What the instance of ``partition`` reflects, in words (e.g. its micro-batch), for execution info."""
@@ -201,13 +201,12 @@ class InteractiveQueries:
                 if store_name in m.state_store_names or store_name in m.standby_state_store_names]
 
 
-def task_position(task: Any) -> Position:
-    """A task's input position: per source topic partition it consumed, the offset of the last record it took."""
+def store_position(task: Any, store_name: str) -> Position:
+    """A task's store's position (Kafka's ``Position`` of a store): per topic partition of the records that wrote
+    it, the offset of the last one; a store written only from one of the task's topics has no component of another."""
     position = Position()
-    for topic in task.spec.source_topics:
-        offset = task.next_offset(topic, task.id.partition)
-        if offset > 0:
-            position.with_component(topic, task.id.partition, offset - 1)
+    for (topic, partition), offset in getattr(task.stores[store_name], "position_offsets", {}).items():
+        position.with_component(topic, partition, offset)
     return position
 
 

@@ -195,7 +195,8 @@ class BatchAggregation:
                             ts = state[2]
                         if long_sized and agg.__class__ is int and _MIN_LONG <= agg <= _MAX_LONG:
                             # the entry keeps its size: the cache cannot overflow here
-                            state[0], state[1], state[2], state[4], state[5] = key, agg, ts, record, index
+                            state[0], state[1], state[2], state[4], state[5], state[6] = (key, agg, ts, record,
+                                                                                          index, queue)
                             continue
                     else:
                         kb = kser(key)
@@ -203,7 +204,8 @@ class BatchAggregation:
                         if state is None:
                             old = store.get_with_timestamp(key)
                             cached = entries.get(kb)
-                            state = folded[kb] = [key, None, ts, 0 if cached is None else cached.size, None, 0]
+                            state = folded[kb] = [key, None, ts, 0 if cached is None else cached.size, None, 0,
+                                                  None]
                             if old is not None:
                                 state[1], state[2] = old
                                 agg = aggregator(state[1], value) if reduce else aggregator(key, value, state[1])
@@ -225,19 +227,22 @@ class BatchAggregation:
                         rest = [(queue, list(itertools.islice(records, index - taken, None))), *runs[at + 1:]]
                     break
                 projected += size - state[3]
-                state[0], state[1], state[2], state[3], state[4], state[5] = key, agg, ts, size, record, index
+                state[0], state[1], state[2], state[3], state[4], state[5], state[6] = (key, agg, ts, size, record,
+                                                                                        index, queue)
             else:
                 consumed[queue] = consumed.get(queue, 0) + index - taken
                 continue
             consumed[queue] = consumed.get(queue, 0) + index - taken
             break
+        written = _last_writes(consumed)
         _consume(task, consumed, index)
         ctx = task.context
         ctx.current = self.node
         try:
-            for kb, (key, agg, ts, _, last, _) in sorted(folded.items(), key=lambda item: item[1][5]):
+            for kb, (key, agg, ts, _, last, _, writer) in sorted(folded.items(), key=lambda item: item[1][5]):
                 if last is None:
                     continue   # only read: its first record is the one written below
+                ctx.queue, ctx.offset = writer, last[1]   # the key's last record writes (the store's position)
                 ctx.record = Record(key, None, last[0], last[4])
                 self._put(store, key, agg, ts)
             if stop is not None:
@@ -247,6 +252,7 @@ class BatchAggregation:
                 self._put(store, record[2], agg, ts)
         finally:
             ctx.current = ctx.record = ctx.queue = None
+        store.position_offsets.update(written)   # each key's write set its last record's: the others wrote too
         if rest:
             self._run_evicting(task, rest)
 
@@ -273,7 +279,7 @@ class BatchAggregation:
                 if entry.typed is None:
                     return   # a delete: the per-record path decides
                 key, agg, ts = entry.typed
-                dirty[kb] = [key, agg, ts, entry.size, entry.timestamp, entry.headers]
+                dirty[kb] = [key, agg, ts, entry.size, entry.timestamp, entry.headers, entry.queue, entry.offset]
             elif dirty:
                 return   # a clean entry after a dirty one (cannot happen, see above): the per-record path decides
             else:
@@ -328,7 +334,7 @@ class BatchAggregation:
                     del dirty[kb]   # re-dirtied: to the end
                 elif old_size:
                     del clean[kb], kept[kb]
-                dirty[kb] = [key, agg, new_ts, new_size, ts, headers]
+                dirty[kb] = [key, agg, new_ts, new_size, ts, headers, queue, off]
                 size += new_size - old_size
                 while size > limit:
                     if clean:
@@ -339,11 +345,14 @@ class BatchAggregation:
                     if not dirty:
                         break
                     ctx.queue, ctx.offset, ctx.current = queue, off, self.node
-                    for flushed, (fkey, fagg, fts, fsize, wts, wheaders) in dirty.items():
+                    for flushed, (fkey, fagg, fts, fsize, wts, wheaders, wqueue, woff) in dirty.items():
+                        if wqueue is not None:   # each entry from its writer, as CachingBytesStore.flush
+                            ctx.queue, ctx.offset = wqueue, woff
                         data = _TS.pack(fts) + vser(topic, fagg)
                         cache_store._flush_entry(flushed, data, (fkey, fagg, fts), wts, wheaders)
                         clean[flushed] = fsize
                         kept[flushed] = _Entry(data, wts, wheaders, fsize, None)
+                        ctx.queue, ctx.offset = queue, off
                     dirty = {}
                     ctx.current = ctx.queue = None
                     evicted, evicted_size = clean.popitem(last=False)
@@ -359,10 +368,11 @@ class BatchAggregation:
         entries.clear()
         for kb in clean:
             entries[kb] = kept[kb]
-        for kb, (key, agg, ts, held, wts, wheaders) in dirty.items():
-            entries[kb] = _Entry(_TS.pack(ts) + vser(topic, agg), wts, wheaders, held, (key, agg, ts))
+        for kb, (key, agg, ts, held, wts, wheaders, wqueue, woff) in dirty.items():
+            entries[kb] = _Entry(_TS.pack(ts) + vser(topic, agg), wts, wheaders, held, (key, agg, ts), wqueue, woff)
         cache_store._dirty = dict.fromkeys(dirty)
         task_cache.size = size
+        store.position_offsets.update(_last_writes(consumed))
         _consume(task, consumed, processed)
 
     def _put(self, store: Any, key: Any, agg: Any, ts: int) -> None:
@@ -493,6 +503,21 @@ def _entry_sizer(store: Any) -> Callable[[bytes, Any], Optional[int]]:
         raw = vser(topic, agg)
         return None if raw is None else len(kb) + 8 + len(raw) + ENTRY_OVERHEAD_BYTES
     return size
+
+
+def _last_writes(consumed: dict[Any, int]) -> dict[tuple[str, int], int]:
+    """What the aggregation's store's position is after it folded ``consumed`` (queue -> how many from its head),
+    which writes each key once: per queue, the offset of the last of them it did not drop (each of those is a write
+    on the per-record path)."""
+    written = {}
+    for queue, count in consumed.items():
+        records = queue.records
+        for i in range(count - 1, -1, -1):
+            record = records[i]
+            if record[2] is not None and record[3] is not None:
+                written[queue.topic_partition] = record[1]
+                break
+    return written
 
 
 def _consume(task: Any, consumed: dict[Any, int], processed: int) -> None:

@@ -42,6 +42,7 @@ class GlobalTask:
             store = in_dsl_store_format(topology.global_state_builders[spec.store_name],
                                         config.dsl_headers_stores).build()
             context = TaskContext(_GlobalState(spec.id, config, spec.store_name, store, wall_clock))
+            context.tracks_store_positions = False   # IQv2 does not query global stores (no positions kept)
             store.init(context)
             self.stores[spec.store_name] = store
             processor = spec.processor.supplier()

@@ -35,12 +35,13 @@ def resolve_serde(serde: Any, default: Any) -> Any:
 class RecordQueue:
     """Kafka's ``RecordQueue``: one input partition's queued records, its partition time and position."""
 
-    __slots__ = ("topic", "partition", "source", "records", "partition_time", "next_offset", "key_serde",
-                 "value_serde", "extractor")
+    __slots__ = ("topic", "partition", "topic_partition", "source", "records", "partition_time", "next_offset",
+                 "key_serde", "value_serde", "extractor")
 
     def __init__(self, topic: str, partition: int, source: ProcessorNode, spec: SourceNodeSpec,
                  config: TaskConfig) -> None:
         self.topic, self.partition, self.source = topic, partition, source
+        self.topic_partition = (topic, partition)   # a store's position component (SerdeStore._written)
         # (timestamp, offset, key, value, headers, raw key, raw value), offset order; the raw bytes are what a
         # dead letter queue record holds
         self.records: deque[tuple] = deque()

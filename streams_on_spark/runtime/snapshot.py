@@ -5,8 +5,11 @@ checkpoints and every version written so far must stay readable).
 :meth:`TaskSnapshot.from_bytes` reads any version in ``READERS``, one reader per version. The bytes are a pickled
 tuple, its first item the version:
 
-- 3 (written): ``(3, stream time, {"topic\\0partition": (partition time, next offset)}, stores, stream-time
-  punctuation times, wall-clock punctuation times, round-robin counters, (processed, dropped), processor metadata)``;
+- 4 (written): as 3, then the stores' positions ``{store name: {"topic\\0partition": offset}}`` (the offset of the
+  last record in process while the store was written: what an interactive query's position reflects);
+- 3: ``(3, stream time, {"topic\\0partition": (partition time, next offset)}, stores, stream-time punctuation
+  times, wall-clock punctuation times, round-robin counters, (processed, dropped), processor metadata)``; its stores
+  start with empty positions (as Kafka's stores without a position checkpoint);
 - 2: as 3, but each partition's value is its partition time alone (no position yet: it starts at the next record
   queued);
 - 1 (not read): suppression buffer entries of an older layout, which this version cannot read.
@@ -22,7 +25,7 @@ from typing import Any, Callable
 
 from streams_on_spark.errors import StreamsException
 
-SNAPSHOT_VERSION = 3
+SNAPSHOT_VERSION = 4
 
 
 @dataclass
@@ -39,13 +42,17 @@ class TaskSnapshot:
     processed: int = 0
     dropped: int = 0
     processor_metadata: dict[str, int] = field(default_factory=dict)
+    # store name -> (topic, partition) -> the offset of the last record in process while the store was written
+    store_positions: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
 
     def to_bytes(self) -> bytes:
         """Version :data:`SNAPSHOT_VERSION`'s bytes."""
         state = (SNAPSHOT_VERSION, self.stream_time,
-                 {f"{topic}\x00{partition}": position for (topic, partition), position in self.positions.items()},
+                 {_key(topic, partition): position for (topic, partition), position in self.positions.items()},
                  self.stores, self.stream_time_punctuations, self.wall_clock_punctuations, self.round_robin,
-                 (self.processed, self.dropped), self.processor_metadata)
+                 (self.processed, self.dropped), self.processor_metadata,
+                 {name: {_key(topic, partition): offset for (topic, partition), offset in offsets.items()}
+                  for name, offsets in self.store_positions.items()})
         return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
 
     @staticmethod
@@ -57,6 +64,10 @@ class TaskSnapshot:
             raise StreamsException(f"task {task}: snapshot version {state[0]} is not supported "
                                    f"(this version reads {sorted(READERS)})")
         return reader(state)
+
+
+def _key(topic: str, partition: int) -> str:
+    return f"{topic}\x00{partition}"
 
 
 def _partition(key: str) -> tuple[str, int]:
@@ -83,5 +94,13 @@ def _read_v3(state: tuple) -> TaskSnapshot:
                         dict(processor_metadata))
 
 
-READERS: dict[int, Callable[[tuple], TaskSnapshot]] = {2: _read_v2, 3: _read_v3}
+def _read_v4(state: tuple) -> TaskSnapshot:
+    """Version 4: version 3 and the stores' positions."""
+    snapshot = _read_v3(state[:-1])
+    snapshot.store_positions = {name: {_partition(key): offset for key, offset in offsets.items()}
+                                for name, offsets in state[-1].items()}
+    return snapshot
+
+
+READERS: dict[int, Callable[[tuple], TaskSnapshot]] = {2: _read_v2, 3: _read_v3, 4: _read_v4}
 READABLE_SNAPSHOT_VERSIONS = frozenset(READERS)

@@ -68,8 +68,16 @@ class ProcessorStateManager:
                 out[name] = entries
         return out
 
-    def restore(self, entries: Mapping[str, Any]) -> None:
-        """Load :meth:`entries` of an earlier instance; a store this topology no longer has loses its state."""
+    def positions(self) -> dict[str, dict[tuple[str, int], int]]:
+        """Each written store's position: (topic, partition) -> the offset of the last record that wrote it (sorted: the
+        snapshot's bytes do not depend on the order the partitions first wrote)."""
+        return {name: dict(sorted(store.position_offsets.items())) for name, store in self.stores.items()
+                if getattr(store, "position_offsets", None)}
+
+    def restore(self, entries: Mapping[str, Any],
+                positions: Optional[Mapping[str, Mapping[tuple[str, int], int]]] = None) -> None:
+        """Load :meth:`entries` and :meth:`positions` of an earlier instance; a store this topology no longer has
+        loses its state."""
         unknown = set(entries) - set(self.stores)
         if unknown:   # KafkaStreams refuses such a change at start unless upgrade.allow.unsafe=true
             log.warning("task %s: the saved state has stores %s that this topology does not have: their state is "
@@ -77,6 +85,9 @@ class ProcessorStateManager:
         for name, store_entries in entries.items():
             if name not in unknown:
                 self.stores[name].inner.restore(store_entries)
+        for name, offsets in (positions or {}).items():
+            if name in self.stores:
+                self.stores[name].position_offsets.update(offsets)
 
     def close(self) -> None:
         for store in self.stores.values():

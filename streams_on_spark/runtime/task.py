@@ -228,6 +228,8 @@ class _FailedProcessing(Exception):
 
 
 class TaskContext(ProcessorContext):
+    tracks_store_positions = True   # its stores' writes add the record in process to their positions
+
     def __init__(self, task: "StreamTask") -> None:
         self._task = task
         self.current: Optional[ProcessorNode] = None
@@ -826,7 +828,7 @@ class StreamTask:
         return TaskSnapshot(self.stream_time, self.partition_group.positions(), self.state.entries(),
                             self.stream_time_punctuation.times(), self.wall_clock_punctuation.times(),
                             self.collector.snapshot(), self.metrics.processed, self.metrics.dropped,
-                            dict(self.processor_metadata)).to_bytes()
+                            dict(self.processor_metadata), self.state.positions()).to_bytes()
 
     def _restore(self, data: bytes) -> None:
         """Load a :meth:`snapshot` (of any readable version) into this task before its processors are initialized;
@@ -834,7 +836,7 @@ class StreamTask:
         saved = TaskSnapshot.from_bytes(data, self.id)
         self.stream_time = saved.stream_time
         self.partition_group.restore_positions(saved.positions)
-        self.state.restore(saved.stores)
+        self.state.restore(saved.stores, saved.store_positions)
         self.stream_time_punctuation.restore_times(saved.stream_time_punctuations)
         self.wall_clock_punctuation.restore_times(saved.wall_clock_punctuations)
         self.collector.restore(saved.round_robin)

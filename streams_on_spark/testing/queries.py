@@ -10,7 +10,7 @@ from typing import Any, Mapping, Optional
 
 from streams_on_spark.config import APPLICATION_SERVER
 from streams_on_spark.query.iqv2 import Position
-from streams_on_spark.query.service import task_position
+from streams_on_spark.query.service import store_position
 from streams_on_spark.topology.partitions import driver_subtopologies
 
 
@@ -36,8 +36,8 @@ class DriverQueryableState:
         return self._driver._engine.stores(store_name)
 
     def position(self, store_name: str, partition: int) -> Position:
-        """The offset of the last record the task consumed from each of its input partitions."""
-        return task_position(self._driver._engine.store_tasks(store_name)[partition])
+        """The store's position: the offset of the last record that wrote it, per topic partition."""
+        return store_position(self._driver._engine.store_tasks(store_name)[partition], store_name)
 
     def reflects(self, store_name: str, partition: int) -> str:
         """Every record piped so far (the driver processes each to quiescence and commits)."""

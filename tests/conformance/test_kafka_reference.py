@@ -1013,7 +1013,17 @@ def interactive_queries(variant: str, config: dict) -> Topology:
     builder.add_state_store(Stores.window_store_builder(Stores.in_memory_window_store("plain-window", 100, 10, False),
                                                        S, L))
     builder.stream("plain", Consumed.with_(S, S)).process(PlainStores, "plain-kv", "plain-window")
+    priced_orders(builder)
     return builder.build(config)
+
+
+def priced_orders(builder: StreamsBuilder) -> None:
+    """QueryScenarios.pricedOrders: a stream-table join and a count of the stream in one subtopology."""
+    rates = builder.table("rates", Consumed.with_(S, S),
+                          Materialized.as_("rates-table").with_key_serde(S).with_value_serde(S))
+    orders = builder.stream("orders", Consumed.with_(S, S))
+    orders.join(rates, lambda o, r: f"{o}@{r}").to("priced", Produced.with_(S, S))
+    orders.group_by_key().count(Materialized.as_("order-counts").with_key_serde(S).with_value_serde(L))
 
 
 #: QueryScenarios' IQv1 accessors: the composite store's type
@@ -1051,16 +1061,28 @@ def iq_bound(bound: Optional[str]) -> PositionBound:
     return PositionBound.at(position)
 
 
-def iqv2_reads(driver, store: str, call: str) -> list:
-    """An IQv2 read per partition, as QueryScenarios.query encodes it (``"<Query> <arg> ... [@<bound>]"``)."""
+def iqv2_reads(driver, store: str, call: str, with_position: bool = False) -> list:
+    """An IQv2 read per partition, as QueryScenarios.query encodes it (``"<Query> <arg> ... [@<bound>]"``); with
+    ``with_position`` ("iqv2-position"), each result's position as ``{"position": [[topic, partition, offset],
+    ...]}``."""
     call, _, bound = call.partition(" @")
     request = StateQueryRequest.in_store(store).with_query(iq_query(call)).with_position_bound(iq_bound(bound or None))
     try:
         results = driver.query(request).get_partition_results()
     except UnsupportedOperationError as e:
         return [{"error": f"unsupported: {e}"}]
+    if with_position:
+        return [{"position": sorted([t, p, o] for t in r.get_position().get_topics()
+                                    for p, o in r.get_position().get_partition_positions(t).items())}
+                for _, r in sorted(results.items())]
     return [{"result": encode(r.get_result())} if r.is_success() else {"failure": r.get_failure_reason().name}
             for _, r in sorted(results.items())]
+
+
+def position_topics(results: list) -> dict:
+    """"iqv2-position" results of every partition as compared over any partition count: the topics in them (a
+    partition's offsets depend on the partition count; which topics wrote a store does not)."""
+    return {"topics": sorted({c[0] for r in results for c in r["position"]})}
 
 
 def merged_query(results: list) -> Any:
@@ -1128,8 +1150,9 @@ def driver_reads(golden: dict, driver) -> list[dict]:
     """The golden's driver reads, each run on every partition's store: {"call": ..., "result": per partition}."""
     out = []
     for read in golden.get("reads", []):
-        if read["accessor"] == "iqv2":
-            out.append({**read, "result": iqv2_reads(driver, read["store"], read["call"])})
+        if read["accessor"] in ("iqv2", "iqv2-position"):
+            out.append({**read, "result": iqv2_reads(driver, read["store"], read["call"],
+                                                     read["accessor"] == "iqv2-position")})
             continue
         if read["accessor"] in STORE_TYPES:   # a composite store spans every partition: one result
             store = driver.store(StoreQueryParameters.from_name_and_type(read["store"],
@@ -1153,6 +1176,8 @@ def merged_read(read: dict) -> Any:
     results = read["result"]
     if read["accessor"] == "iqv2":
         return merged_query(results)
+    if read["accessor"] == "iqv2-position":
+        return position_topics(results)
     if all(is_entries(r) for r in results):
         return sorted_entries([e for r in results for e in r])
     if read["call"] == "approximate_num_entries":
@@ -1885,6 +1910,7 @@ def test_outputs_match_kafka(name, engine, partitions, make_driver):
             s: sorted_entries(v["entries"]) for s, v in golden["stores"].items()}
     expected_reads = [{**r, "result": sorted_entries(r["result"]) if not exact and is_entries(r["result"])
                        else merged_query([r["result"]]) if not exact and r["accessor"] == "iqv2"
+                       else position_topics([r["result"]]) if not exact and r["accessor"] == "iqv2-position"
                        else r["result"]} for r in golden.get("reads", [])]
     assert [{**r, "result": r["result"][0] if exact else merged_read(r)} for r in got["reads"]] == expected_reads
     assert got["metrics"] == golden["metrics"]

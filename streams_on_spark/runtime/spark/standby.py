@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional
 from streams_on_spark.config import INTERACTIVE_QUERIES
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.query.iqv2 import Position
-from streams_on_spark.query.service import task_position
+from streams_on_spark.query.service import store_position
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.state.local import apply_changes
 
@@ -144,8 +144,8 @@ class ApplicationQueryableState:
         return {p: task.stores[store_name] for p, task in self._copies().tasks(store_name).items()}
 
     def position(self, store_name: str, partition: int) -> Position:
-        """What the copy reflects: the task's input offsets as of its last committed micro-batch."""
-        return task_position(self._copies().tasks(store_name)[partition])
+        """What the copy reflects: the store's position as of the task's last committed micro-batch."""
+        return store_position(self._copies().tasks(store_name)[partition], store_name)
 
     def reflects(self, store_name: str, partition: int) -> str:
         """The micro-batch the copy of ``partition``'s task reflects (an answer's execution info)."""

@@ -13,6 +13,7 @@ from streams_on_spark import (
     Grouped,
     KafkaStreams,
     Materialized,
+    Produced,
     Serdes,
     StreamsBuilder,
     StreamsException,
@@ -227,3 +228,64 @@ def test_a_restarted_application_answers_from_its_checkpoint_before_new_input(sp
         topics.append(records(["a"], 1_000))
         second.process_all_available()
         assert second.store(params).get("a") == 4
+
+
+def priced_orders():
+    """One subtopology reading two topics: a table of "rates" joined by "orders", and a count of "orders"."""
+    builder = StreamsBuilder()
+    rates = builder.table("rates", Consumed.with_(S, S),
+                          Materialized.as_("rates-table").with_key_serde(S).with_value_serde(S))
+    orders = builder.stream("orders", Consumed.with_(S, S))
+    orders.join(rates, lambda o, r: f"{o}@{r}").to("priced", Produced.with_(S, S))
+    orders.group_by_key().count(Materialized.as_("order-counts").with_key_serde(S).with_value_serde(L))
+    return builder.build()
+
+
+def positions(app, store: str) -> dict:
+    """Per partition, the position of the store's answer: {topic: {partition: offset}}."""
+    result = app.query(StateQueryRequest.in_store(store).with_query(KeyQuery.with_key("a")))
+    return {p: {t: r.get_position().get_partition_positions(t) for t in r.get_position().get_topics()}
+            for p, r in result.get_partition_results().items()}
+
+
+def test_each_store_has_its_own_position_on_a_running_application_and_after_a_restart(spark, tmp_path):
+    """Kafka's positions per store: a store's position holds the topic partitions of the records that wrote it (the
+    table's only "rates", the count's only "orders", though their task reads both), as the driver's; a restarted
+    application's copy has them from the checkpoint before any new input."""
+    topics = EmbeddedTopics(str(tmp_path / "topics"))
+    for topic in ("rates", "orders", "priced"):
+        topics.create_topic(topic, PARTITIONS)
+    config = {"application.id": "iq-positions", "embedded.topics.dir": topics.root, "interactive.queries": True,
+              "checkpoint.location": str(tmp_path / "ck")}
+    rates = [("a", "r1"), ("b", "r2"), ("c", "r3"), ("a", "r4")]
+    orders = [("a", "o1"), ("b", "o2"), ("d", "o3"), ("a", "o4"), ("e", "o5")]
+
+    def produce(topic: str, entries: list) -> list[ProducerRecord]:
+        return [ProducerRecord(topic, partition_for_key(k.encode(), PARTITIONS), i, k.encode(), v.encode(), ())
+                for i, (k, v) in enumerate(entries)]
+
+    with TopologyTestDriverBuilder(priced_orders()).declare_topic("rates", PARTITIONS).declare_topic(
+            "orders", PARTITIONS).build() as driver:
+        for topic, entries in (("rates", rates), ("orders", orders)):
+            piped = driver.create_input_topic(topic, S, S)
+            for i, (k, v) in enumerate(entries):
+                piped.pipe_input(k, v, i)
+        expected = {store: positions(driver, store) for store in ("rates-table", "order-counts")}
+    assert {t for p in expected["rates-table"].values() for t in p} == {"rates"}
+    assert {t for p in expected["order-counts"].values() for t in p} == {"orders"}
+    # the rates, then the orders: each task's records in the driver's order
+    topics.append(produce("rates", rates))
+    with KafkaStreams(priced_orders(), config, spark) as first:
+        first.start()
+        first.process_all_available()
+        topics.append(produce("orders", orders))
+        first.process_all_available()
+        assert {store: positions(first, store) for store in expected} == expected
+        # a bound on the other topic is never met by a store its records did not write
+        bound = PositionBound.at(Position.from_map({"orders": {p: 0 for p in range(PARTITIONS)}}))
+        answers = first.query(StateQueryRequest.in_store("rates-table").with_query(KeyQuery.with_key("a"))
+                              .with_position_bound(bound)).get_partition_results()
+        assert {r.get_failure_reason() for r in answers.values()} == {FailureReason.NOT_UP_TO_BOUND}
+    with KafkaStreams(priced_orders(), config, spark) as second:
+        second.start()   # the copy is loaded from the checkpoint (snapshot version 4 holds the stores' positions)
+        assert {store: positions(second, store) for store in expected} == expected

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import logging
 import socket
+import time
 
 import pytest
 
@@ -115,7 +116,7 @@ def test_the_broker_watch_says_what_spark_s_kafka_source_does_not(fresh_filter, 
     port = closed_port()
     address = f"127.0.0.1:{port}"
     stalled = [False]
-    watch = kafka_config.BrokerWatch(address, lambda: stalled[0])
+    watch = kafka_config.BrokerWatch(address, lambda: stalled[0], 1.0)
     watch.check()   # batches keep coming: no probe, nothing said
     assert [r for r in caplog.records if r.name == OURS] == []
     stalled[0] = True
@@ -132,3 +133,60 @@ def test_the_broker_watch_says_what_spark_s_kafka_source_does_not(fresh_filter, 
         watch.check()
         watch.check()
     assert [r.getMessage() for r in caplog.records if r.name == OURS][1:] == [f"Kafka at {address} is reachable again"]
+
+
+class _Runtime:
+    """A runtime's ``stalled(seconds)`` as the broker watch asks it (never stalled: the watch probes nothing)."""
+
+    def __init__(self) -> None:
+        self.asked: list[float] = []
+
+    def stalled(self, seconds: float) -> bool:
+        self.asked.append(seconds)
+        return False
+
+
+def _streams(config: dict):
+    from streams_on_spark import Consumed, KafkaStreams, Produced, Serdes, StreamsBuilder
+    builder = StreamsBuilder()
+    builder.stream("in", Consumed.with_(Serdes.String(), Serdes.String())).to(
+        "out", Produced.with_(Serdes.String(), Serdes.String()))
+    # nothing listens at the bootstrap address; construction reaches no broker
+    return KafkaStreams(builder.build(), {"application.id": "watch", "bootstrap.servers": "127.0.0.1:1", **config})
+
+
+def test_the_broker_watch_takes_its_timings_from_the_config():
+    """broker.watch.interval.ms: how often the watch looks; broker.watch.stalled.ms: how long without progress counts
+    as stalled (read once when the application starts)."""
+    runtime = _Runtime()
+    watch = _streams({"broker.watch.interval.ms": 10, "broker.watch.stalled.ms": "250"})._start_broker_watch(runtime)
+    try:
+        deadline = time.monotonic() + 5
+        while len(runtime.asked) < 5 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        watch.stop()
+    assert len(runtime.asked) >= 5 and set(runtime.asked) == {0.25}
+    # the defaults: a look a second, stalled after 5 s
+    runtime = _Runtime()
+    watch = _streams({})._start_broker_watch(runtime)
+    time.sleep(0.3)
+    watch.stop()
+    assert runtime.asked == [] and watch._interval_s == 1.0
+    watch.check()
+    assert runtime.asked == [5.0]
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("broker.watch.interval.ms", 0, "Invalid value 0 for configuration broker.watch.interval.ms: Value must be at "
+                                    "least 1"),
+    ("broker.watch.stalled.ms", "soon", "Invalid value soon for configuration broker.watch.stalled.ms: Not a number "
+                                        "of type LONG"),
+    ("broker.watch.stalled.ms", -5, "Invalid value -5 for configuration broker.watch.stalled.ms: Value must be at "
+                                    "least 1"),
+])
+def test_a_bad_broker_watch_timing_fails_at_construction_naming_the_key(key, value, message):
+    from streams_on_spark.errors import ConfigException
+    with pytest.raises(ConfigException) as info:
+        _streams({key: value})
+    assert str(info.value) == message

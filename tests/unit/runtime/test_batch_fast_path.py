@@ -95,7 +95,8 @@ def batch_run(topology, config: dict, inputs: list[ProducerRecord], partitions: 
     fused = sum(isinstance(task._fused, (FusedChains, BatchAggregation)) for task in engine.tasks.values())
     state = {str(tid): (task.metrics.processed, task.metrics.dropped, task.stream_time,
                         sorted((k, q.partition_time, q.next_offset) for k, q in task._queues.items()),
-                        task.snapshot(), cache_contents(task)) for tid, task in sorted(engine.tasks.items())}
+                        task.snapshot(), cache_contents(task), task.state.positions())
+             for tid, task in sorted(engine.tasks.items())}
     return out, state, fused
 
 
@@ -475,6 +476,51 @@ def test_aggregations_folded_per_key_give_the_same_even_where_the_cache_evicts(t
     inputs = sentences(600, seed=batch + partitions)
     fused = assert_same(topology, config, inputs, partitions, batch)
     assert (fused > 0) == (cache_bytes > 0)
+
+
+@pytest.mark.parametrize("cache_bytes", [300, 10 * 1024 * 1024])
+def test_a_folded_aggregation_leaves_the_stores_position_the_per_record_path_leaves(cache_bytes):
+    """A store's position (what an interactive query's bound is checked against): per input partition, the offset of
+    the last record that wrote it, also where a batch ends with records the aggregation dropped (null keys)."""
+    config = {"application.id": "agg", "statestore.cache.max.bytes": cache_bytes}
+    inputs = sentences(300, seed=3) + [ProducerRecord("left", 0, 999, None, b"dropped", ())]
+    slow_out, slow_state, _ = batch_run(two_topic_count(), config, inputs, 1, False, 1000)
+    fast_out, fast_state, fused = batch_run(two_topic_count(), config, inputs, 1, True, 1000)
+    assert fused and fast_state == slow_state
+    positions = fast_state["0_0"][-1]
+    left = [i for i, r in enumerate(r for r in inputs if r.topic == "left")]
+    last_written_left = max(i for i, r in enumerate(r for r in inputs if r.topic == "left")
+                            if r.key is not None and r.value is not None)
+    assert last_written_left < left[-1]   # the dropped record is not in the position
+    assert positions == {"KSTREAM-AGGREGATE-STATE-STORE-0000000001": {
+        ("left", 0): last_written_left,
+        ("right", 0): max(i for i, r in enumerate(r for r in inputs if r.topic == "right")
+                          if r.key is not None and r.value is not None)}}
+
+
+def count_then_table():
+    """A table materialized below a cached count: written while the count's cache flushes at the commit."""
+    builder = StreamsBuilder()
+    builder.stream(["left", "right"], Consumed.with_(S, S)).group_by_key().count().filter(
+        lambda k, v: v % 2 == 0, Materialized.as_("even").with_key_serde(S).with_value_serde(L))
+    return builder.build()
+
+
+@pytest.mark.parametrize("cache_bytes", [300, 10 * 1024 * 1024])
+@pytest.mark.parametrize("batch", [9, 1000])
+def test_a_store_written_by_a_cache_flush_takes_each_entrys_writer_into_its_position(cache_bytes, batch):
+    """Kafka's flush restores each cached entry's record context: a store written below it (here at a micro-batch's
+    commit, where no record is in process) has the positions of the records that wrote the entries, on both paths."""
+    config = {"application.id": "agg", "statestore.cache.max.bytes": cache_bytes}
+    inputs = sentences(300, seed=5)
+    slow_out, slow_state, _ = batch_run(count_then_table(), config, inputs, 1, False, batch)
+    fast_out, fast_state, fused = batch_run(count_then_table(), config, inputs, 1, True, batch)
+    assert fused and fast_state == slow_state
+    even = fast_state["0_0"][-1]["even"]
+    # without each entry's writer restored the table would have no position at all (no record is in process at the
+    # commit); with 9 records a batch both topics' records are the last writers of some key when the cache flushes
+    assert even and set(even) <= {("left", 0), ("right", 0)}
+    assert batch != 9 or set(even) == {("left", 0), ("right", 0)}
 
 
 def test_a_failing_aggregator_fails_the_task_as_the_per_record_path_does():

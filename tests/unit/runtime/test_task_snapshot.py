@@ -77,7 +77,8 @@ def test_snapshot_refuses_queued_records_and_unknown_versions_and_drops_state_of
     with pytest.raises(Exception, match="queued records"):
         task.snapshot()
     # a store the topology no longer has (KafkaStreams refused the change unless upgrade.allow.unsafe=true)
-    removed = pickle.dumps((SNAPSHOT_VERSION, 7, {}, {"other-store": {}}, [], [], {}, (0, 0), {}))
+    removed = pickle.dumps((SNAPSHOT_VERSION, 7, {}, {"other-store": {}}, [], [], {}, (0, 0), {},
+                            {"other-store": {"in\x001": 4}}))
     assert new_task(t, removed).stream_time == 7
     assert "stores ['other-store'] that this topology does not have: their state is dropped" in caplog.text
     for version in (1, 9):  # 1: suppression buffer entries of an older layout
@@ -106,13 +107,26 @@ def test_a_task_keeps_its_position_in_each_partition_across_snapshots_and_reads_
 COUNTS = {b"a": L.serialize("t", 2), b"b": L.serialize("t", 1)}
 
 
-def test_the_versions_read_are_2_and_3_and_3_is_written():
-    assert SNAPSHOT_VERSION == 3 and READABLE_SNAPSHOT_VERSIONS == {2, 3}
+def test_the_versions_read_are_2_3_and_4_and_4_is_written():
+    assert SNAPSHOT_VERSION == 4 and READABLE_SNAPSHOT_VERSIONS == {2, 3, 4}
     task = new_task(topology())
     feed(task, [(0, ("a", 10)), (1, ("b", 20)), (2, ("a", 150))])
-    # version 3's layout, item by item: what users' checkpoints hold
-    assert pickle.loads(task.snapshot()) == (3, 150, {"in\x001": (150, 3)}, {"counts": COUNTS}, [200], [], {},
-                                             (3, 0), {})
+    # version 4's layout, item by item: what users' checkpoints hold (the counts store's position: every record of
+    # partition 1 of "in" wrote it, the last at offset 2)
+    assert pickle.loads(task.snapshot()) == (4, 150, {"in\x001": (150, 3)}, {"counts": COUNTS}, [200], [], {},
+                                             (3, 0), {}, {"counts": {"in\x001": 2}})
+
+
+def test_a_version_4_snapshot_is_read_with_its_stores_positions():
+    v4 = pickle.dumps((4, 150, {"in\x001": (150, 3), "in\x000": (40, 8)}, {"counts": COUNTS}, [200], [], {},
+                       (3, 1), {}, {"counts": {"in\x001": 2}}), protocol=pickle.HIGHEST_PROTOCOL)
+    saved = TaskSnapshot.from_bytes(v4)
+    assert saved.store_positions == {"counts": {("in", 1): 2}}
+    assert pickle.loads(saved.to_bytes()) == pickle.loads(v4)   # the version written: read back, written again
+    task = new_task(topology(), v4)
+    assert task.stores["counts"].position_offsets == {("in", 1): 2}   # none of partition 0: it wrote nothing
+    feed(task, [(3, ("a", 160))])
+    assert task.stores["counts"].position_offsets == {("in", 1): 3}
 
 
 def test_a_version_3_snapshot_is_read():
@@ -121,7 +135,7 @@ def test_a_version_3_snapshot_is_read():
     saved = TaskSnapshot.from_bytes(v3)
     assert saved == TaskSnapshot(150, {("in", 1): (150, 3), ("in", 0): (40, 8)}, {"counts": COUNTS}, [200], [],
                                  {"out": 2}, 3, 1, {"meta": 5})
-    assert saved.to_bytes() == v3   # the version written: read back, written again, the same bytes
+    assert pickle.loads(saved.to_bytes()) == (4, *pickle.loads(v3)[1:], {})   # written again as version 4
     task = new_task(topology(), v3)
     assert task.stream_time == 150 and task.next_offset("in", 1) == 3 and task.next_offset("in", 0) == 8
     assert [(q.topic, q.partition, q.partition_time) for q in task.partition_group.queue_list] == [
@@ -130,6 +144,7 @@ def test_a_version_3_snapshot_is_read():
     assert task.stream_time_punctuation.times() == [200] and task.wall_clock_punctuation.times() == []
     assert (task.metrics.processed, task.metrics.dropped) == (3, 1)
     assert task.processor_metadata == {"meta": 5} and task.collector.snapshot() == {"out": 2}
+    assert task.stores["counts"].position_offsets == {}   # no positions in version 3: a store's starts empty
 
 
 def test_a_version_2_snapshot_is_read():
@@ -141,12 +156,12 @@ def test_a_version_2_snapshot_is_read():
     assert task.partition_group.queues[("in", 1)].partition_time == 150
     assert dict(task.stores["counts"].all()) == {"a": 2, "b": 1}
     assert task.processor_metadata == {"meta": 5}
-    # written back as version 3
-    assert pickle.loads(task.snapshot())[:3] == (3, 150, {"in\x001": (150, 0)})
+    # written back as version 4
+    assert pickle.loads(task.snapshot())[:3] == (4, 150, {"in\x001": (150, 0)})
     assert feed(task, [(3, ("a", 160))]) == [("a", 3, 160, 0)]   # the punctuation at 200 is not due yet
 
 
 def test_an_unreadable_version_names_the_task_and_the_versions_read():
     with pytest.raises(StreamsException, match=r"task 0_1: snapshot version 1 is not supported \(this version reads "
-                                               r"\[2, 3\]\)"):
+                                               r"\[2, 3, 4\]\)"):
         new_task(topology(), pickle.dumps((1, -1, {}, {}, [], [], {}, (0, 0), {})))

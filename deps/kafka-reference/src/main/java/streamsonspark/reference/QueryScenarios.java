@@ -116,10 +116,13 @@ final class QueryScenarios {
         }
     }
 
-    /** Runs the IQv2 query {@code call} on the driver's store {@code name}: {"result": ...} or {"failure": ...}.
-     *  A call may end with {@code " @topic:partition:offset,..."}: the query's position bound (else unbounded). */
+    /** Runs the IQv2 query {@code call} on the driver's store {@code name}: {"result": ...} or {"failure": ...};
+     *  with {@code withPosition} ("iqv2-position"), the result's position instead: {"position": [[topic, partition,
+     *  offset], ...]} (sorted). A call may end with {@code " @topic:partition:offset,..."}: the query's position bound
+     *  (else unbounded). */
     @SuppressWarnings({"unchecked", "rawtypes"})
-    static Object query(final TopologyTestDriver driver, final String name, final String fullCall) {
+    static Object query(final TopologyTestDriver driver, final String name, final String fullCall,
+                        final boolean withPosition) {
         final String[] bounded = fullCall.split(" @", 2);
         final String call = bounded[0];
         PositionBound bound = PositionBound.unbounded();
@@ -165,7 +168,16 @@ final class QueryScenarios {
             out.put("error", "unsupported: " + e.getMessage());
             return out;
         }
-        if (r.isSuccess()) {
+        if (withPosition) {
+            final List<Object> components = new java.util.ArrayList<>();
+            for (final String topic : new java.util.TreeSet<>(r.getPosition().getTopics())) {
+                for (final Map.Entry<Integer, Long> e
+                        : new java.util.TreeMap<>(r.getPosition().getPartitionPositions(topic)).entrySet()) {
+                    components.add(List.of(topic, e.getKey(), e.getValue()));
+                }
+            }
+            out.put("position", components);
+        } else if (r.isSuccess()) {
             out.put("result", StoreReadScenarios.encode(r.getResult()));
         } else {
             out.put("failure", r.getFailureReason().name());
@@ -207,13 +219,17 @@ final class QueryScenarios {
                             Duration.ofMillis(100), Duration.ofMillis(10), false), S, L));
                     builder.stream("plain", Consumed.with(S, S)).process(PlainStores::new, "plain-kv",
                             "plain-window");
+                    pricedOrders(builder);
                     return builder.build(props);
                 })
                 .input("events", "string", "string")
                 .input("prices", "string", "string")
                 .input("globals", "string", "string")
                 .input("plain", "string", "string")
-                .output("counts-out", "string", "long");
+                .input("rates", "string", "string")
+                .input("orders", "string", "string")
+                .output("counts-out", "string", "long")
+                .output("priced", "string", "string");
         final Object[][] events = {{"a", 0L}, {"b", 2L}, {"a", 4L}, {"c", 11L}, {"a", 12L}, {"ab", 15L}, {"b", 21L},
             {"a", 30L}, {"d", 31L}, {"e", 32L}};
         for (final Object[] e : events) {
@@ -223,6 +239,10 @@ final class QueryScenarios {
         for (final String key : new String[] {"c", "a", "b", "ab"}) {
             s.pipe("globals", key, "g-" + key, 5L);
         }
+        // one task reads "rates" and "orders": its table store is written from "rates" only, its count from "orders"
+        s.pipe("rates", "a", "r1", 1L).pipe("rates", "b", "r2", 2L).pipe("orders", "a", "o1", 3L)
+                .pipe("orders", "b", "o2", 4L).pipe("orders", "c", "o3", 5L).pipe("rates", "a", "r3", 6L)
+                .pipe("orders", "a", "o4", 7L);
         s.pipe("prices", "a", "p10", 10L).pipe("prices", "a", "p20", 20L).pipe("prices", "b", "q15", 15L)
                 .pipe("prices", "a", null, 30L).pipe("prices", "a", "p40", 40L);
         // IQv1: the composite stores over every read of the store API
@@ -269,6 +289,29 @@ final class QueryScenarios {
             s.read("window-counts", "iqv2", "WindowRangeQuery 0 100 @" + bound);
             s.read("plain-kv", "iqv2", "KeyQuery a @" + bound.replace("events", "plain"));
         }
+        // Positions per store (Kafka's stores' StoreQueryUtils.updatePosition): a store's position holds the topics of
+        // the records that wrote it, not every topic its task reads; a bound on the other topic is never met
+        // (at every partition: the bound reads the same over 1 or 4)
+        for (final String[] storeAndOther : new String[][] {{"rates-table", "orders"}, {"order-counts", "rates"}}) {
+            final String other = storeAndOther[1];
+            s.read(storeAndOther[0], "iqv2-position", "KeyQuery a");
+            s.read(storeAndOther[0], "iqv2", "RangeQuery ~ ~ @" + other + ":0:0," + other + ":1:0," + other + ":2:0,"
+                    + other + ":3:0");
+        }
         return s;
+    }
+
+    /** A stream-table join and a count of the stream in one subtopology (its task reads both topics). */
+    static void pricedOrders(final StreamsBuilder builder) {
+        final org.apache.kafka.streams.kstream.KTable<String, String> rates = builder.table("rates",
+                Consumed.with(S, S), org.apache.kafka.streams.kstream.Materialized
+                        .<String, String, KeyValueStore<org.apache.kafka.common.utils.Bytes, byte[]>>as("rates-table")
+                        .withKeySerde(S).withValueSerde(S));
+        final org.apache.kafka.streams.kstream.KStream<String, String> orders = builder.stream("orders",
+                Consumed.with(S, S));
+        orders.join(rates, (o, r) -> o + "@" + r).to("priced", org.apache.kafka.streams.kstream.Produced.with(S, S));
+        orders.groupByKey().count(org.apache.kafka.streams.kstream.Materialized
+                .<String, Long, KeyValueStore<org.apache.kafka.common.utils.Bytes, byte[]>>as("order-counts")
+                .withKeySerde(S).withValueSerde(L));
     }
 }

@@ -71,7 +71,8 @@ import org.apache.kafka.streams.test.TestRecord;
  *                                                    only when the scenario reads through the driver: after the
  *                                                    last step, driver.get&lt;A&gt;Store(s) runs the call (see
  *                                                    StoreReadScenarios: its format and R's); accessors
- *                                                    "iq-..." and "iqv2" are interactive queries (QueryScenarios)
+ *                                                    "iq-...", "iqv2" and "iqv2-position" are interactive queries
+ *                                                    (QueryScenarios)
  *   "metrics": {"dropped-records-total": n},          summed over every task
  *   "errors": {"check": {"exception": "java.lang.IllegalArgumentException", "message": "..."}}
  *                                                    only when the scenario has checks that must throw
@@ -275,7 +276,8 @@ public final class ReferenceMain {
                     r.put("store", read[0]);
                     r.put("accessor", read[1]);
                     r.put("call", read[2]);
-                    r.put("result", read[1].equals("iqv2") ? QueryScenarios.query(driver, read[0], read[2])
+                    r.put("result", read[1].startsWith("iqv2")
+                            ? QueryScenarios.query(driver, read[0], read[2], read[1].equals("iqv2-position"))
                             : StoreReadScenarios.call(read[1].startsWith("iq-")
                                     ? QueryScenarios.accessor(driver, read[0], read[1])
                                     : accessor(driver, read[0], read[1]), read[2]));

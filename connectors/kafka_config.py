@@ -190,7 +190,10 @@ def unreachable(bootstrap: str, timeout_s: float = 3.0) -> Optional[str]:
     for address in (a.strip() for a in bootstrap.split(",") if a.strip()):
         host, _, port = address.split("://", 1)[-1].rpartition(":")
         try:
-            socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s) as probe:
+                if probe.getsockname() == probe.getpeername():   # the kernel connected the probe to itself: no
+                    reasons.append(f"{address}: Connection refused")   # listener (a port of the ephemeral range)
+                    continue
             return None
         except (socket.timeout, ValueError):
             return None

@@ -247,8 +247,9 @@ class KafkaStreams:
         ``broker.watch.interval.ms`` (validated with the config at construction)."""
         config = self._task_config.streams_config
         stalled_after_s = config.get(BROKER_WATCH_STALLED_MS) / 1000
-        return BrokerWatch(str(config.get(BOOTSTRAP_SERVERS)), lambda: runtime.stalled(stalled_after_s),
-                           config.get(BROKER_WATCH_INTERVAL_MS) / 1000).start()
+        servers = config.get(BOOTSTRAP_SERVERS)   # typed: a list (str() of it is no address: the probe found none)
+        return BrokerWatch(servers if isinstance(servers, str) else ",".join(servers),
+                           lambda: runtime.stalled(stalled_after_s), config.get(BROKER_WATCH_INTERVAL_MS) / 1000).start()
 
     def _check_checkpoints(self, planner: TopicPlanner) -> CheckpointManifest:
         """Compare the topology with the one the checkpoints were written for, refusing an unsafe change: the

@@ -6,7 +6,7 @@ import logging
 import re
 import socket
 import threading
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +181,12 @@ class _OutageFilter(logging.Filter):
 
 
 _OUTAGE_FILTER = _OutageFilter()
+
+
+def bootstrap_string(servers: Union[str, Iterable[str]]) -> str:
+    """``bootstrap.servers`` as the comma-separated string the clients and the probe take: Kafka's LIST type comes as
+    a string or (typed by ``StreamsConfig``, or given so) a list of addresses."""
+    return servers if isinstance(servers, str) else ",".join(str(a).strip() for a in servers)
 
 
 def unreachable(bootstrap: str, timeout_s: float = 3.0) -> Optional[str]:

@@ -42,7 +42,7 @@ from streams_on_spark.config import (
     TRIGGER_INTERVAL,
     TaskConfig,
 )
-from streams_on_spark.connectors.kafka_config import BrokerWatch, unreachable
+from streams_on_spark.connectors.kafka_config import BrokerWatch, bootstrap_string, unreachable
 from streams_on_spark.connectors.kafka_producer import PRODUCER_CONFIG_NAMES, PRODUCER_PREFIX, producer_settings
 from streams_on_spark.errors import IllegalStateError, StreamsException
 from streams_on_spark.metrics import Metrics
@@ -173,7 +173,7 @@ class KafkaStreams:
         from streams_on_spark.connectors.kafka import KafkaConnector
         group = self.application_id if self._task_config.exactly_once else None
         config = self._task_config.streams_config
-        return KafkaConnector(str(bootstrap), client_config(self._config),
+        return KafkaConnector(bootstrap_string(bootstrap), client_config(self._config),
                               timeout_ms=config.get(DEFAULT_API_TIMEOUT_MS),
                               replication_factor=config.get(REPLICATION_FACTOR), exactly_once_group=group)
 
@@ -200,9 +200,10 @@ class KafkaStreams:
             from streams_on_spark.runtime.spark.session import starts_local_session
             jars = kafka_jars(required=starts_local_session())   # a local session reads Kafka only with them
         if kafka:
-            why = unreachable(str(self._config[BOOTSTRAP_SERVERS]))
+            bootstrap = bootstrap_string(self._config[BOOTSTRAP_SERVERS])
+            why = unreachable(bootstrap)
             if why:
-                raise StreamsException(f"Kafka at {self._config[BOOTSTRAP_SERVERS]} is unreachable ({why}): "
+                raise StreamsException(f"Kafka at {bootstrap} is unreachable ({why}): "
                                        f"check {BOOTSTRAP_SERVERS} and that the brokers are up")
             self._connector = self._make_connector(None)
         existing = self._connector.topics() if kafka else self.embedded_topics.topics()
@@ -247,9 +248,8 @@ class KafkaStreams:
         ``broker.watch.interval.ms`` (validated with the config at construction)."""
         config = self._task_config.streams_config
         stalled_after_s = config.get(BROKER_WATCH_STALLED_MS) / 1000
-        servers = config.get(BOOTSTRAP_SERVERS)   # typed: a list (str() of it is no address: the probe found none)
-        return BrokerWatch(servers if isinstance(servers, str) else ",".join(servers),
-                           lambda: runtime.stalled(stalled_after_s), config.get(BROKER_WATCH_INTERVAL_MS) / 1000).start()
+        return BrokerWatch(bootstrap_string(config.get(BOOTSTRAP_SERVERS)), lambda: runtime.stalled(stalled_after_s),
+                           config.get(BROKER_WATCH_INTERVAL_MS) / 1000).start()
 
     def _check_checkpoints(self, planner: TopicPlanner) -> CheckpointManifest:
         """Compare the topology with the one the checkpoints were written for, refusing an unsafe change: the

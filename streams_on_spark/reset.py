@@ -72,7 +72,8 @@ def reset_application(config: Mapping[str, Any], *, dry_run: bool = False) -> Re
     bootstrap = config.get(BOOTSTRAP_SERVERS)
     if bootstrap:
         from streams_on_spark.connectors.kafka import KafkaConnector
-        with KafkaConnector(str(bootstrap), client_config(config),
+        from streams_on_spark.connectors.kafka_config import bootstrap_string
+        with KafkaConnector(bootstrap_string(bootstrap), client_config(config),
                             timeout_ms=StreamsConfig(config).get(DEFAULT_API_TIMEOUT_MS)) as kafka:
             topics = tuple(sorted(t for t in kafka.topics() if is_internal_topic(application_id, t)))
             # only a group that exists is deleted: on a cluster where the application never ran there is none, and

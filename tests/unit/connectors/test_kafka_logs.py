@@ -10,7 +10,12 @@ import time
 import pytest
 
 from streams_on_spark.connectors import kafka_config
-from streams_on_spark.connectors.kafka_config import _guard_kafka_python_logs, quiet_kafka_python_logs
+from streams_on_spark.connectors.kafka_config import (
+    _guard_kafka_python_logs,
+    bootstrap_string,
+    quiet_kafka_python_logs,
+    unreachable,
+)
 
 OURS = "streams_on_spark.connectors.kafka_config"
 
@@ -175,6 +180,18 @@ def test_the_broker_watch_takes_its_timings_from_the_config():
     assert runtime.asked == [] and watch._interval_s == 1.0
     watch.check()
     assert runtime.asked == [5.0]
+
+
+def test_the_broker_watch_and_the_start_probe_get_the_bootstrap_addresses():
+    """bootstrap.servers (Kafka's LIST type) reaches the watch and the probes as addresses, given as a string or a
+    list: the typed config's list once reached the watch as its repr, which the probe could not parse and took for
+    "not definite", so an outage flapped between unreachable and reachable again."""
+    for given, expected in (("127.0.0.1:1", "127.0.0.1:1"), (["127.0.0.1:1", "127.0.0.1:2"], "127.0.0.1:1,127.0.0.1:2")):
+        watch = _streams({"bootstrap.servers": given})._start_broker_watch(_Runtime())
+        watch.stop()
+        assert watch.bootstrap == expected
+        assert bootstrap_string(given) == expected
+        assert unreachable(watch.bootstrap) is not None   # nothing listens on ports 1 and 2: a definite answer
 
 
 @pytest.mark.parametrize("key, value, message", [

@@ -99,6 +99,10 @@ class CachingBytesStore(ABC):
         self._listener: Optional[FlushListener] = None
         self._send_old_values = False
         self._through = False   # write_through(): every write flushed as it is made
+        # the typed store's position update (SerdeStore._written), called when a flushed write moves the position of
+        # the store beneath (a window or session store's ``put`` says so; a key-value store's position moves as it
+        # is written, in the typed store: Kafka's CachingKeyValueStore keeps a position of its own)
+        self.flushed_into_position: Optional[Callable[[], None]] = None
 
     def init(self, context: Any) -> None:
         """Join the task's cache; without one (a global store, or a cache size of 0) writes go straight through."""
@@ -223,8 +227,8 @@ class CachingBytesStore(ABC):
                 typed, entry.typed = entry.typed, None   # clean now; reads deserialize the bytes again
                 if entry.value is None:
                     deleted.append(cache_key)
-                if entry.queue is None:
-                    self._flush_entry(cache_key, entry.value, typed, entry.timestamp, entry.headers)
+                if entry.queue is None:   # no record wrote it: a flush into the store moves no position
+                    self._flush_entry(cache_key, entry.value, typed, entry.timestamp, entry.headers, False)
                     continue
                 context.queue, context.offset = entry.queue, entry.offset
                 self._flush_entry(cache_key, entry.value, typed, entry.timestamp, entry.headers)
@@ -236,14 +240,17 @@ class CachingBytesStore(ABC):
             if cache_key not in self._dirty:   # Kafka's NamedCache drops flushed deletes
                 self._drop(cache_key)
 
-    def _flush_entry(self, cache_key: Hashable, new: Optional[bytes], typed: Any, timestamp: int, headers: Any) -> None:
+    def _flush_entry(self, cache_key: Hashable, new: Optional[bytes], typed: Any, timestamp: int, headers: Any,
+                     positioned: bool = True) -> None:
         """Write one entry through and forward it with the value the store held before; an entry that never existed
-        downstream (new and old value null) is neither written nor forwarded."""
+        downstream (new and old value null) is neither written nor forwarded. A write the store beneath takes into
+        its position moves the typed store's, from the entry's writer (``positioned``: it has one)."""
         listener, send_old_values = self._listener, self._send_old_values
         old = self._stored(cache_key) if new is None or send_old_values else None
         if new is None and old is None and listener is not None:
             return
-        self._write(cache_key, new)
+        if self._write(cache_key, new) and positioned and self.flushed_into_position is not None:
+            self.flushed_into_position()
         if listener is not None:
             listener(cache_key, new, old if send_old_values else None, timestamp, headers, typed)
 
@@ -393,12 +400,13 @@ class CachingWindowBytesStore(_CompositeKeyCache):
     retain_duplicates = _wrapped_attribute("retain_duplicates")
     observed_stream_time = _wrapped_attribute("observed_stream_time")
 
-    def put(self, key: bytes, value: Optional[bytes], window_start_timestamp: int, typed: Any = None) -> None:
-        """Cache a write of the window starting at ``window_start_timestamp``; None deletes."""
+    def put(self, key: bytes, value: Optional[bytes], window_start_timestamp: int, typed: Any = None) -> bool:
+        """Cache a write of the window starting at ``window_start_timestamp``; None deletes. Whether the write moved
+        the store's position: a cached one does when it is flushed."""
         if self._cache is None:
-            self.wrapped.put(key, value, window_start_timestamp)
-        else:
-            self._cache_composite((key, window_start_timestamp), value, typed)
+            return self.wrapped.put(key, value, window_start_timestamp)
+        self._cache_composite((key, window_start_timestamp), value, typed)
+        return False
 
     def fetch(self, key: bytes, window_start_timestamp: int) -> Optional[bytes]:
         entry = self._cached_entry((key, window_start_timestamp))
@@ -440,12 +448,13 @@ class CachingSessionBytesStore(_CompositeKeyCache):
     retention_period_ms = _wrapped_attribute("retention_period_ms")
     observed_stream_time = _wrapped_attribute("observed_stream_time")
 
-    def put(self, key: bytes, start: int, end: int, aggregate: Optional[bytes], typed: Any = None) -> None:
-        """Cache the session ``[start, end]`` of ``key``; None removes it."""
+    def put(self, key: bytes, start: int, end: int, aggregate: Optional[bytes], typed: Any = None) -> bool:
+        """Cache the session ``[start, end]`` of ``key``; None removes it. Whether the write moved the store's
+        position: a cached one does when it is flushed."""
         if self._cache is None:
-            self.wrapped.put(key, start, end, aggregate)
-        else:
-            self._cache_composite((key, start, end), aggregate, typed)
+            return self.wrapped.put(key, start, end, aggregate)
+        self._cache_composite((key, start, end), aggregate, typed)
+        return False
 
     def remove(self, key: bytes, start: int, end: int, typed: Any = None) -> None:
         """Kafka's ``CachingSessionStore.remove``: a cached delete."""

@@ -273,6 +273,7 @@ class DslTimestampedKeyValueStoreWithHeaders(DslHeadersValues, TimestampedKeyVal
             super().put(key, value)
             return
         self.inner.put(self._kser(key), self._vser(value), (key, value.value, value.timestamp))
+        self._written()
 
 
 class TimestampedKeyValueStoreFacadeForHeaders(KeyValueStoreFacade):

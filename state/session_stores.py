@@ -84,14 +84,19 @@ class SessionBytesStore(SegmentedBytesStore):
     def _time_of(self, composite: bytes) -> int:
         return self.schema.from_store_key(composite)[2]
 
-    def put(self, key: bytes, start: int, end: int, aggregate: Optional[bytes]) -> None:
-        """Store the session ``[start, end]`` of ``key``; None removes it. Skipped when its end has expired."""
+    def put(self, key: bytes, start: int, end: int, aggregate: Optional[bytes]) -> bool:
+        """Store the session ``[start, end]`` of ``key``; None removes it. Skipped when its end has expired. Returns
+        whether Kafka's store of this kind takes the put into its position (``StoreQueryUtils.updatePosition``): the
+        in-memory store every put, an expired one too; RocksDB's a put it stores."""
         if not self._admit(end):
-            return
+            return not self.segmented
         self._table.put(self.schema.to_store_key(key, start, end), aggregate)
+        return True
 
     def remove(self, key: bytes, start: int, end: int) -> None:
-        """Delete the session ``[start, end]`` of ``key`` (no retention check, as in Kafka)."""
+        """Delete the session ``[start, end]`` of ``key`` (no retention check, as in Kafka). Neither of Kafka's stores
+        takes a remove into its position (the in-memory one's ``remove`` does not update it, RocksDB's deletes from
+        a segment, which keeps none)."""
         self._table.put(self.schema.to_store_key(key, start, end), None)
 
     def fetch_session(self, key: bytes, start: int, end: int) -> Optional[bytes]:
@@ -184,20 +189,19 @@ class SessionStore(SerdeStore, Generic[K, V]):
         self._check(session_key)
         w = session_key.window
         kb, data = self._kser(session_key.key), self._vser(aggregate)
-        if self._cached:   # the cache hands the objects back on flush
+        if self._cached:   # the cache hands the objects back on flush, and the position moves then
             self.inner.put(kb, w.start, w.end, data, (session_key, aggregate))
-        else:
-            self.inner.put(kb, w.start, w.end, data)
-        self._written()
+        elif self.inner.put(kb, w.start, w.end, data):
+            self._written()
 
     def remove(self, session_key: Windowed[K]) -> None:
+        """Remove the session; the position stays (Kafka's stores), unless a cache flushes the removal as a put."""
         self._check(session_key)
         w = session_key.window
         if self._cached:
             self.inner.remove(self._kser(session_key.key), w.start, w.end, (session_key, None))
         else:
             self.inner.remove(self._kser(session_key.key), w.start, w.end)
-        self._written()
 
     def _flush_adapter(self, listener: Callable[..., None]) -> FlushListener:
         """Kafka's ``SessionCacheFlushListener`` input: the session key, its aggregates and its end as timestamp."""

@@ -248,6 +248,8 @@ class SerdeStore(StateStore):
             self._cached = self.inner.enabled
             if not self._cached:
                 self.inner = self.inner.wrapped   # no cache here (size 0, or a global store): skip the layer
+            else:   # a window or session store's position moves when the cache flushes into it (as Kafka's)
+                self.inner.flushed_into_position = self._written
         if self.key_serde is None:
             self.key_serde = getattr(context, "default_key_serde", None)
         if self.value_serde is None:
@@ -260,11 +262,14 @@ class SerdeStore(StateStore):
 
     def _written(self) -> None:
         """Kafka's ``StoreQueryUtils.updatePosition``: the record in process (if any: not in a punctuation) is now
-        part of the store's position."""
+        part of the store's position, which keeps the highest offset per topic partition (``Position.withComponent``):
+        a cache flush writing with an older entry's writer does not move it back."""
         context = self._record_context
         queue = context.queue
         if queue is not None:
-            self.position_offsets[queue.topic_partition] = context.offset
+            offsets, where, offset = self.position_offsets, queue.topic_partition, context.offset
+            if offsets.get(where, -1) < offset:
+                offsets[where] = offset
 
     def _kser(self, key: Any) -> bytes:
         if key is self._last_key and key is not None:
@@ -321,7 +326,15 @@ class SerdeStore(StateStore):
 
 
 class KeyValueStore(SerdeStore, Generic[K, V]):
-    """A typed key-value store: serdes around an :class:`InMemoryKeyValueBytesStore`."""
+    """A typed key-value store: serdes around an :class:`InMemoryKeyValueBytesStore`.
+
+    Its position follows the writes of Kafka's store of the same kind (``StoreQueryUtils.updatePosition``): every
+    write of a cached store (``CachingKeyValueStore``); an in-memory store's puts, not its ``delete``
+    (``InMemoryKeyValueStore.delete`` leaves the position, ``put(key, None)`` does not); a RocksDB store's puts and
+    deletes, not a ``put_if_absent`` of None (which writes nothing), and a ``put_all`` even of no entries."""
+
+    #: Kafka's in-memory store's rules rather than RocksDB's (set by the builder from its supplier)
+    in_memory = False
 
     def __init__(self, inner: InMemoryKeyValueBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
         self._init_serdes(inner, key_serde, value_serde)
@@ -333,22 +346,31 @@ class KeyValueStore(SerdeStore, Generic[K, V]):
         self.inner.put(self._kser(key), self._vser(value))
         self._written()
 
+    def _rocksdb_rules(self) -> bool:
+        """Whether the position follows Kafka's uncached RocksDB store (else its in-memory or caching store)."""
+        return not self._cached and not self.in_memory
+
     def put_if_absent(self, key: K, value: V) -> Optional[V]:
         kb = self._kser(key)
         old = self.inner.get(kb)
         if old is None:
-            self.inner.put(kb, self._vser(value))
-            self._written()
+            raw = self._vser(value)
+            self.inner.put(kb, raw)
+            if raw is not None or not self._rocksdb_rules():   # RocksDBStore.putIfAbsent puts no null
+                self._written()
             return None
         return self._vde(old)
 
     def put_all(self, entries: list[KeyValue]) -> None:
         for key, value in entries:
             self.put(key, value)
+        if not entries and self._rocksdb_rules():
+            self._written()   # RocksDBStore.putAll updates the position after its (here empty) batch
 
     def delete(self, key: K) -> Optional[V]:
         old = self.inner.delete(self._kser(key))
-        self._written()
+        if not self.in_memory or self._cached:   # InMemoryKeyValueStore.delete leaves the position
+            self._written()
         return self._vde(old)
 
     def range(self, key_from: Optional[K], key_to: Optional[K]) -> KeyValueIterator:
@@ -591,6 +613,9 @@ class ReadOnlyStore:
 class KeyValueBytesStoreSupplier:
     """Makes the bytes store a builder wraps (``Stores.in_memory_key_value_store``)."""
 
+    #: Kafka's in-memory store, whose rules the typed store's position follows (:class:`KeyValueStore`)
+    in_memory = True
+
     def __init__(self, name: str) -> None:
         if not name:
             raise ValueError("store name cannot be null or empty")
@@ -606,6 +631,8 @@ class KeyValueBytesStoreSupplier:
 class PersistentKeyValueBytesStoreSupplier(KeyValueBytesStoreSupplier):
     """``Stores.persistent_key_value_store``: a key-value store with RocksDB's rules (ordered by key bytes, as the
     in-memory one), in memory in the in-process engine, in the task's local RocksDB on Spark."""
+
+    in_memory = False
 
     def metrics_scope(self) -> str:
         return "rocksdb"
@@ -703,7 +730,9 @@ class KeyValueStoreBuilder(SupplierStoreBuilder):
         inner = self.supplier.get() if bytes_store is None else bytes_store
         if self.caching_enabled:
             inner = CachingKeyValueBytesStore(inner)
-        return self.store_type(inner, self.key_serde, self.value_serde)
+        store = self.store_type(inner, self.key_serde, self.value_serde)
+        store.in_memory = getattr(self.supplier, "in_memory", False)
+        return store
 
 
 class TimestampedKeyValueStoreBuilder(KeyValueStoreBuilder):

@@ -92,13 +92,18 @@ class WindowBytesStore(SegmentedBytesStore):
         return self.schema.from_store_key(composite)[1]
 
     # -- writes
-    def put(self, key: bytes, value: Optional[bytes], window_start_timestamp: int) -> None:
+    def put(self, key: bytes, value: Optional[bytes], window_start_timestamp: int) -> bool:
         """Store ``value`` for ``key`` in the window starting at ``window_start_timestamp``; None deletes.
 
-        With ``retain_duplicates`` every put is kept under a new sequence number and a None value is a no-op.
+        With ``retain_duplicates`` every put is kept under a new sequence number and a None value is a no-op (which
+        RocksDB's store does not even pass on: stream time stays). Returns whether Kafka's store of this kind takes
+        the put into its position (``StoreQueryUtils.updatePosition``): the in-memory store every put, an expired one
+        too; RocksDB's a put it stores.
         """
+        if value is None and self.retain_duplicates and self.segmented:
+            return False
         if not self._admit(window_start_timestamp):
-            return
+            return not self.segmented
         if value is not None:
             if self.retain_duplicates:
                 self.seqnum = (self.seqnum + 1) & 0x7FFFFFFF
@@ -107,6 +112,7 @@ class WindowBytesStore(SegmentedBytesStore):
                 self._table.put(self.schema.to_store_key(key, window_start_timestamp), value)
         elif not self.retain_duplicates:
             self._table.put(self.schema.to_store_key(key, window_start_timestamp), None)
+        return True
 
     # -- reads
     def _retention_cut(self) -> int:
@@ -222,8 +228,8 @@ class WindowStore(SerdeStore, Generic[K, V]):
 
     def put(self, key: K, value: Optional[V], window_start_timestamp: int) -> None:
         """Put ``value`` into the window of ``key`` starting at ``window_start_timestamp``; None deletes."""
-        self.inner.put(self._kser(key), self._vser(value), window_start_timestamp)
-        self._written()
+        if self.inner.put(self._kser(key), self._vser(value), window_start_timestamp):
+            self._written()
 
     def fetch_window(self, key: K, window_start: int) -> Optional[V]:
         """The value of ``key`` in the window starting at ``window_start``, or None."""
@@ -290,12 +296,12 @@ class TimestampedWindowStore(TimestampedValues, WindowStore[K, ValueAndTimestamp
     def put(self, key: K, value: Optional[ValueAndTimestamp], window_start_timestamp: int) -> None:
         kb, data = self._kser(key), self._vser(value)
         if not self._cached:
-            self.inner.put(kb, data, window_start_timestamp)
-        elif value is None:
+            if self.inner.put(kb, data, window_start_timestamp):
+                self._written()
+        elif value is None:   # the position moves when the cache flushes the write into the store
             self.inner.put(kb, None, window_start_timestamp, (key, None, None))
         else:   # the cache hands the objects back on flush
             self.inner.put(kb, data, window_start_timestamp, (key, value.value, value.timestamp))
-        self._written()
 
     def _flushed_key(self, cache_key: tuple[bytes, int], key: Any) -> Windowed:
         """Kafka's ``WindowKeySchema.fromStoreKey``: the key with the window of the store's window size."""

@@ -1014,7 +1014,73 @@ def interactive_queries(variant: str, config: dict) -> Topology:
                                                        S, L))
     builder.stream("plain", Consumed.with_(S, S)).process(PlainStores, "plain-kv", "plain-window")
     priced_orders(builder)
+    position_stores(builder)
     return builder.build(config)
+
+
+POSITION_TIME = 200_000
+POSITION_STORES = ("pos-kv-mem", "pos-kv-rocks", "pos-kv-cached", "pos-kv-null", "pos-ses-mem", "pos-ses-rocks",
+                   "pos-ses-cached", "pos-ses-mem-late", "pos-ses-rocks-late", "pos-win-mem-dups", "pos-win-rocks-dups",
+                   "pos-win-mem-late", "pos-win-rocks-late")
+
+
+def position_stores(builder: StreamsBuilder) -> None:
+    """QueryScenarios.positionStores: a store of each kind, written from "pos-writes", deleted from "pos-deletes"."""
+    for store in (
+            Stores.key_value_store_builder(Stores.in_memory_key_value_store("pos-kv-mem"), S, L),
+            Stores.key_value_store_builder(Stores.persistent_key_value_store("pos-kv-rocks"), S, L),
+            Stores.key_value_store_builder(Stores.in_memory_key_value_store("pos-kv-cached"), S, L)
+            .with_caching_enabled(),
+            Stores.key_value_store_builder(Stores.in_memory_key_value_store("pos-kv-null"), S, L),
+            Stores.session_store_builder(Stores.in_memory_session_store("pos-ses-mem", 100), S, L),
+            Stores.session_store_builder(Stores.persistent_session_store("pos-ses-rocks", 100), S, L),
+            Stores.session_store_builder(Stores.in_memory_session_store("pos-ses-cached", 100), S, L)
+            .with_caching_enabled(),
+            Stores.session_store_builder(Stores.in_memory_session_store("pos-ses-mem-late", 100), S, L),
+            Stores.session_store_builder(Stores.persistent_session_store("pos-ses-rocks-late", 100), S, L),
+            Stores.window_store_builder(Stores.in_memory_window_store("pos-win-mem-dups", 100, 10, True), S, L),
+            Stores.window_store_builder(Stores.persistent_window_store("pos-win-rocks-dups", 100, 10, True), S, L),
+            Stores.window_store_builder(Stores.in_memory_window_store("pos-win-mem-late", 100, 10, False), S, L),
+            Stores.window_store_builder(Stores.persistent_window_store("pos-win-rocks-late", 100, 10, False), S, L)):
+        builder.add_state_store(store)
+    builder.stream("pos-writes", Consumed.with_(S, S)).process(PositionWrites, *POSITION_STORES)
+    builder.stream("pos-deletes", Consumed.with_(S, S)).process(PositionDeletes, *POSITION_STORES)
+
+
+class PositionWrites(Processor):
+    """QueryScenarios.PositionWrites: the key written to every position store at POSITION_TIME."""
+
+    def init(self, context) -> None:
+        self.stores = {name: context.get_state_store(name) for name in POSITION_STORES}
+
+    def process(self, record: Record) -> None:
+        for name, store in self.stores.items():
+            if name.startswith("pos-kv-"):
+                store.put(record.key, 1)
+            elif name.startswith("pos-ses-"):
+                store.put(Windowed(record.key, SessionWindow(POSITION_TIME, POSITION_TIME)), 1)
+            else:
+                store.put(record.key, 1, POSITION_TIME)
+
+
+class PositionDeletes(PositionWrites):
+    """QueryScenarios.PositionDeletes: the key deleted (delete, put of None, remove) or written too late, per store."""
+
+    def process(self, record: Record) -> None:
+        key, st = record.key, self.stores
+        session = Windowed(key, SessionWindow(POSITION_TIME, POSITION_TIME))
+        late = Windowed(key, SessionWindow(0, 0))
+        for name in ("pos-kv-mem", "pos-kv-rocks", "pos-kv-cached"):
+            st[name].delete(key)
+        st["pos-kv-null"].put(key, None)
+        for name in ("pos-ses-mem", "pos-ses-rocks", "pos-ses-cached"):
+            st[name].remove(session)
+        st["pos-ses-mem-late"].put(late, 2)
+        st["pos-ses-rocks-late"].put(late, 2)
+        st["pos-win-mem-dups"].put(key, None, POSITION_TIME)
+        st["pos-win-rocks-dups"].put(key, None, POSITION_TIME)
+        st["pos-win-mem-late"].put(key, 2, 0)
+        st["pos-win-rocks-late"].put(key, 2, 0)
 
 
 def priced_orders(builder: StreamsBuilder) -> None:

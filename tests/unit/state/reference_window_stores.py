@@ -64,9 +64,14 @@ class WindowModel(_Model):
     def _time(entry_key: tuple) -> int:
         return entry_key[1]
 
-    def put(self, key: bytes, value: Optional[bytes], start: int) -> None:
+    def put(self, key: bytes, value: Optional[bytes], start: int) -> bool:
+        """Whether the store's position takes the put: InMemoryWindowStore's every put (an expired one too);
+        RocksDBWindowStore's a put stored, and a null one retaining duplicates is not even passed on (no stream
+        time)."""
+        if value is None and self.dups and self.segmented:
+            return False
         if not self._admit(start):
-            return
+            return not self.segmented
         if value is not None and self.dups:
             self.seqnum += 1
             self.data[(key, start, self.seqnum)] = value
@@ -74,6 +79,7 @@ class WindowModel(_Model):
             self.data[(key, start, 0)] = value
         elif not self.dups:
             self.data.pop((key, start, 0), None)
+        return True
 
     def _cut(self) -> int:
         return self.observed_stream_time - self.retention_ms - (1 if self.time_first else 0)
@@ -122,13 +128,16 @@ class SessionModel(_Model):
     def _time(entry_key: tuple) -> int:
         return entry_key[2]
 
-    def put(self, key: bytes, start: int, end: int, aggregate: Optional[bytes]) -> None:
+    def put(self, key: bytes, start: int, end: int, aggregate: Optional[bytes]) -> bool:
+        """Whether the store's position takes the put: InMemorySessionStore's every put (an expired one too);
+        RocksDB's a put stored."""
         if not self._admit(end):
-            return
+            return not self.segmented
         if aggregate is None:
             self.remove(key, start, end)
         else:
             self.data[(key, start, end)] = aggregate
+        return True
 
     def remove(self, key: bytes, start: int, end: int) -> None:
         self.data.pop((key, start, end), None)

@@ -220,6 +220,7 @@ final class QueryScenarios {
                     builder.stream("plain", Consumed.with(S, S)).process(PlainStores::new, "plain-kv",
                             "plain-window");
                     pricedOrders(builder);
+                    positionStores(builder);
                     return builder.build(props);
                 })
                 .input("events", "string", "string")
@@ -228,6 +229,8 @@ final class QueryScenarios {
                 .input("plain", "string", "string")
                 .input("rates", "string", "string")
                 .input("orders", "string", "string")
+                .input("pos-writes", "string", "string")
+                .input("pos-deletes", "string", "string")
                 .output("counts-out", "string", "long")
                 .output("priced", "string", "string");
         final Object[][] events = {{"a", 0L}, {"b", 2L}, {"a", 4L}, {"c", 11L}, {"a", 12L}, {"ab", 15L}, {"b", 21L},
@@ -243,6 +246,13 @@ final class QueryScenarios {
         s.pipe("rates", "a", "r1", 1L).pipe("rates", "b", "r2", 2L).pipe("orders", "a", "o1", 3L)
                 .pipe("orders", "b", "o2", 4L).pipe("orders", "c", "o3", 5L).pipe("rates", "a", "r3", 6L)
                 .pipe("orders", "a", "o4", 7L);
+        // every store of positionStores written from "pos-writes", then deleted or written late from "pos-deletes"
+        for (final String key : new String[] {"a", "b"}) {
+            s.pipe("pos-writes", key, "w", POSITION_TIME);
+        }
+        for (final String key : new String[] {"a", "b"}) {
+            s.pipe("pos-deletes", key, "d", POSITION_TIME + 1);
+        }
         s.pipe("prices", "a", "p10", 10L).pipe("prices", "a", "p20", 20L).pipe("prices", "b", "q15", 15L)
                 .pipe("prices", "a", null, 30L).pipe("prices", "a", "p40", 40L);
         // IQv1: the composite stores over every read of the store API
@@ -298,7 +308,117 @@ final class QueryScenarios {
             s.read(storeAndOther[0], "iqv2", "RangeQuery ~ ~ @" + other + ":0:0," + other + ":1:0," + other + ":2:0,"
                     + other + ":3:0");
         }
+        // Which writes move a store's position, by store kind (each store's updatePosition calls): "pos-deletes" is
+        // in the position of the stores whose delete, remove, put of null or expired put (see PositionDeletes) does
+        for (final String store : POSITION_STORES) {
+            s.read(store, "iqv2-position", "KeyQuery a");
+        }
         return s;
+    }
+
+    static final long POSITION_TIME = 200_000L;
+    static final String[] POSITION_STORES = {"pos-kv-mem", "pos-kv-rocks", "pos-kv-cached", "pos-kv-null",
+        "pos-ses-mem", "pos-ses-rocks", "pos-ses-cached", "pos-ses-mem-late", "pos-ses-rocks-late", "pos-win-mem-dups",
+        "pos-win-rocks-dups", "pos-win-mem-late", "pos-win-rocks-late"};
+
+    /** The stores of PositionWrites and PositionDeletes: one subtopology reading "pos-writes" and "pos-deletes". */
+    static void positionStores(final StreamsBuilder builder) {
+        final Duration retention = Duration.ofMillis(100);
+        final Duration size = Duration.ofMillis(10);
+        builder.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("pos-kv-mem"), S, L));
+        builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore("pos-kv-rocks"), S, L));
+        builder.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("pos-kv-cached"), S, L)
+                .withCachingEnabled());
+        builder.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("pos-kv-null"), S, L));
+        builder.addStateStore(Stores.sessionStoreBuilder(Stores.inMemorySessionStore("pos-ses-mem", retention), S, L));
+        builder.addStateStore(Stores.sessionStoreBuilder(Stores.persistentSessionStore("pos-ses-rocks", retention), S,
+                L));
+        builder.addStateStore(Stores.sessionStoreBuilder(Stores.inMemorySessionStore("pos-ses-cached", retention), S,
+                L).withCachingEnabled());
+        builder.addStateStore(Stores.sessionStoreBuilder(Stores.inMemorySessionStore("pos-ses-mem-late", retention),
+                S, L));
+        builder.addStateStore(Stores.sessionStoreBuilder(Stores.persistentSessionStore("pos-ses-rocks-late",
+                retention), S, L));
+        builder.addStateStore(Stores.windowStoreBuilder(Stores.inMemoryWindowStore("pos-win-mem-dups", retention,
+                size, true), S, L));
+        builder.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore("pos-win-rocks-dups", retention,
+                size, true), S, L));
+        builder.addStateStore(Stores.windowStoreBuilder(Stores.inMemoryWindowStore("pos-win-mem-late", retention,
+                size, false), S, L));
+        builder.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore("pos-win-rocks-late", retention,
+                size, false), S, L));
+        builder.stream("pos-writes", Consumed.with(S, S)).process(PositionWrites::new, POSITION_STORES);
+        builder.stream("pos-deletes", Consumed.with(S, S)).process(PositionDeletes::new, POSITION_STORES);
+    }
+
+    /** The stores of {@link #POSITION_STORES}, by name. */
+    abstract static class PositionStores implements Processor<String, String, Void, Void> {
+        final Map<String, StateStore> stores = new LinkedHashMap<>();
+
+        @Override
+        public void init(final ProcessorContext<Void, Void> context) {
+            for (final String name : POSITION_STORES) {
+                stores.put(name, context.getStateStore(name));
+            }
+        }
+
+        @SuppressWarnings("unchecked")
+        KeyValueStore<String, Long> kv(final String name) {
+            return (KeyValueStore<String, Long>) stores.get(name);
+        }
+
+        @SuppressWarnings("unchecked")
+        org.apache.kafka.streams.state.SessionStore<String, Long> session(final String name) {
+            return (org.apache.kafka.streams.state.SessionStore<String, Long>) stores.get(name);
+        }
+
+        @SuppressWarnings("unchecked")
+        WindowStore<String, Long> window(final String name) {
+            return (WindowStore<String, Long>) stores.get(name);
+        }
+
+        static org.apache.kafka.streams.kstream.Windowed<String> session(final String key, final long time) {
+            return new org.apache.kafka.streams.kstream.Windowed<>(key,
+                    new org.apache.kafka.streams.kstream.internals.SessionWindow(time, time));
+        }
+    }
+
+    /** Writes the key to every position store, at {@link #POSITION_TIME}. */
+    static final class PositionWrites extends PositionStores {
+        @Override
+        public void process(final Record<String, String> record) {
+            final String key = record.key();
+            for (final String name : POSITION_STORES) {
+                if (name.startsWith("pos-kv-")) {
+                    kv(name).put(key, 1L);
+                } else if (name.startsWith("pos-ses-")) {
+                    session(name).put(session(key, POSITION_TIME), 1L);
+                } else {
+                    window(name).put(key, 1L, POSITION_TIME);
+                }
+            }
+        }
+    }
+
+    /** Deletes the key (delete, put of null, remove) or writes it too late to be stored, per store. */
+    static final class PositionDeletes extends PositionStores {
+        @Override
+        public void process(final Record<String, String> record) {
+            final String key = record.key();
+            kv("pos-kv-mem").delete(key);
+            kv("pos-kv-rocks").delete(key);
+            kv("pos-kv-cached").delete(key);
+            kv("pos-kv-null").put(key, null);
+            session("pos-ses-mem").remove(session(key, POSITION_TIME));
+            session("pos-ses-rocks").remove(session(key, POSITION_TIME));
+            session("pos-ses-cached").remove(session(key, POSITION_TIME));
+            session("pos-ses-mem-late").put(session(key, 0L), 2L);
+            session("pos-ses-rocks-late").put(session(key, 0L), 2L);
+            window("pos-win-mem-dups").put(key, null, POSITION_TIME);
+            window("pos-win-rocks-dups").put(key, null, POSITION_TIME);
+            window("pos-win-mem-late").put(key, 2L, 0L);
+            window("pos-win-rocks-late").put(key, 2L, 0L);
+        }
     }
 
     /** A stream-table join and a count of the stream in one subtopology (its task reads both topics). */

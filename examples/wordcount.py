@@ -102,14 +102,14 @@ def run_on_spark(topology: Topology, lines: list[tuple[str, str]], partitions: i
             for chunk in (lines[:half], lines[half:]):   # input arrives in two waves while the app runs
                 topics.append([ProducerRecord("sentences", i % partitions, 1_000 + i, k.encode(), v.encode(), HEADERS)
                                for i, (k, v) in enumerate(chunk)])
-                log.info("appended %d sentences to 'sentences'", len(chunk))
+                log.debug("appended %d sentences to 'sentences'", len(chunk))   # kept off make run's console
                 streams.process_all_available()
         final: dict[int, dict[str, int]] = {}
         for p in range(partitions):
             end = topics.end_offset("word-counts-out", p)
             final[p] = {S.deserialize("o", r.key): L.deserialize("o", r.value)
                         for r in topics.read("word-counts-out", p, 0, end)}
-            log.info("partition %d of word-counts-out: %d count updates", p, end)
+            log.debug("partition %d of word-counts-out: %d count updates", p, end)   # the counts are printed below
         return final
 
 

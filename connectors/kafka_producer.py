@@ -48,9 +48,29 @@ __all__ = ["librdkafka_config", "producer_settings", "KafkaBatchProducer", "Kafk
            "close_producers", "PRODUCER_DEFAULTS", "PRODUCER_CONFIG_NAMES", "PRODUCER_PREFIX"]
 
 log = logging.getLogger(__name__)
+
+
+class _BrokerFailures(logging.Filter):
+    """librdkafka logs every failed attempt to reach a broker that is down (facility ``FAIL``: "Connect to ...
+    failed: Connection refused", "Disconnected"), at ERROR, about twice a second per producer, and every task's
+    producer in every Python worker keeps trying between batches. While the application set no level on the
+    librdkafka logger, those lines are dropped: an outage is said once, on the driver, by the broker watch
+    (``kafka_config.BrokerWatch``), and a record that cannot be delivered still fails its write. Setting the
+    logger's level brings them back."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if rdkafka_log.level != logging.NOTSET:
+            return True
+        try:
+            return not record.getMessage().startswith("FAIL [")   # confluent-kafka: "<facility> [<client>] <text>"
+        except Exception:
+            return True
+
+
 #: librdkafka's own log lines (forwarded from ``poll``/``flush``), with secret values masked.
 rdkafka_log = logging.getLogger(__name__ + ".librdkafka")
 rdkafka_log.addFilter(_REDACTING_FILTER)
+rdkafka_log.addFilter(_BrokerFailures())
 
 #: Producer settings (librdkafka names) under the client's: acks from all in-sync replicas, idempotent (no
 #: duplicates or reordering from retries), a short linger (``send`` flushes anyway), large batches and queue.

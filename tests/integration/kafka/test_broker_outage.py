@@ -90,3 +90,6 @@ def test_a_spark_application_waiting_on_a_broker_that_went_down_says_so_once(own
     mine = [line for line in lines if line.startswith(ours)]
     assert len(mine) == 2, "\n".join(lines)
     assert mine[0].endswith("); retrying") and mine[1] == f"{ours} reachable again", "\n".join(lines)
+    # and nothing else says it: not the tasks' producers (librdkafka's "FAIL [...] Connect to ... failed" at ERROR,
+    # about twice a second from each Python worker's producer while the broker was down), no ERROR at all
+    assert not [line for line in lines if line.startswith("ERROR") or " FAIL [" in line], "\n".join(lines)

@@ -160,3 +160,39 @@ def test_writer_spec_checks_its_config_when_made():
     with pytest.raises(ValueError, match="timeout_ms"):
         KafkaWriterSpec("h:1", (), 0)
     assert KafkaWriterSpec("h:1", (("b", 2), ("a", 1))).client_config == (("a", "1"), ("b", "2"))
+
+
+def _closed_port() -> int:
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]   # closed again: nothing listens there
+
+
+def _rdkafka_lines_while_unreachable(caplog) -> list[str]:
+    """librdkafka's log records for a producer of the library retrying a broker nobody listens on, for ~1.5 s."""
+    import time
+
+    from streams_on_spark.connectors.kafka_producer import KafkaBatchProducer
+    producer = KafkaBatchProducer(f"127.0.0.1:{_closed_port()}", timeout_ms=2000)
+    try:
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            producer._producer.poll(0.1)
+    finally:
+        producer.close(timeout_s=0)
+    return [r.getMessage() for r in caplog.records if r.name.endswith(".librdkafka")]
+
+
+def test_a_producers_failed_connections_stay_off_the_console_unless_its_logger_has_a_level(caplog):
+    """librdkafka logs each failed connection to a broker that is down at ERROR ("FAIL [...] Connect to ... failed"),
+    ~2 a second per producer: a Spark application's every task producer did so through an outage. They are dropped
+    (the driver's broker watch says the outage once); a level set on the logger brings them back."""
+    from streams_on_spark.connectors.kafka_producer import rdkafka_log
+    assert not [line for line in _rdkafka_lines_while_unreachable(caplog) if line.startswith("FAIL [")]
+    caplog.clear()
+    rdkafka_log.setLevel(logging.DEBUG)
+    try:
+        assert [line for line in _rdkafka_lines_while_unreachable(caplog) if line.startswith("FAIL [")]
+    finally:
+        rdkafka_log.setLevel(logging.NOTSET)

@@ -38,26 +38,46 @@ def test_a_processors_error_on_spark_names_where_and_the_users_exception(spark):
                         r"(\w+\.)*BadRecord: cannot parse 'bad'", message), message
 
 
-def test_the_console_shows_the_error_once_without_sparks_reports(tmp_path):
-    """Run as a user runs it (``python app.py``, a local session of its own): the application gets the error; the
-    console has none of Spark's reports of the failed task and query (the traceback, pages of JVM stack)."""
+def run_failing_app(tmp_path, *args: str):
+    """``python failing_app.py`` as a user runs it (a local session of its own): its stdout, after checking that it
+    exited with the error and that its console (stderr) has none of Spark's reports of the failed task and query (a
+    traceback, pages of JVM or py4j stack) and no line of Spark's Python workers."""
     import os
     import subprocess
     import sys
     from pathlib import Path
     app = Path(__file__).parent / "apps" / "failing_app.py"
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
-    run = subprocess.run([sys.executable, str(app), str(tmp_path)], capture_output=True, text=True, env=env,
+    run = subprocess.run([sys.executable, str(app), str(tmp_path), *args], capture_output=True, text=True, env=env,
                          timeout=300, cwd=tmp_path)
     assert run.returncode == 1, run.stderr[-3000:]
-    assert re.fullmatch(r"error: query failing-subtopology-0 failed: Exception caught in process\. taskId=0_1, "
-                        r"processor=KSTREAM-MAPVALUES-0000000001, topic=in, partition=1, offset=0: "
-                        r"ValueError: cannot parse 'bad'\n", run.stdout), run.stdout
     console = run.stderr
-    assert "cannot parse" not in console and "Traceback" not in console, console[-3000:]
+    assert "Traceback" not in console and "py4j" not in console, console[-3000:]
     assert "\tat org.apache.spark" not in console and " ERROR " not in console, console[-3000:]
     assert "Python worker" not in console, console   # none of pyspark's driver worker's prints (fork_server.py)
     assert len(console.splitlines()) < 25, console   # Spark's start-up lines
+    return run.stdout, console
+
+
+def test_the_console_shows_the_error_once_without_sparks_reports(tmp_path):
+    out, console = run_failing_app(tmp_path)
+    assert re.fullmatch(r"error: query failing-subtopology-0 failed: Exception caught in process\. taskId=0_1, "
+                        r"processor=KSTREAM-MAPVALUES-0000000001, topic=in, partition=1, offset=0: "
+                        r"ValueError: cannot parse 'bad'\n", out), out
+    assert "cannot parse" not in console, console[-3000:]
+
+
+def test_a_fatal_deserialization_error_is_one_line_naming_the_record_and_the_setting(tmp_path):
+    """Its last line names the topic, partition and offset and the setting that would skip the record (Kafka's
+    text), and nothing else reaches the console: no py4j traceback."""
+    out, console = run_failing_app(tmp_path, "deserialization")
+    error = re.fullmatch(r"error: query failing-subtopology-0 failed: streams_on_spark\.errors\.StreamsException: "
+                         r"Deserialization exception handler is set to fail upon a deserialization error\. .*please "
+                         r"set the deserialization\.exception\.handler appropriately\. Failed record: taskId=0_(\d), "
+                         r"topic=in, partition=(\d), offset=0: SerializationException: Size of data received by "
+                         r"LongDeserializer is not 8 for topic 'in': got bytes of length \d\n", out)
+    assert error and error.group(1) == error.group(2), out
+    assert "LongDeserializer" not in console, console[-3000:]
 
 
 def test_a_fatal_deserialization_error_names_the_record_and_the_setting_on_both_engines(spark):

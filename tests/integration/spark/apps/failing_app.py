@@ -1,5 +1,6 @@
 """An application whose processor raises on its second record: ``python failing_app.py DIR`` prints the error it
-gets from KafkaStreams (``error: <message>``) and exits 1."""
+gets from KafkaStreams (``error: <message>``) and exits 1. ``python failing_app.py DIR deserialization``: its
+source's value serde (a Long) fails on that record instead, under the default deserialization handler."""
 from __future__ import annotations
 
 import os
@@ -18,13 +19,16 @@ def parse(value: str) -> str:
     return value
 
 
-def main(root: str) -> int:
+def main(root: str, failing: str = "processor") -> int:
     topics = EmbeddedTopics(os.path.join(root, "topics"))
     topics.create_topic("in", 2)
     topics.create_topic("out", 2)
     topics.append([ProducerRecord("in", 0, 1000, b"k", b"good", ()), ProducerRecord("in", 1, 1001, b"k", b"bad", ())])
     builder = StreamsBuilder()
-    builder.stream("in", Consumed.with_(S, S)).map_values(parse).to("out", Produced.with_(S, S))
+    if failing == "deserialization":   # "good" is not 8 bytes either: the first record read fails
+        builder.stream("in", Consumed.with_(S, Serdes.Long())).to("out", Produced.with_(S, Serdes.Long()))
+    else:
+        builder.stream("in", Consumed.with_(S, S)).map_values(parse).to("out", Produced.with_(S, S))
     config = {"application.id": "failing", "embedded.topics.dir": topics.root,
               "checkpoint.location": os.path.join(root, "checkpoints")}
     with KafkaStreams(builder.build(), config) as streams:
@@ -38,4 +42,4 @@ def main(root: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(*sys.argv[1:]))

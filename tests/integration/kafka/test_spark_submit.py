@@ -29,9 +29,9 @@ def test_wordcount_example_under_spark_submit(kafka_bootstrap, tmp_path):
          "--input-topic", f"submit-in-{run}", "--output-topic", f"submit-out-{run}"],
         capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
     assert result.returncode == 0, _failure(result.stderr)
-    # the console says what a user needs: under 30 lines, Spark's and kafka-python's INFO left out. Not counted:
-    # pyspark 4.2's transformWithStateInPandas driver worker, which print()s four lines, each followed by a blank one,
-    # when a query starts, straight to the JVM's stderr (docs/architecture.md "Logs")
+    # the console says what a user needs: under 30 lines, Spark's and kafka-python's INFO left out. Not counted: the
+    # line pyspark 4.2's transformWithStateInPandas driver worker prints when a query starts, before any code of the
+    # library runs in it, straight to the JVM's stderr (docs/logging.md)
     console = [line for line in (result.stdout + result.stderr).splitlines()
                if line.strip() and "Streaming TransformWithStateInPandas Python worker" not in line]
     assert len(console) < 30, "\n".join(console)

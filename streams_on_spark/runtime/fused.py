@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator, Optional
 from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore, _Entry
 from streams_on_spark.state.stores import _TS, TimestampedKeyValueStore, ValueAndTimestamp
 
-from streams_on_spark.partitioner import memoised_hash, partition_for_key
+from streams_on_spark.partitioner import memoised_hash, memoised_utf8_key, partition_for_key, remember_utf8_key
 from streams_on_spark.record_batch import PREFIX, PartitionedRecords
 from streams_on_spark.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError
@@ -671,6 +671,7 @@ class _Compiler:
         self.task = task
         # a ProducerRecord made as its own __new__ makes it, without that Python-level frame (half the sink's cost)
         self.env: dict[str, Any] = {"_pair": shared.as_pair, "_pfk": partition_for_key, "_hash": memoised_hash,
+                                    "_utf8": memoised_utf8_key, "_remember": remember_utf8_key,
                                     "_PR": ProducerRecord, "_new": tuple.__new__, "_prefix": PREFIX.pack}
         self.lines: list[str] = []
         self.names = 0
@@ -865,13 +866,30 @@ class _Compiler:
                       f"    {add}"]
         else:
             place.append(f"append(_new(_PR, ({topic}, place, ts, kb, vb, h)))")
+        key_bytes = self._serialize(sink.key_serde, topic, k)
+        value_bytes = self._serialize(sink.value_serde, topic, v)
+        memo = ["hit = None"]
+        if _utf8_serde(sink.key_serde) and count > 1:
+            # a str key's bytes and hash with one lookup of the str (partitioner.memoised_utf8_key)
+            memo = [f"hit = _utf8({k}) if {k}.__class__ is str else None"]
+            key_bytes = f"hit[0] if hit is not None else {key_bytes}"
+            place = ["if hit is not None:",
+                     f"    place = hit[1] % {count}",
+                     "else:",
+                     *(f"    {line}" for line in place[:2]),
+                     f"    if {k}.__class__ is str:",
+                     f"        _remember({k}, kb)",
+                     *place[2:]]
+            if _utf8_serde(sink.value_serde):   # the same str as the key (select_key((k, v) -> v)): the same bytes
+                value_bytes = f"kb if {v} is {k} else {value_bytes}"
         self.lines += [
             f"{pad}if {k} is None:",
             f"{pad}    {slow}({k}, {v}, ts, h, queue, off, rk, rv)",
             f"{pad}else:",
+            *(f"{pad}    {line}" for line in memo),
             f"{pad}    try:",
-            f"{pad}        kb = {self._serialize(sink.key_serde, topic, k)}",
-            f"{pad}        vb = None if {v} is None else {self._serialize(sink.value_serde, topic, v)}",
+            f"{pad}        kb = {key_bytes}",
+            f"{pad}        vb = None if {v} is None else {value_bytes}",
             f"{pad}    except Exception:",
             f"{pad}        {slow}({k}, {v}, ts, h, queue, off, rk, rv)",
             f"{pad}    else:",
@@ -885,7 +903,7 @@ class _Compiler:
         """The expression serializing ``value`` with ``serde``: Kafka's UTF-8 ``StringSerializer`` inline for a str
         (what :meth:`StringSerde.serialize` does first), else the serde's call."""
         call = f"{self._bind(serde.serialize)}({topic}, {value})"
-        if type(serde) is StringSerde and serde.encoding == "utf-8":
+        if _utf8_serde(serde):
             return f"{value}.encode('utf-8', 'replace') if {value}.__class__ is str else {call}"
         return call
 
@@ -927,6 +945,11 @@ class _Compiler:
             raise IllegalStateError(f"the processing exception handler resumed after a failure at {node}, which the "
                                     "fused path does not support")   # unreachable: only LogAndFail is fused
         return fail
+
+
+def _utf8_serde(serde: Any) -> bool:
+    """Whether ``serde`` is Kafka's String serde in UTF-8 (its serializer inlined for a str)."""
+    return type(serde) is StringSerde and serde.encoding == "utf-8"
 
 
 def _choose_branch(predicates: tuple, key: Any, value: Any) -> int:

@@ -56,10 +56,10 @@ def test_kafka_rows_are_queued_per_partition_in_offset_order_with_their_metadata
     SEEN.clear()
     task = fn.new_task(0, None)
     positions: dict = {}
-    assert fn._add_batch(fn.execution.batch(task, frozenset()), [frame], positions) == []
+    batch = fn.execution.batch(task, frozenset())
+    assert fn._add_batch(batch, [frame], positions) == []
     assert positions == {("in", 0): 8, ("in", 1): 1}   # the offset after the last record read per partition
-    while task.process_one():
-        pass
+    batch.process()
     assert SEEN == [("in", 1, 0, 5, b"x", (("h", b"1"),)), ("in", 0, 3, 10, b"a", ()), ("in", 0, 4, 20, b"b", ()),
                     ("in", 0, 7, 30, b"c", ())]
 

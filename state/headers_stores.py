@@ -449,12 +449,36 @@ _DSL_HEADERS_STORES: dict[type, type] = {TimestampedKeyValueStoreBuilder: DslTim
                                          WindowStoreBuilder: DslJoinWindowStoreWithHeaders}
 
 
+#: the headers-aware suppliers whose stores an engine may keep, by the builder of the DSL's store over them
+_HEADERS_SUPPLIERS: dict[type, tuple[type, ...]] = {
+    TimestampedWindowStoreBuilder: TimestampedWindowStoreWithHeadersBuilder.own_suppliers,
+    SessionStoreBuilder: SessionStoreWithHeadersBuilder.own_suppliers}
+
+
+#: the DSL's headers-aware stores: Kafka 4.3.1 builds them over its RocksDB headers-aware stores (the DSL's default
+#: suppliers under ``dsl.store.format=HEADERS``, and its headers-aware suppliers), which answer no IQv2 query
+DSL_HEADERS_STORE_TYPES: tuple[type, ...] = tuple(_DSL_HEADERS_STORES.values())
+
+
 def dsl_headers_builder(builder: Any) -> Any:
-    """The builder of a DSL operator's store under ``dsl.store.format=HEADERS``: a copy building its headers-aware
-    store."""
+    """The builder of a DSL operator's store under ``dsl.store.format=HEADERS``, or over a headers-aware supplier: a
+    copy building its headers-aware store."""
     headers_builder = copy.copy(builder)
     headers_builder.store_type = _DSL_HEADERS_STORES[type(builder)]
+    headers_builder.own_suppliers = _HEADERS_SUPPLIERS.get(type(builder), builder.own_suppliers)
     return headers_builder
+
+
+def dsl_store_builder(builder: Any, supplier_given: bool) -> Any:
+    """A DSL aggregation's or table's store ``builder`` as Kafka 4.3's materializers make it (``KeyValueStore``-,
+    ``WindowStore``-, ``SlidingWindowStore``- and ``SessionStoreMaterializer``): over a supplier the application
+    gives (``supplier_given``), a headers-aware store when that supplier is a ``HeadersBytesStoreSupplier`` (KIP-1271,
+    whatever ``dsl.store.format``), else the store as it is, also under ``dsl.store.format=HEADERS``; over the default
+    supplier, the format ``dsl.store.format`` says (decided when a task builds it: ``follows_dsl_store_format``)."""
+    if not supplier_given:
+        builder.follows_dsl_store_format = True
+        return builder
+    return dsl_headers_builder(builder) if isinstance(builder.supplier, HeadersBytesStoreSupplier) else builder
 
 
 __all__ = ["ValueTimestampHeaders", "ValueTimestampHeadersSerde", "AggregationWithHeaders",
@@ -466,4 +490,4 @@ __all__ = ["ValueTimestampHeaders", "ValueTimestampHeadersSerde", "AggregationWi
            "PersistentSessionHeadersBytesStoreSupplier", "serialize_headers", "deserialize_headers",
            "DslTimestampedKeyValueStoreWithHeaders", "DslTimestampedWindowStoreWithHeaders",
            "DslSessionStoreWithHeaders", "DslSessionAggregations", "DslJoinWindowStoreWithHeaders", "DslJoinWindow",
-           "dsl_headers_builder"]
+           "dsl_headers_builder", "dsl_store_builder", "DSL_HEADERS_STORE_TYPES"]

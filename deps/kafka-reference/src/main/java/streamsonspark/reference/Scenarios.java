@@ -146,6 +146,7 @@ final class Scenarios {
         all.addAll(QueryScenarios.all());
         all.addAll(HeadersStoreScenarios.all());
         all.addAll(DslHeadersScenarios.all());
+        all.addAll(DslHeadersSupplierScenarios.all());
         all.addAll(ContextScenarios.all());
         all.addAll(TopologyErrorScenarios.all());
         return all;

@@ -467,3 +467,26 @@ def test_the_local_rocksdb_and_its_changelog_carry_the_dsl_window_and_session_st
     assert read["s"].fetch_session("a", 90, 95) == AggregationWithHeaders(3, ())
     assert read["s"].aggregations().fetch_session("a", 90, 95) == 3
     task_store.close()
+
+
+def test_the_driver_warns_of_a_store_read_without_its_timestamps_as_kafkas_does(caplog):
+    """Kafka 4.3.1's TopologyTestDriver logs these warnings (its getKeyValueStore names the timestamped accessor for a
+    headers-aware store too); its other accessors log nothing."""
+    builder = StreamsBuilder()
+    grouped = builder.stream("in", Consumed.with_(S, S)).group_by_key()
+    grouped.count(Materialized.as_("plain").with_value_serde(L))
+    grouped.count(Materialized.as_(Stores.persistent_timestamped_key_value_store_with_headers("headers"))
+                  .with_value_serde(L))
+    grouped.windowed_by(TimeWindows.of_size_with_no_grace(10)).count(Materialized.as_("w").with_value_serde(L))
+    with TopologyTestDriver(builder.build(), {"application.id": "warnings"}) as driver:
+        def warned(read: Any) -> list[str]:
+            caplog.clear()
+            read()
+            return [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+        assert warned(lambda: driver.get_key_value_store("plain")) == [
+            "Method #get_timestamped_key_value_store() should be used to access a TimestampedKeyValueStore."]
+        assert warned(lambda: driver.get_key_value_store("headers")) == [
+            "Method #get_timestamped_key_value_store() should be used to access a TimestampedKeyValueStoreWithHeaders."]
+        assert warned(lambda: driver.get_window_store("w")) == [
+            "Method #get_timestamped_window_store() should be used to access a TimestampedWindowStore."]
+        assert warned(lambda: driver.get_timestamped_key_value_store("headers")) == []

@@ -178,16 +178,8 @@ final class DslHeadersSupplierScenarios {
                 .output("session-out", "session-windowed", "long")
                 .store("tumbling-store", "window")
                 .store("sliding-store", "window")
-                .store("session-store", "session", "a", "b")
-                .pipe("events", "a", "x", 1L)
-                .pipe("events", "a", "x", 5L, "h", "a5")
-                .pipe("events", "b", "x", 6L)
-                .pipe("events", "a", "x", 12L)
-                .pipe("events", "a", "x", 3L)
-                .pipe("events", "b", "x", 20L)
-                .pipe("events", "a", "x", 8L, "h", "a8")
-                .pipe("events", "a", "x", 18L, "h", "a18")
-                .pipe("events", "b", "x", 26L);
+                .store("session-store", "session", "a", "b");
+        Scenarios.windowedSteps(s);
         if (!headers) {
             s.config("dsl.store.format", "headers");
         }

@@ -1740,6 +1740,8 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
 # max-task-idle-three: which partition Kafka visits first (TopicPartition's hash) depends on the partition number.
 # processor-context: the global records' keys (a, b, y) land on partition 0 of 4, so a global store's processor
 # reads Kafka's driver's record metadata; "ops" has the one key "g"; the handler's records are keyed by their source's.
+# dsl-headers-processor: its windows and sessions hold no late record, and each key's reads see only its own task's
+# stores (a key's records never change partition); dsl-headers-supplier-windowed is not key-local (late records).
 # store-reads: every record of "ops" has the key "g" (one task holds the interpreter's stores at any partition count);
 # the DSL variant's windows, sessions and versions outlive its times (grace and retentions of 100 ms).
 # Not versioned-*: a versioned store's history retention and a join's grace count back from the stream time its task

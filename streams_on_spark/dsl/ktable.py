@@ -17,6 +17,7 @@ from streams_on_spark.operators.tables import (
 from streams_on_spark.operators.windowed import KTableSuppress
 from streams_on_spark.state.suppression_buffer import SuppressionBufferBuilder
 from streams_on_spark.state.factory import Stores
+from streams_on_spark.state.headers_stores import dsl_store_builder
 from streams_on_spark.state.stores import TimestampedKeyValueStoreBuilder
 from streams_on_spark.state.versioned import VersionedBytesStoreSupplier, VersionedKeyValueStoreBuilder
 from streams_on_spark.topology.graph import DslSupplier, GraphNode, InternalStreamsBuilder, ProcessorGraphNode
@@ -29,15 +30,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def materialize(m: Materialized, store_name: str, key_serde: Any,
                 value_serde: Any) -> TimestampedKeyValueStoreBuilder | VersionedKeyValueStoreBuilder:
-    """The timestamped key-value store a DSL operator keeps for ``m`` (a versioned one for a versioned supplier)."""
+    """The timestamped key-value store a DSL operator keeps for ``m`` (Kafka's ``KeyValueStoreMaterializer``): a
+    versioned one for a versioned supplier, a headers-aware one for a headers-aware supplier (KIP-1271, whatever
+    ``dsl.store.format``), the format ``dsl.store.format`` says over the default supplier."""
     supplier = m.store_supplier if m.store_supplier is not None else Stores.in_memory_key_value_store(store_name)
     builder: Any
     if isinstance(supplier, VersionedBytesStoreSupplier):   # a versioned table (KIP-889): never cached, as Kafka's
         builder = Stores.versioned_key_value_store_builder(supplier, key_serde, value_serde)
     else:
-        builder = Stores.timestamped_key_value_store_builder(supplier, key_serde, value_serde)
-        if m.store_supplier is None:
-            builder.follows_dsl_store_format = True
+        builder = dsl_store_builder(Stores.timestamped_key_value_store_builder(supplier, key_serde, value_serde),
+                                    m.store_supplier is not None)
     if not m.logging_enabled:
         builder.with_logging_disabled()
     if m.caching_enabled:

@@ -63,7 +63,7 @@ class SparkEngine:
         self.record_by_record = multi_partition and feeds_back(topology.subtopologies())
         self.spark = spark if spark is not None else local_session(f"{config.application_id}-driver")
         self.embedded = EmbeddedTopics()
-        connector = EmbeddedTopicsConnector(self.embedded, self.spark)
+        connector = EmbeddedTopicsConnector(self.embedded)
         self.layout = planner.create(connector)
         self.captured: dict[str, Any] = {}
         self.produced_topics: set[str] = set()

@@ -36,6 +36,7 @@ from streams_on_spark.runtime.spark.execution import PROCESS_AVAILABLE, BatchExe
 from streams_on_spark.runtime.spark.output import QueryableOutput, ReturnedOutput, TaskOutput, WrittenOutput
 from streams_on_spark.runtime.spark.sink import CommitReport, DriverAppend
 from streams_on_spark.runtime.spark.slots import task_slots
+from streams_on_spark.runtime.spark.sources import read_topics
 from streams_on_spark.runtime.spark.standby import StandbyCopies
 from streams_on_spark.runtime.spark.session import is_spark_connect, quiet_spark_logs, require_rocksdb_state_store
 from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction, query_name
@@ -166,24 +167,10 @@ class SparkRuntime:
         from pyspark.sql import functions as F
         tasks = fn.task_count()
         whole = sorted(t for topics in self.whole_batches.values() for t in topics if t in fn.input_topics())
-        fmt, options = (self.connector.reader_options(fn.input_topics(), whole) if whole
-                        else self.connector.reader_options(fn.input_topics()))
-        reader = self.spark.readStream.format(fmt)
-        for key, value in options.items():
-            reader = reader.option(key, value)
         # the state partitioning is frozen into the checkpoint at the first run; one shuffle partition per task
         self.spark.conf.set("spark.sql.shuffle.partitions", str(tasks))
         require_rocksdb_state_store(self.spark)
-        try:
-            frame = reader.load()
-        except Exception as e:
-            if "Failed to find data source" in str(e):
-                raise StreamsException(
-                    f"the Spark session has no '{fmt}' data source: for Kafka, pass the connector jars to "
-                    "spark-submit (--jars, see kafka_jars()) or create the session with local_session(..., "
-                    "jars=kafka_jars())") from None
-            raise
-        frame = self.connector.prepare(frame)
+        frame = read_topics(self.spark, self.connector, fn.input_topics(), whole)
         prefix = getattr(fn, "prefix", None)
         if prefix is not None:   # pipeline mode: the upstream subtopologies run here, before the shuffle
             from streams_on_spark.runtime.spark.pipeline import PREFIX_SCHEMA

@@ -13,16 +13,13 @@ import pytest
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.records import ConsumerRecord, ProducerRecord
+from tests.unit.connectors.embedded_records import records as _records
 
 
 @pytest.fixture
 def topics(tmp_path):
     with EmbeddedTopics(tmp_path / "topics") as t:
         yield t
-
-
-def _records(topic: str, partition: int, n: int, tag: str = "r") -> list[ProducerRecord]:
-    return [ProducerRecord(topic, partition, 1000 + i, f"k{i}".encode(), f"{tag}{i}".encode(), ()) for i in range(n)]
 
 
 # ---------------------------------------------------------------------------- round trip

@@ -20,16 +20,13 @@ from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.records import ProducerRecord
 from pyspark.sql.datasource import CaseInsensitiveDict
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, SupportsTriggerAvailableNow
+from tests.unit.connectors.embedded_records import records as _records
 
 
 @pytest.fixture
 def topics(tmp_path):
     with EmbeddedTopics(tmp_path / "topics") as t:
         yield t
-
-
-def _records(topic: str, partition: int, n: int, tag: str = "r") -> list[ProducerRecord]:
-    return [ProducerRecord(topic, partition, 1000 + i, f"k{i}".encode(), f"{tag}{i}".encode(), ()) for i in range(n)]
 
 
 # ---------------------------------------------------------------------------- Spark source planning (no JVM)

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from streams_on_spark import Processor, Record, Serdes, Topology
 from streams_on_spark.config import TaskConfig
-from streams_on_spark.connectors.kafka_rows import pack_batch, pack_kafka_rows
+from streams_on_spark.runtime.spark.kafka_rows import pack_batch, pack_kafka_rows
 from streams_on_spark.record_batch import RecordBatch, _encode_headers, parse_records
 from streams_on_spark.runtime.spark.output import ReturnedOutput
 from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction

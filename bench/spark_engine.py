@@ -30,7 +30,7 @@ import time
 from streams_on_spark import (Consumed, Grouped, KafkaStreams, Materialized, Produced, Serdes, StreamsBuilder,
                               TimeWindows)
 from streams_on_spark.connectors.embedded import EmbeddedTopics
-from streams_on_spark.connectors.embedded_source import register
+from streams_on_spark.runtime.spark.embedded_source import register
 from streams_on_spark.records import ProducerRecord
 from streams_on_spark.runtime.spark import local_session
 

@@ -3,10 +3,10 @@
     .venv/bin/python bench/task_paths.py [--words N] [--distinct N] [--repeat N]
 
 The upstream task (source -> flat_map_values -> select_key -> repartition sink) and the downstream task (repartition
-source -> count with the record cache -> to_stream -> sink) of the word count each get one batch of N words, as a
-Spark micro-batch gives them (records decoded and queued, then ``process_available`` and the commit), once with
-``batch.fast.path=false`` (every record through ``process_one``) and once with the default (fused chains, the count
-folded per key), its output grouped by destination as produced and encoded as the embedded topics' writer encodes it
+source -> count with the record cache -> to_stream -> sink) of the word count each get one record batch of N words,
+as a Spark micro-batch gives them, once with ``batch.fast.path=false`` (records decoded and queued, then every record
+through ``process_one``, and the commit) and once with the default (``process_record_batches``: fused chains, the
+count from the batch's columns; then the commit), its output grouped by destination as produced and encoded as the embedded topics' writer encodes it
 (what a Spark task writing its own output does). No Spark: this is the task's own cost. Prints the min over ``--repeat`` runs of each, the ratio,
 and checks that both paths produced the same records.
 """
@@ -20,6 +20,7 @@ import time
 from streams_on_spark import Consumed, Grouped, Produced, Serdes, StreamsBuilder
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.processor.api import TaskId
+from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.runtime.task import StreamTask
 
 S, L = Serdes.String(), Serdes.Long()
@@ -49,16 +50,29 @@ def run(subtopology: int, topic_of, batch: tuple, fast: bool) -> tuple[float, fl
                       partition_output=True)   # as a Spark task writing its own output groups it
     topic = topic_of(spec)
     keys, values = batch
+    records = RecordBatch.from_bytes(topic, 0, *_encoded(topic, keys, values))
     started = time.perf_counter()
-    task.add_columns(topic, 0, 0, [1000] * len(values), keys, values, [()] * len(values))
-    queued = time.perf_counter()
-    task.process_available()
+    if fast:   # as a Spark task gets it: one record batch
+        queued = started
+        task.process_record_batches([(topic, 0, 0, records)])
+    else:
+        task.add_columns(topic, 0, 0, *records.columns())
+        queued = time.perf_counter()
+        task.process_available()
     task.commit()
     batches = task.collector.drain_batches()
     for out_batch in batches:
         out_batch.data   # noqa: B018 - encoded as the embedded topics' writer encodes it
     done = time.perf_counter()
     return queued - started, done - queued, {(b.topic, b.partition): b.records() for b in batches}
+
+
+def _encoded(topic: str, keys: list, values: list) -> tuple[bytes, bytes]:
+    """The records as shipped to a Spark task: a record batch's bytes and ends."""
+    batch = RecordBatch(topic, 0)
+    for key, value in zip(keys, values):
+        batch.add(1000, key, value)
+    return bytes(batch.data), batch.ends.tobytes()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,7 +7,7 @@ source's options, quiescence checks); what it hands the executors — a :class:`
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional, Protocol, Sequence, runtime_checkable
+from typing import Iterable, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
 from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.records import ConsumerRecord, ProducerRecord
@@ -47,17 +47,14 @@ class Connector(Protocol):
     whole_batches: bool
 
     def reader_options(self, topics: list[str], whole_batches: Sequence[str] = ()) -> tuple[str, dict[str, str]]:
-        """The streaming source's format and options reading ``topics``; ``whole_batches`` of them read in their
-        writing query's whole micro-batches (see :meth:`publish_batch`) where the source can."""
+        """The Spark source's format and options reading ``topics``; ``whole_batches`` of them read in their
+        writing query's whole micro-batches (see :meth:`publish_batch`) where the source can. The Spark runtime
+        registers and reads the source (:mod:`streams_on_spark.runtime.spark.sources`)."""
         ...
 
     def publish_batch(self, topics: Sequence[str]) -> None:
         """The query writing ``topics`` committed a micro-batch (every task of it has written): a source reading
         them in whole batches may now read up to here."""
-        ...
-
-    def prepare(self, frame: Any) -> Any:
-        """The source's rows as the runtime's task function reads them."""
         ...
 
     def writer(self) -> TopicWriter:

@@ -1,4 +1,5 @@
-"""Embedded topics as the Spark runtime's connector: the ``embedded-topics`` source, and writers for executors.
+"""Embedded topics as the Spark runtime's connector: the ``embedded-topics`` source's options, and writers for
+executors (the source itself, a Spark data source, is the runtime's: :mod:`streams_on_spark.runtime.spark.sources`).
 
 Every executor opens the topics' directory itself (it must be on a filesystem they all see: on one machine,
 ``/dev/shm``; on a cluster, a shared mount). Task output is appended with the writing task's producer id and the
@@ -7,10 +8,9 @@ micro-batch id, so a retried task or a replayed batch is not appended twice (see
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 from streams_on_spark.connectors.embedded import EmbeddedTopics
-from streams_on_spark.connectors.embedded_source import register
 from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.records import ConsumerRecord, ProducerRecord
 
@@ -45,12 +45,11 @@ class EmbeddedGlobalReader:
 class EmbeddedTopicsConnector:
     """The embedded topics as the Spark runtime's connector (the default when no Kafka is configured)."""
 
-    FORMAT = "embedded-topics"
+    FORMAT = "embedded-topics"   # the Spark runtime's data source over the topics' files
     whole_batches = True   # the source reads a topic up to its writer's last committed batch where asked
 
-    def __init__(self, topics: EmbeddedTopics, spark: Any) -> None:
+    def __init__(self, topics: EmbeddedTopics) -> None:
         self.embedded = topics
-        register(spark)
 
     def reader_options(self, topics: list[str], whole_batches: Sequence[str] = ()) -> tuple[str, dict[str, str]]:
         options = {"path": self.embedded.root, "topics": ",".join(topics), "layout": "batches"}
@@ -62,9 +61,6 @@ class EmbeddedTopicsConnector:
         """The query writing ``topics`` committed a micro-batch: readers of their whole batches may read it."""
         for topic in topics:
             self.embedded.publish_batch(topic)
-
-    def prepare(self, frame: Any) -> Any:
-        return frame
 
     def writer(self) -> EmbeddedTopicWriter:
         return EmbeddedTopicWriter(self.embedded.root)

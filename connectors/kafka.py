@@ -1,8 +1,8 @@
 """The Kafka connector: Spark's ``kafka`` source for reading, librdkafka producers for writing, kafka-python for admin.
 
-:class:`KafkaConnector` implements :class:`~streams_on_spark.connectors.base.Connector`. Its :meth:`prepare` turns the
-Kafka source's rows into the runtime's columns (``topic, partition, offset, timestamp`` as epoch millis, ``key,
-value, headers``).
+:class:`KafkaConnector` implements :class:`~streams_on_spark.connectors.base.Connector`: it gives Spark's Kafka source
+its options (:meth:`~KafkaConnector.reader_options`); the Spark runtime packs the source's rows into record batches
+(:mod:`streams_on_spark.runtime.spark.kafka_rows`).
 
 Reading goes through Spark's ``spark-sql-kafka-0-10`` connector, whose jars must be on ``spark.jars`` before
 the JVM starts (``spark-submit --jars``): :func:`kafka_jars` lists the ones ``make deps-spark-kafka`` resolved from
@@ -362,15 +362,6 @@ class KafkaConnector:
             "includeHeaders": "true",
         })
         return "kafka", options
-
-    @staticmethod
-    def prepare(df: Any) -> Any:
-        """The Kafka source's rows as the runtime reads them: packed, on the source's partitions before the shuffle,
-        into the embedded source's ``batches`` layout (one row per run of consecutive offsets of a topic-partition,
-        :mod:`~streams_on_spark.connectors.kafka_rows`), timestamps as epoch millis."""
-        from streams_on_spark.connectors.kafka_rows import PACKED_SCHEMA, pack_kafka_rows, select_kafka_rows
-        rows = select_kafka_rows(df)
-        return rows.mapInArrow(pack_kafka_rows, PACKED_SCHEMA)
 
     # -- topic admin -----------------------------------------------------------------------------------------------
 

@@ -207,6 +207,11 @@ class PersistentSessionHeadersBytesStoreSupplier(PersistentSessionBytesStoreSupp
 class HeadersAwareValues(TimestampedValues):
     """Values that carry the record's headers (and a timestamp, but for sessions): what headers-aware stores hold."""
 
+    #: whether the store answers IQv2 queries: Kafka 4.3.1's RocksDB headers-aware stores (over its headers-aware
+    #: suppliers, and the DSL's under ``dsl.store.format=HEADERS``) answer none (``UNKNOWN_QUERY_TYPE``); over another
+    #: supplier it answers as a timestamped store (a session store: as a plain one)
+    answers_queries: bool = True
+
     def _flushed_key(self, cache_key: Any, key: Any) -> Any:
         raise AssertionError("not called: a headers-aware store of the Processor API forwards no cache flushes")
 
@@ -224,7 +229,19 @@ class TimestampedKeyValueStoreWithHeaders(HeadersAwareValues, KeyValueStore[Any,
     stored_serde = ValueTimestampHeadersSerde
 
 
-class TimestampedKeyValueStoreWithHeadersBuilder(KeyValueStoreBuilder):
+class HeadersStoreBuilder:
+    """A builder of the Processor API's headers-aware stores: a store over a headers-aware supplier (Kafka's RocksDB
+    one) answers no IQv2 query (:attr:`HeadersAwareValues.answers_queries`)."""
+
+    supplier: Any
+
+    def build(self, bytes_store: Any = None) -> Any:
+        store = super().build(bytes_store)   # type: ignore[misc]
+        store.answers_queries = not isinstance(self.supplier, HeadersBytesStoreSupplier)
+        return store
+
+
+class TimestampedKeyValueStoreWithHeadersBuilder(HeadersStoreBuilder, KeyValueStoreBuilder):
     """Builds :class:`TimestampedKeyValueStoreWithHeaders` over any key-value bytes store supplier."""
 
     store_type = TimestampedKeyValueStoreWithHeaders
@@ -234,9 +251,11 @@ class DslHeadersValues:
     """What a DSL operator's key-value or window store is under ``dsl.store.format=HEADERS`` (Kafka 4.3): Kafka's
     headers-aware store, which the DSL's processors read and write as a timestamped one (``ValueAndTimestamp`` in,
     values with ``value`` and ``timestamp`` out); what they write keeps empty headers, as Kafka's aggregations and
-    tables do, and the record cache forwards its flushes."""
+    tables do, and the record cache forwards its flushes. Kafka builds it over its RocksDB headers-aware store, which
+    answers no IQv2 query."""
 
     _flush_adapter = TimestampedValues._flush_adapter
+    answers_queries = False
 
     @staticmethod
     def _value_start(data: bytes) -> int:
@@ -295,7 +314,7 @@ class TimestampedWindowStoreWithHeaders(HeadersAwareValues, WindowStore[Any, Val
     stored_serde = ValueTimestampHeadersSerde
 
 
-class TimestampedWindowStoreWithHeadersBuilder(WindowStoreBuilder):
+class TimestampedWindowStoreWithHeadersBuilder(HeadersStoreBuilder, WindowStoreBuilder):
     """Builds :class:`TimestampedWindowStoreWithHeaders` over any window bytes store supplier (Kafka's
     ``TimestampedWindowStoreWithHeadersBuilder``)."""
 
@@ -316,7 +335,10 @@ class DslTimestampedWindowStoreWithHeaders(DslHeadersValues, TimestampedWindowSt
 class DslJoinWindowStoreWithHeaders(TimestampedWindowStoreWithHeaders):
     """A stream-stream join side's window store under ``dsl.store.format=HEADERS`` (Kafka 4.3): Kafka's headers-aware
     window store (the default format keeps a plain window store), keeping each record's value with its timestamp and
-    its own headers; the join writes and reads it through :meth:`join_window`."""
+    its own headers; the join writes and reads it through :meth:`join_window`. Kafka's (RocksDB) answers no IQv2
+    query."""
+
+    answers_queries = False
 
     def join_window(self) -> "DslJoinWindow":
         return DslJoinWindow(self)
@@ -359,7 +381,7 @@ class SessionStoreWithHeaders(HeadersAwareValues, SessionStore[Any, AggregationW
     stored_serde = AggregationWithHeadersSerde
 
 
-class SessionStoreWithHeadersBuilder(SessionStoreBuilder):
+class SessionStoreWithHeadersBuilder(HeadersStoreBuilder, SessionStoreBuilder):
     """Builds :class:`SessionStoreWithHeaders` over any session bytes store supplier (Kafka's
     ``SessionStoreWithHeadersBuilder``)."""
 
@@ -415,7 +437,9 @@ class DslSessionStoreWithHeaders(SessionStoreWithHeaders):
     store, whose processor reads and writes the aggregations through :meth:`aggregations` (kept with empty headers,
     as Kafka's session aggregations keep them); the record cache forwards the flushed aggregations with the headers
     kept with them (none for a removed session), not the writing record's: what Kafka 4.3.1's driver forwards
-    (the dsl-headers-session-cached golden)."""
+    (the dsl-headers-session-cached golden). Kafka's (RocksDB) answers no IQv2 query."""
+
+    answers_queries = False
 
     def _flush_adapter(self, listener: Callable[..., None]) -> FlushListener:
         aggregation = AggregationWithHeaders.get_aggregation_or_null
@@ -450,12 +474,31 @@ _DSL_HEADERS_STORES: dict[type, type] = {TimestampedKeyValueStoreBuilder: DslTim
                                          WindowStoreBuilder: DslJoinWindowStoreWithHeaders}
 
 
+#: the headers-aware suppliers whose stores an engine may keep, by the builder of the DSL's store over them
+_HEADERS_SUPPLIERS: dict[type, tuple[type, ...]] = {
+    TimestampedWindowStoreBuilder: TimestampedWindowStoreWithHeadersBuilder.own_suppliers,
+    SessionStoreBuilder: SessionStoreWithHeadersBuilder.own_suppliers}
+
+
 def dsl_headers_builder(builder: Any) -> Any:
-    """The builder of a DSL operator's store under ``dsl.store.format=HEADERS``: a copy building its headers-aware
-    store."""
+    """The builder of a DSL operator's store under ``dsl.store.format=HEADERS``, or over a headers-aware supplier: a
+    copy building its headers-aware store."""
     headers_builder = copy.copy(builder)
     headers_builder.store_type = _DSL_HEADERS_STORES[type(builder)]
+    headers_builder.own_suppliers = _HEADERS_SUPPLIERS.get(type(builder), builder.own_suppliers)
     return headers_builder
+
+
+def dsl_store_builder(builder: Any, supplier_given: bool) -> Any:
+    """A DSL aggregation's or table's store ``builder`` as Kafka 4.3's materializers make it (``KeyValueStore``-,
+    ``WindowStore``-, ``SlidingWindowStore``- and ``SessionStoreMaterializer``): over a supplier the application
+    gives (``supplier_given``), a headers-aware store when that supplier is a ``HeadersBytesStoreSupplier`` (KIP-1271,
+    whatever ``dsl.store.format``), else the store as it is, also under ``dsl.store.format=HEADERS``; over the default
+    supplier, the format ``dsl.store.format`` says (decided when a task builds it: ``follows_dsl_store_format``)."""
+    if not supplier_given:
+        builder.follows_dsl_store_format = True
+        return builder
+    return dsl_headers_builder(builder) if isinstance(builder.supplier, HeadersBytesStoreSupplier) else builder
 
 
 __all__ = ["ValueTimestampHeaders", "ValueTimestampHeadersSerde", "AggregationWithHeaders",
@@ -467,4 +510,4 @@ __all__ = ["ValueTimestampHeaders", "ValueTimestampHeadersSerde", "AggregationWi
            "PersistentSessionHeadersBytesStoreSupplier", "serialize_headers", "deserialize_headers",
            "DslTimestampedKeyValueStoreWithHeaders", "DslTimestampedWindowStoreWithHeaders",
            "DslSessionStoreWithHeaders", "DslSessionAggregations", "DslJoinWindowStoreWithHeaders", "DslJoinWindow",
-           "dsl_headers_builder"]
+           "dsl_headers_builder", "dsl_store_builder", "HeadersAwareValues"]

@@ -393,7 +393,8 @@ STREAMS_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
                      "tables, materialized filter, map_values, transform_values, table-table and foreign-key joins) "
                      "with empty headers, a stream-stream join's windows with each record's headers. The driver's "
                      "`..._with_headers` accessors read them, the other accessors through views; the outer join's "
-                     "shared store and stores over a supplier the application gives stay as they are. See State and "
+                     "shared store stays as it is, and a store over a supplier the application gives follows the "
+                     "supplier (headers-aware for a headers-aware supplier, in either format). See State and "
                      "checkpoints."),
     ConfigKey("default.client.supplier", CLASS,
               instead="the clients are Spark's Kafka source and the library's own admin client and producers"),

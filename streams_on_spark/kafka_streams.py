@@ -164,12 +164,12 @@ class KafkaStreams:
         """The SparkSession the application runs in (known once started)."""
         return self._spark
 
-    def _make_connector(self, spark: Any) -> Any:
-        """The Kafka connector (it needs no Spark session: ``spark`` may be None), else the embedded topics'."""
+    def _make_connector(self) -> Any:
+        """The Kafka connector, else the embedded topics' (neither needs a Spark session)."""
         bootstrap = self._config.get(BOOTSTRAP_SERVERS)
         if not bootstrap:
             from streams_on_spark.connectors.embedded_connector import EmbeddedTopicsConnector
-            return EmbeddedTopicsConnector(self.embedded_topics, spark)
+            return EmbeddedTopicsConnector(self.embedded_topics)
         from streams_on_spark.connectors.kafka import KafkaConnector
         group = self.application_id if self._task_config.exactly_once else None
         config = self._task_config.streams_config
@@ -205,8 +205,8 @@ class KafkaStreams:
             if why:
                 raise StreamsException(f"Kafka at {bootstrap} is unreachable ({why}): "
                                        f"check {BOOTSTRAP_SERVERS} and that the brokers are up")
-            self._connector = self._make_connector(None)
-        existing = self._connector.topics() if kafka else self.embedded_topics.topics()
+        self._connector = connector = self._make_connector()
+        existing = connector.topics()
         planner = TopicPlanner.for_application(builder, self._task_config, existing)
         pipelines = self._pipelines(builder, planner, kafka)
         self._pipelined = frozenset(t for p in pipelines for t in p.topics)
@@ -218,9 +218,6 @@ class KafkaStreams:
             self._spark = application_session(self.application_id, jars=jars)
         if manifest is None:
             manifest = self._check_checkpoints(planner)   # before anything is created or run
-        if self._connector is None:
-            self._connector = self._make_connector(self._spark)
-        connector = self._connector
         layout = planner.create(connector, skip=self._pipelined)   # pipeline mode: Spark's shuffle replaces those
         from streams_on_spark.runtime.spark import SparkRuntime
         self._runtime = SparkRuntime(builder, self._task_config, layout, connector, self._spark, location,

@@ -11,7 +11,8 @@ import operator
 import struct
 from typing import Final
 
-__all__ = ["murmur2", "to_positive", "partition_for_key", "clear_partition_memo", "memoised_hash"]
+__all__ = ["murmur2", "to_positive", "partition_for_key", "clear_partition_memo", "memoised_hash",
+           "memoised_utf8_key", "remember_utf8_key"]
 
 _SEED: Final = 0x9747B28C
 _M: Final = 0x5BD1E995  # mixing constant of MurmurHash2
@@ -30,6 +31,11 @@ _memo: dict[bytes, int] = {}
 #: the memo's lookup: key bytes -> the non-negative hash :func:`partition_for_key` takes modulo the partition count,
 #: or None if not memoised (generated code inlines the hit: one dict lookup instead of a Python call)
 memoised_hash: Final = _memo.get
+# Bounded memo of a str key -> (its UTF-8 bytes, their non-negative hash): a fused sink with Kafka's String key
+# serializer takes both with one lookup of the str (whose hash Python keeps) instead of encoding and hashing new bytes
+_utf8_memo: dict[str, tuple[bytes, int]] = {}
+#: the memo's lookup (None if not memoised); :func:`remember_utf8_key` fills it
+memoised_utf8_key: Final = _utf8_memo.get
 
 
 def _as_bytes(data: object) -> bytes:
@@ -112,9 +118,18 @@ def partition_for_key(key_bytes: bytes, num_partitions: int) -> int:
     return (_murmur2_unsigned(key_bytes) & 0x7FFFFFFF) % num_partitions
 
 
+def remember_utf8_key(key: str, key_bytes: bytes) -> None:
+    """Memoise ``key_bytes`` (``key`` in UTF-8) with their non-negative hash for :data:`memoised_utf8_key`."""
+    if len(key_bytes) <= _MEMO_MAX_KEY_LENGTH:
+        if len(_utf8_memo) >= _MEMO_MAX_ENTRIES:
+            _utf8_memo.clear()
+        _utf8_memo[key] = (key_bytes, _murmur2_unsigned(key_bytes) & 0x7FFFFFFF)
+
+
 def clear_partition_memo() -> None:
     """Forget all memoised key hashes (frees memory; results do not change)."""
     _memo.clear()
+    _utf8_memo.clear()
 
 
 class DefaultPartitioner:

@@ -18,6 +18,7 @@ from streams_on_spark.topology.graph import (
     StateStoreNode,
     StreamSourceNode,
     TableSourceNode,
+    TableSupplier,
     ensure_explicit_naming,
 )
 from streams_on_spark.topology.topology import Topology
@@ -86,7 +87,7 @@ class StreamsBuilder:
         source_name = self._internal.suffixed_or_generate(c.name, "-source", "KSTREAM-SOURCE-")
         processor_name = self._internal.name_or_generate(c.name, "KTABLE-SOURCE-")
         queryable = store if is_global else m.name  # global stores are always materialized
-        supplier = DslSupplier(KTableSource, store, queryable, queryable_name=queryable)
+        supplier = TableSupplier(KTableSource, store_name=store, queryable_name=queryable)
         node = TableSourceNode(processor_name, source_name, topic,
                                Consumed(key_serde, value_serde, c.name, c.timestamp_extractor), supplier,
                                materialize(m, store, key_serde, value_serde), is_global=is_global)

@@ -27,6 +27,7 @@ from streams_on_spark.topology.graph import (
     StreamSinkNode,
     StreamSourceNode,
     TableSourceMaterializingNode,
+    TableSupplier,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -174,7 +175,7 @@ def foreign_key_join(this: "KTable", other: Any, extractor: Any, joiner: Any, ar
     result_store = builder.materialized_store_name(m, FK_JOIN_OUTPUT_NAME)
     key_serde = m.key_serde if m.key_serde is not None else this.key_serde
     value_serde = m.value_serde
-    supplier = DslSupplier(KTableSource, result_store, m.name, queryable_name=m.name)
+    supplier = TableSupplier(KTableSource, store_name=result_store, queryable_name=m.name)
     result: GraphNode = TableSourceMaterializingNode(result_name, supplier,
                                                      materialize(m, result_store, key_serde, value_serde))
     builder.add_graph_node(resolver, result)

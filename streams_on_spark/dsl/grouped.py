@@ -27,6 +27,7 @@ from streams_on_spark.topology.graph import (
     InternalStreamsBuilder,
     ProcessorGraphNode,
     RepartitionNode,
+    TableSupplier,
 )
 
 
@@ -82,8 +83,7 @@ class KGroupedStream(AbstractStream):
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         value_serde = m.value_serde if m.value_serde is not None else Serdes.Long()
         name = self._name(named, "KSTREAM-AGGREGATE-")
-        supplier = DslSupplier(KStreamAggregate, store, count_initializer,
-                               count_adder)
+        supplier = TableSupplier(KStreamAggregate, count_initializer, count_adder, store_name=store)
         return self._aggregate(name, m, store, key_serde, value_serde, supplier)
 
     def reduce(self, reducer: Callable[[Any, Any], Any], named: Any = None, materialized: Any = None) -> KTable:
@@ -96,7 +96,7 @@ class KGroupedStream(AbstractStream):
         value_serde = m.value_serde if m.value_serde is not None else self.value_serde
         name = self._name(named, "KSTREAM-REDUCE-")
         return self._aggregate(name, m, store, key_serde, value_serde,
-                               DslSupplier(KStreamReduce, store, reducer))
+                               TableSupplier(KStreamReduce, reducer, store_name=store))
 
     def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
                   named: Any = None, materialized: Any = None) -> KTable:
@@ -108,7 +108,7 @@ class KGroupedStream(AbstractStream):
         store = self._store(m, "KSTREAM-AGGREGATE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         name = self._name(named, "KSTREAM-AGGREGATE-")
-        supplier = DslSupplier(KStreamAggregate, store, initializer, aggregator)
+        supplier = TableSupplier(KStreamAggregate, initializer, aggregator, store_name=store)
         return self._aggregate(name, m, store, key_serde, m.value_serde, supplier)
 
     def windowed_by(self, windows: Any) -> Any:
@@ -142,8 +142,8 @@ class CogroupedKStream:
         """One aggregate per key; each input record updates it and emits the result."""
         require_callable(initializer, "initializer")
         return self._build(initializer, named, materialized,
-                           lambda store, aggregator, _name: DslSupplier(KStreamCogroupAggregate, store,
-                                                                        initializer, aggregator),
+                           lambda store, aggregator, _name: TableSupplier(KStreamCogroupAggregate, initializer,
+                                                                          aggregator, store_name=store),
                            materialize, None, None)
 
     def windowed_by(self, windows: Any) -> Any:
@@ -238,8 +238,8 @@ class KGroupedTable(AbstractStream):
         store = self._builder.materialized_store_name(m, "KTABLE-AGGREGATE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         value_serde = m.value_serde if m.value_serde is not None else Serdes.Long()
-        supplier = DslSupplier(KTableAggregate, store, count_initializer,
-                               count_adder, count_subtractor)
+        supplier = TableSupplier(KTableAggregate, count_initializer, count_adder, count_subtractor,
+                                 store_name=store)
         return self._aggregate(named, "KTABLE-AGGREGATE-", m, store, key_serde, value_serde, supplier)
 
     def reduce(self, adder: Callable[[Any, Any], Any], subtractor: Callable[[Any, Any], Any], named: Any = None,
@@ -251,7 +251,7 @@ class KGroupedTable(AbstractStream):
         store = self._builder.materialized_store_name(m, "KTABLE-AGGREGATE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
         value_serde = m.value_serde if m.value_serde is not None else self.value_serde
-        supplier = DslSupplier(KTableReduce, store, adder, subtractor)
+        supplier = TableSupplier(KTableReduce, adder, subtractor, store_name=store)
         return self._aggregate(named, "KTABLE-REDUCE-", m, store, key_serde, value_serde, supplier)
 
     def aggregate(self, initializer: Callable[[], Any], adder: Callable[[Any, Any, Any], Any],
@@ -263,5 +263,5 @@ class KGroupedTable(AbstractStream):
         m = m or Materialized()
         store = self._builder.materialized_store_name(m, "KTABLE-AGGREGATE-")
         key_serde = m.key_serde if m.key_serde is not None else self.key_serde
-        supplier = DslSupplier(KTableAggregate, store, initializer, adder, subtractor)
+        supplier = TableSupplier(KTableAggregate, initializer, adder, subtractor, store_name=store)
         return self._aggregate(named, "KTABLE-AGGREGATE-", m, store, key_serde, m.value_serde, supplier)

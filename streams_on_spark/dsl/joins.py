@@ -31,7 +31,13 @@ from streams_on_spark.state.join_buffer import TimeOrderedJoinBufferBuilder
 from streams_on_spark.state.outer_join_store import OuterJoinStoreBuilder
 from streams_on_spark.state.stores import ValueAndTimestamp
 from streams_on_spark.state.versioned import VersionedKeyValueStore
-from streams_on_spark.topology.graph import DslSupplier, GraphNode, InternalStreamsBuilder, ProcessorGraphNode
+from streams_on_spark.topology.graph import (
+    DslSupplier,
+    GraphNode,
+    InternalStreamsBuilder,
+    ProcessorGraphNode,
+    TableSupplier,
+)
 from streams_on_spark.window import OperatorWindows
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,13 +62,13 @@ class ComputedGetter:
     its parent is (Kafka's ``KTableFilterValueGetter``/``KTableMapValuesValueGetter``): a read as of a timestamp
     applies the operator to the parent's value as of that timestamp."""
 
-    def __init__(self, parent: Any, factory: Any, args: tuple) -> None:
-        self.parent, self.factory, self.args = parent, factory, args
+    def __init__(self, parent: Any, supplier: TableSupplier) -> None:
+        self.parent, self.supplier = parent, supplier
         self.store_names = parent.store_names
 
     def __call__(self, context: Any) -> TableValueGetter:
         parent = self.parent(context)
-        compute = self.factory(*self.args)._compute
+        compute = self.supplier.factory(*self.supplier.args, **self.supplier.keywords())._compute
 
         def get(key: Any, as_of: Optional[int] = None) -> Optional[ValueAndTimestamp]:
             vat = parent(key) if as_of is None else parent(key, as_of)
@@ -143,36 +149,36 @@ class SuppressedGetter:
         return TableValueGetter(get)
 
 
-_STORE_FIRST_ARG = (KStreamAggregate, KStreamReduce, KTableAggregate,
-                    KTableReduce, KStreamCogroupAggregate)
+_AGGREGATIONS = (KStreamAggregate, KStreamReduce, KTableAggregate, KTableReduce, KStreamCogroupAggregate)
 
 
 def value_getter(table: "KTable") -> Any:
     """The getter a join reads ``table`` through; a source table is materialized for it, as in Kafka."""
     supplier = table._supplier
     factory = supplier.factory
+    if not isinstance(supplier, TableSupplier):
+        return None
+    store_name = supplier.store_name
     if factory is KTableSource:
-        supplier.queryable_name = supplier.args[0]
-        return StoreGetter(supplier.args[0])
+        supplier.queryable_name = store_name
+        return StoreGetter(store_name)
     if factory in (KTableFilter, KTableMapValues):
-        own_store = supplier.args[-1]
-        if own_store is not None:
-            return StoreGetter(own_store)
-        if table._parent is None:
-            raise TopologyException(f"table {table.name} has no parent to compute its values from")
-        return ComputedGetter(value_getter(table._parent), factory, supplier.args)
-    if factory is KTableTransformValues:
-        store_name = supplier.args[-1]
         if store_name is not None:
             return StoreGetter(store_name)
-        return TransformedGetter(value_getter(table._parent), supplier.args[0])   # type: ignore[arg-type]
-    if factory in _STORE_FIRST_ARG:
-        return StoreGetter(supplier.args[0])
+        if table._parent is None:
+            raise TopologyException(f"table {table.name} has no parent to compute its values from")
+        return ComputedGetter(value_getter(table._parent), supplier)
+    if factory is KTableTransformValues:
+        if store_name is not None:
+            return StoreGetter(store_name)
+        transformer_supplier = supplier.factory(*supplier.args, **supplier.keywords()).transformer_supplier
+        return TransformedGetter(value_getter(table._parent), transformer_supplier)   # type: ignore[arg-type]
+    if factory in _AGGREGATIONS:
+        return StoreGetter(store_name)
     if factory is join_processors.KTableJoinMerge:
-        store_name = supplier.args[0]
         return StoreGetter(store_name) if store_name is not None else table._joined_getter
     if factory is KTableSuppress:
-        return SuppressedGetter(supplier.args[0], value_getter(table._parent))
+        return SuppressedGetter(store_name, value_getter(table._parent))
     store = table._join_store or table.queryable_store_name
     if store is not None:
         return StoreGetter(store)
@@ -382,7 +388,7 @@ def table_table_join(this: "KTable", other: "KTable", joiner: Callable[[Any, Any
     key_serde = this.key_serde if m is None or m.key_serde is None else m.key_serde
     value_serde = None if m is None else m.value_serde
     store_builder = None if m is None else materialize(m, store, key_serde, value_serde)
-    merge_supplier = DslSupplier(join_processors.KTableJoinMerge, store)
+    merge_supplier = TableSupplier(join_processors.KTableJoinMerge, store_name=store)
     node = TableTableJoinNode(merge_name, (this_name, this_supplier, this.name, other_getter.store_names),
                               (other_name, other_supplier, other.name, this_getter.store_names),
                               merge_supplier, store_builder)

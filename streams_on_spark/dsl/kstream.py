@@ -44,6 +44,7 @@ from streams_on_spark.topology.graph import (
     StateStoreNode,
     StreamSinkNode,
     TableSourceMaterializingNode,
+    TableSupplier,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -263,7 +264,7 @@ class KStream(AbstractStream):
             self._builder.add_graph_node(self._node, rep)
             parent, source_nodes = rep, {rep.name}
         store_builder = materialize(m, store_name, key_serde, value_serde)
-        supplier = DslSupplier(KTableSource, store_name, m.name, queryable_name=m.name)
+        supplier = TableSupplier(KTableSource, store_name=store_name, queryable_name=m.name)
         node = TableSourceMaterializingNode(name, supplier, store_builder)
         self._builder.add_graph_node(parent, node)
         return KTable(self._builder, name, key_serde, value_serde, source_nodes, m.name, supplier, node)

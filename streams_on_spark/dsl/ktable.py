@@ -17,9 +17,16 @@ from streams_on_spark.operators.tables import (
 from streams_on_spark.operators.windowed import KTableSuppress
 from streams_on_spark.state.suppression_buffer import SuppressionBufferBuilder
 from streams_on_spark.state.factory import Stores
+from streams_on_spark.state.headers_stores import dsl_store_builder
 from streams_on_spark.state.stores import TimestampedKeyValueStoreBuilder
 from streams_on_spark.state.versioned import VersionedBytesStoreSupplier, VersionedKeyValueStoreBuilder
-from streams_on_spark.topology.graph import DslSupplier, GraphNode, InternalStreamsBuilder, ProcessorGraphNode
+from streams_on_spark.topology.graph import (
+    DslSupplier,
+    GraphNode,
+    InternalStreamsBuilder,
+    ProcessorGraphNode,
+    TableSupplier,
+)
 from streams_on_spark.window import OperatorWindows
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,15 +36,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def materialize(m: Materialized, store_name: str, key_serde: Any,
                 value_serde: Any) -> TimestampedKeyValueStoreBuilder | VersionedKeyValueStoreBuilder:
-    """The timestamped key-value store a DSL operator keeps for ``m`` (a versioned one for a versioned supplier)."""
+    """The timestamped key-value store a DSL operator keeps for ``m`` (Kafka's ``KeyValueStoreMaterializer``): a
+    versioned one for a versioned supplier, a headers-aware one for a headers-aware supplier (KIP-1271, whatever
+    ``dsl.store.format``), the format ``dsl.store.format`` says over the default supplier."""
     supplier = m.store_supplier if m.store_supplier is not None else Stores.in_memory_key_value_store(store_name)
     builder: Any
     if isinstance(supplier, VersionedBytesStoreSupplier):   # a versioned table (KIP-889): never cached, as Kafka's
         builder = Stores.versioned_key_value_store_builder(supplier, key_serde, value_serde)
     else:
-        builder = Stores.timestamped_key_value_store_builder(supplier, key_serde, value_serde)
-        if m.store_supplier is None:
-            builder.follows_dsl_store_format = True
+        builder = dsl_store_builder(Stores.timestamped_key_value_store_builder(supplier, key_serde, value_serde),
+                                    m.store_supplier is not None)
     if not m.logging_enabled:
         builder.with_logging_disabled()
     if m.caching_enabled:
@@ -57,12 +65,12 @@ def is_versioned(table: "KTable") -> bool:
     if isinstance(getattr(table._node, "store_builder", None), VersionedKeyValueStoreBuilder):
         return True
     supplier = table._supplier
-    if supplier.factory in _VIEWS and supplier.args[-1] is None:
+    if supplier.factory in _VIEWS and supplier.store_name is None:
         return table._parent is not None and is_versioned(table._parent)
     return False
 
 
-class VersionedSemanticsSupplier(DslSupplier):
+class VersionedSemanticsSupplier(TableSupplier):
     """A table operator's supplier whose input is a versioned table: its processors get ``versioned_semantics``
     (Kafka's ``setUseVersionedSemantics``; a filter then forwards deletes it would otherwise skip)."""
 
@@ -121,7 +129,8 @@ class KTable(AbstractStream):
             if queryable is not None:
                 store_builder = materialize(m, queryable, key_serde, value_serde)
         name = self._name_or_generate(named, prefix)
-        supplier = (VersionedSemanticsSupplier if is_versioned(self) else DslSupplier)(factory, *args, queryable)
+        supplier = (VersionedSemanticsSupplier if is_versioned(self) else TableSupplier)(factory, *args,
+                                                                                          store_name=queryable)
         node = ProcessorGraphNode(name, supplier, store_builder)
         self._builder.add_graph_node(self._node, node)
         table = KTable(self._builder, name, key_serde, value_serde, self._source_nodes, queryable, supplier, node)
@@ -187,7 +196,7 @@ class KTable(AbstractStream):
             if queryable is not None:
                 store_builder = materialize(materialized, queryable, key_serde, value_serde)
         name = self._name_or_generate(named, "KTABLE-TRANSFORMVALUES-")
-        supplier = DslSupplier(KTableTransformValues, transformer_supplier, queryable)
+        supplier = TableSupplier(KTableTransformValues, transformer_supplier, store_name=queryable)
         node = ProcessorGraphNode(name, supplier, store_builder, store_names)
         self._builder.add_graph_node(self._node, node)
         table = KTable(self._builder, name, key_serde, value_serde, self._source_nodes, queryable, supplier, node)
@@ -213,7 +222,8 @@ class KTable(AbstractStream):
             "KTABLE-SUPPRESS-")
         if suppressed.name is None:   # KIP-1111: Kafka records only the buffer's changelog
             self._builder.add_implicit_names(store, suppressed.buffer_config.logging_enabled, changelog_only=True)
-        supplier = DslSupplier(KTableSuppress, store, windows=OperatorWindows.suppression(suppressed, grace))
+        supplier = TableSupplier(KTableSuppress, store_name=store,
+                                 windows=OperatorWindows.suppression(suppressed, grace))
         self.enable_sending_old_values(True)  # Kafka's supplier: the buffer keeps old values for its view
         buffer = SuppressionBufferBuilder(store, self.key_serde, self.value_serde,
                                           suppressed.buffer_config.logging_enabled)
@@ -313,9 +323,9 @@ class KTable(AbstractStream):
             if not supplier.queryable_name:
                 if not force_materialization:
                     return False
-                supplier.queryable_name = supplier.args[0]
+                supplier.queryable_name = supplier.store_name
         elif factory in _VIEWS:
-            if supplier.args[-1] is None:
+            if supplier.store_name is None:
                 if self._parent is None or not self._parent.enable_sending_old_values(force_materialization):
                     return False
         tables, suppliers = self._old_value_inputs

@@ -10,14 +10,13 @@ from typing import Any, Callable, Optional
 
 from streams_on_spark.errors import (
     TopologyException,
-    UnsupportedOperationError,
     bad_argument,
     require,
     require_callable,
     require_int,
     require_serde,
 )
-from streams_on_spark.state.stores import HeadersBytesStoreSupplier, check_changelog_config
+from streams_on_spark.state.stores import check_changelog_config
 from streams_on_spark.timestamp_extractors import timestamp_extractor
 from streams_on_spark.window import validate_millis
 
@@ -220,21 +219,14 @@ class Materialized:
 
     @staticmethod
     def as_(name_or_supplier: Any) -> "Materialized":
-        """A store name, or a store supplier (``Stores.in_memory_key_value_store(name)``, ...)."""
+        """A store name, or a store supplier (``Stores.in_memory_key_value_store(name)``, ...): a headers-aware one
+        (``Stores.persistent_timestamped_key_value_store_with_headers(name)``, ...) gives the DSL's store in the
+        headers-aware format whatever ``dsl.store.format`` (KIP-1271), one without headers the format without them."""
         what, supplier = "storeName or supplier", name_or_supplier
         if isinstance(require(supplier, what), str):
             return Materialized(name=supplier)
         if not (isinstance(getattr(supplier, "name", None), str) and callable(getattr(supplier, "get", None))):
             raise bad_argument(what, "a str or a store supplier (Stores.in_memory_key_value_store(...))", supplier)
-        if isinstance(supplier, HeadersBytesStoreSupplier):   # Kafka 4.3 then builds a headers-aware DSL store
-            raise UnsupportedOperationError(
-                f"Materialized.as_({type(supplier).__name__}({supplier.name!r})): Kafka 4.3 builds a headers-aware "
-                "DSL store over such a supplier, and streams-on-spark builds the DSL's stores in that format only "
-                "for dsl.store.format=HEADERS, over its default suppliers; use a store without headers "
-                "(Stores.persistent_key_value_store, persistent_window_store, persistent_session_store), or the "
-                "supplier in a Processor API store "
-                "(Stores.timestamped_key_value_store_with_headers_builder, "
-                "timestamped_window_store_with_headers_builder, session_store_with_headers_builder)")
         return Materialized(name=supplier.name, store_supplier=supplier)
 
     @staticmethod

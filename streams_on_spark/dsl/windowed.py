@@ -12,6 +12,7 @@ from streams_on_spark.operators.aggregations import count_adder, count_initializ
 from streams_on_spark.operators import windowed as windowed_processors
 from streams_on_spark.serde import Serdes
 from streams_on_spark.serde.windowed import WindowedSerdes
+from streams_on_spark.state.headers_stores import dsl_store_builder
 from streams_on_spark.topology.graph import DslSupplier, GracePeriodGraphNode, GraphNode
 from streams_on_spark.window import OperatorWindows
 
@@ -60,9 +61,8 @@ def _materialize(m: Materialized, default_supplier: Callable[[], Any], builder_f
     and the record cache when ``m`` enables it (the default). Kafka's Sliding/SessionStoreMaterializer leave the
     cache off when results are emitted on window close; its WindowStoreMaterializer (``emit_final_cached``) keeps
     it, and the emit-final processor then reads through it (registering no flush listener)."""
-    builder = builder_factory(m.store_supplier or default_supplier(), key_serde, value_serde)
-    if m.store_supplier is None:
-        builder.follows_dsl_store_format = True
+    builder = dsl_store_builder(builder_factory(m.store_supplier or default_supplier(), key_serde, value_serde),
+                                m.store_supplier is not None)
     if not m.logging_enabled:
         builder.with_logging_disabled()
     if m.caching_enabled and (emit_final_cached or emit_strategy.type() is StrategyType.ON_WINDOW_UPDATE):

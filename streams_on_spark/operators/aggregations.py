@@ -47,8 +47,8 @@ def count_subtractor(_key: Any, _value: Any, agg: int) -> int:
 class KStreamAggregate(_Stateful):
     """``aggregate``/``count``: fold each record into the key's aggregate; emits the new (and old) value."""
 
-    def __init__(self, store_name: str, initializer: Callable[[], Any],
-                 aggregator: Callable[[Any, Any, Any], Any]) -> None:
+    def __init__(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any], *,
+                 store_name: str) -> None:
         super().__init__(store_name)
         self.initializer, self.aggregator = initializer, aggregator
 
@@ -71,7 +71,7 @@ class KStreamAggregate(_Stateful):
 
 
 class KStreamReduce(_Stateful):
-    def __init__(self, store_name: str, reducer: Callable[[Any, Any], Any]) -> None:
+    def __init__(self, reducer: Callable[[Any, Any], Any], *, store_name: str) -> None:
         super().__init__(store_name)
         self.reducer = reducer
 
@@ -97,8 +97,8 @@ class KTableAggregate(_Stateful):
     operator = "aggregate"
     first_value_starts = False   # reduce: a key's first value is its aggregate (Kafka's KTableReduce)
 
-    def __init__(self, store_name: str, initializer: Callable[[], Any], adder: Callable[[Any, Any, Any], Any],
-                 subtractor: Callable[[Any, Any, Any], Any]) -> None:
+    def __init__(self, initializer: Callable[[], Any], adder: Callable[[Any, Any, Any], Any],
+                 subtractor: Callable[[Any, Any, Any], Any], *, store_name: str) -> None:
         super().__init__(store_name)
         self.initializer, self.adder, self.subtractor = initializer, adder, subtractor
 
@@ -134,10 +134,10 @@ class KTableReduce(KTableAggregate):
     operator = "reduce"
     first_value_starts = True
 
-    def __init__(self, store_name: str, adder: Callable[[Any, Any], Any],
-                 subtractor: Callable[[Any, Any], Any]) -> None:
-        super().__init__(store_name, _no_initial_value, lambda _key, value, agg: adder(agg, value),
-                         lambda _key, value, agg: subtractor(agg, value))
+    def __init__(self, adder: Callable[[Any, Any], Any], subtractor: Callable[[Any, Any], Any], *,
+                 store_name: str) -> None:
+        super().__init__(_no_initial_value, lambda _key, value, agg: adder(agg, value),
+                         lambda _key, value, agg: subtractor(agg, value), store_name=store_name)
 
 
 def _no_initial_value() -> None:

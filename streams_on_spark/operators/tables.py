@@ -44,7 +44,7 @@ class TableValueGetter:
 class KTableSource(Processor):
     """Turns a topic (or a stream, for ``to_table``) into table updates; stores them when materialized."""
 
-    def __init__(self, store_name: Optional[str], queryable_name: Optional[str]) -> None:
+    def __init__(self, store_name: Optional[str], queryable_name: Optional[str] = None) -> None:
         self.store_name = store_name
         self.queryable_name = queryable_name
         self.send_old_values = False

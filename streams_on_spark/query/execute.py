@@ -28,6 +28,7 @@ from streams_on_spark.query.iqv2 import (
     WindowRangeQuery,
 )
 from streams_on_spark.state.headers_stores import (
+    HeadersAwareValues,
     SessionStoreFacadeForHeaders,
     SessionStoreWithHeaders,
     TimestampedKeyValueStoreFacadeForHeaders,
@@ -73,6 +74,8 @@ def _handler(store: Any, query: Query) -> Optional[Callable[[Any, Any], Any]]:
         if kind in (KeyQuery, RangeQuery):   # Kafka's versioned store throws these (through KafkaStreams.query)
             raise UnsupportedOperationError(f"Versioned stores do not support {kind.__name__} queries at this time.")
         return _versioned_key if kind is VersionedKeyQuery else None
+    if isinstance(store, HeadersAwareValues) and not store.answers_queries:   # Kafka 4.3.1's RocksDB ones
+        return None
     # Kafka's headers-aware stores answer as a timestamped store (a session store: as a plain one)
     for headers_store, facade in _ANSWERED_AS:
         if isinstance(store, headers_store):

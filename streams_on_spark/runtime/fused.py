@@ -32,14 +32,14 @@ from typing import Any, Callable, Iterator, Optional
 from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore, _Entry
 from streams_on_spark.state.stores import _TS, TimestampedKeyValueStore, ValueAndTimestamp
 
-from streams_on_spark.partitioner import memoised_hash, partition_for_key
+from streams_on_spark.partitioner import memoised_hash, memoised_utf8_key, partition_for_key, remember_utf8_key
 from streams_on_spark.record_batch import PREFIX, PartitionedRecords
 from streams_on_spark.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.operators import aggregations, shared, stateless, tables
 from streams_on_spark.processor.api import Record
 from streams_on_spark.runtime.nodes import SinkProcessor, SourceProcessor
-from streams_on_spark.serde import LongSerde, StringSerde
+from streams_on_spark.serde import ByteArraySerde, LongSerde, StringSerde
 
 __all__ = ["FusedChains", "BatchAggregation", "fused_forward", "replanned_forward", "written_through"]
 
@@ -143,6 +143,9 @@ class BatchAggregation:
         self.processor = node.processor
         self.reduce = type(self.processor) is aggregations.KStreamReduce
         self.evicting = evicting   # the batch continues past the first eviction (see _run_evicting)
+        # count() of Longs: a record batch can be counted from its columns (count_columns)
+        self.counting_columns = (not self.reduce and self.processor.aggregator is aggregations.count_adder
+                                 and _long_sized(self.processor.store))
 
     @staticmethod
     def plan(task: Any) -> Optional["BatchAggregation"]:
@@ -255,6 +258,80 @@ class BatchAggregation:
         store.position_offsets.update(written)   # each key's write set its last record's: the others wrote too
         if rest:
             self._run_evicting(task, rest)
+
+    def count_columns(self, task: Any, queue: Any, offset: int, batch: Any) -> bool:
+        """``count()`` of one record batch of ``queue`` (its first record at ``offset``) from its Arrow columns,
+        leaving what :meth:`run` leaves for the same records, without a Python object per record: per key its count,
+        newest timestamp and last record, by Arrow's hash grouping, then one read and one write per key in the order
+        of the keys' last records. Taken where the task has nothing queued, the keys' bytes are the store's (String
+        in UTF-8 or ByteArray on both sides), the values' deserializer cannot fail, no key or value is null, no
+        timestamp negative and the batch's new cache entries fit the cache; False (nothing done: the records are
+        queued as usual) elsewhere."""
+        store = self.processor.store
+        if not self.counting_columns or queue.extractor is not None or task.partition_group.has_records():
+            return False
+        strings = _same_key_bytes(queue.key_serde, store.key_serde)
+        if strings is None or type(queue.value_serde) not in _UNFAILING_DESERIALIZERS:
+            return False
+        columns = batch.arrow_columns()
+        if columns is None or columns.key_lengths.min() < 0 or columns.value_lengths.min() < 0:
+            return False
+        import numpy as np
+        import pyarrow as pa
+        timestamps = np.ascontiguousarray(columns.timestamps)
+        if timestamps.min() < 0:
+            return False
+        n = len(timestamps)
+        groups = pa.table({"k": columns.keys, "i": np.arange(n), "t": timestamps}).group_by("k", use_threads=False) \
+            .aggregate([("i", "max"), ("i", "count"), ("t", "max")])
+        order = np.argsort(groups["i_max"].to_numpy())   # the keys in the order of their last records
+        raw_keys = groups["k"].take(pa.array(order)).to_pylist()
+        try:
+            keys = [raw.decode() for raw in raw_keys] if strings else raw_keys
+        except UnicodeDecodeError:   # String's deserializer replaces: the store's key bytes would differ
+            return False
+        inner = store.inner
+        cache, entries = inner._cache, inner._entries
+        projected, fixed = cache.size, 16 + ENTRY_OVERHEAD_BYTES   # a Long's entry: see _entry_sizer
+        for kb in raw_keys:   # what each key's write adds to the cache: where it would evict, run() decides
+            cached = entries.get(kb)
+            grows = len(kb) + fixed - (0 if cached is None else cached.size)
+            if grows < 0:
+                return False
+            projected += grows
+        if projected > cache.max_bytes:
+            return False
+        lasts = groups["i_max"].to_numpy()[order].tolist()
+        counts = groups["i_count"].to_numpy()[order].tolist()
+        newest = groups["t_max"].to_numpy()[order].tolist()
+        folded = []
+        for key, count, ts in zip(keys, counts, newest):
+            old = store.get_with_timestamp(key)
+            if old is not None:
+                count += old[0]
+                if old[1] > ts:
+                    ts = old[1]
+            if not _MIN_LONG <= count <= _MAX_LONG:
+                return False
+            folded.append((key, count, ts))
+        ctx = task.context
+        ctx.current, ctx.queue = self.node, queue
+        try:
+            for (key, count, ts), last in zip(folded, lasts):
+                ctx.offset = offset + last   # the key's last record writes (the store's position)
+                ctx.record = Record(key, None, int(timestamps[last]), ())
+                self._put(store, key, count, ts)
+        finally:
+            ctx.current = ctx.record = ctx.queue = None
+        store.position_offsets[queue.topic_partition] = offset + n - 1
+        queue.next_offset = offset + n
+        newest_of_all = int(timestamps.max())
+        if newest_of_all > queue.partition_time:
+            queue.partition_time = newest_of_all
+        if queue.partition_time > task.stream_time:
+            task.stream_time = queue.partition_time
+        task.metrics.processed += n
+        return True
 
     def _run_evicting(self, task: Any, runs: list[tuple[Any, list]]) -> None:
         """The rest of a batch after the cache's first eviction, folded with the cache's own eviction rule.
@@ -570,6 +647,17 @@ def _merged_runs(queues: list) -> list[tuple[Any, list]]:
 
 
 _MIN_LONG, _MAX_LONG = -0x8000000000000000, 0x7FFFFFFFFFFFFFFF
+_UNFAILING_DESERIALIZERS = (StringSerde, ByteArraySerde)   # any bytes give a value
+
+
+def _same_key_bytes(source_serde: Any, store_serde: Any) -> Optional[bool]:
+    """Whether a record's key bytes are the store's key bytes for it (deserialized by ``source_serde``, serialized by
+    ``store_serde``): True for String in UTF-8 on both sides (for valid UTF-8, which the caller checks), False for
+    ByteArray on both sides, None otherwise."""
+    kinds = (type(source_serde), type(store_serde))
+    if kinds == (StringSerde, StringSerde):
+        return True if source_serde.encoding == store_serde.encoding == "utf-8" else None
+    return False if kinds == (ByteArraySerde, ByteArraySerde) else None
 
 
 class _NotFusable(Exception):
@@ -583,6 +671,7 @@ class _Compiler:
         self.task = task
         # a ProducerRecord made as its own __new__ makes it, without that Python-level frame (half the sink's cost)
         self.env: dict[str, Any] = {"_pair": shared.as_pair, "_pfk": partition_for_key, "_hash": memoised_hash,
+                                    "_utf8": memoised_utf8_key, "_remember": remember_utf8_key,
                                     "_PR": ProducerRecord, "_new": tuple.__new__, "_prefix": PREFIX.pack}
         self.lines: list[str] = []
         self.names = 0
@@ -777,13 +866,30 @@ class _Compiler:
                       f"    {add}"]
         else:
             place.append(f"append(_new(_PR, ({topic}, place, ts, kb, vb, h)))")
+        key_bytes = self._serialize(sink.key_serde, topic, k)
+        value_bytes = self._serialize(sink.value_serde, topic, v)
+        memo = ["hit = None"]
+        if _utf8_serde(sink.key_serde) and count > 1:
+            # a str key's bytes and hash with one lookup of the str (partitioner.memoised_utf8_key)
+            memo = [f"hit = _utf8({k}) if {k}.__class__ is str else None"]
+            key_bytes = f"hit[0] if hit is not None else {key_bytes}"
+            place = ["if hit is not None:",
+                     f"    place = hit[1] % {count}",
+                     "else:",
+                     *(f"    {line}" for line in place[:2]),
+                     f"    if {k}.__class__ is str:",
+                     f"        _remember({k}, kb)",
+                     *place[2:]]
+            if _utf8_serde(sink.value_serde):   # the same str as the key (select_key((k, v) -> v)): the same bytes
+                value_bytes = f"kb if {v} is {k} else {value_bytes}"
         self.lines += [
             f"{pad}if {k} is None:",
             f"{pad}    {slow}({k}, {v}, ts, h, queue, off, rk, rv)",
             f"{pad}else:",
+            *(f"{pad}    {line}" for line in memo),
             f"{pad}    try:",
-            f"{pad}        kb = {self._serialize(sink.key_serde, topic, k)}",
-            f"{pad}        vb = None if {v} is None else {self._serialize(sink.value_serde, topic, v)}",
+            f"{pad}        kb = {key_bytes}",
+            f"{pad}        vb = None if {v} is None else {value_bytes}",
             f"{pad}    except Exception:",
             f"{pad}        {slow}({k}, {v}, ts, h, queue, off, rk, rv)",
             f"{pad}    else:",
@@ -797,7 +903,7 @@ class _Compiler:
         """The expression serializing ``value`` with ``serde``: Kafka's UTF-8 ``StringSerializer`` inline for a str
         (what :meth:`StringSerde.serialize` does first), else the serde's call."""
         call = f"{self._bind(serde.serialize)}({topic}, {value})"
-        if type(serde) is StringSerde and serde.encoding == "utf-8":
+        if _utf8_serde(serde):
             return f"{value}.encode('utf-8', 'replace') if {value}.__class__ is str else {call}"
         return call
 
@@ -839,6 +945,11 @@ class _Compiler:
             raise IllegalStateError(f"the processing exception handler resumed after a failure at {node}, which the "
                                     "fused path does not support")   # unreachable: only LogAndFail is fused
         return fail
+
+
+def _utf8_serde(serde: Any) -> bool:
+    """Whether ``serde`` is Kafka's String serde in UTF-8 (its serializer inlined for a str)."""
+    return type(serde) is StringSerde and serde.encoding == "utf-8"
 
 
 def _choose_branch(predicates: tuple, key: Any, value: Any) -> int:

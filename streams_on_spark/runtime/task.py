@@ -584,14 +584,35 @@ class StreamTask:
         """Process every queued record (an engine's whole batch, committed after it): through the task's fused chains or
         its aggregation folded per key where it has them (:mod:`~streams_on_spark.runtime.fused`: the same results),
         else one by one."""
-        fused = self._fused
-        if fused is None:
-            fused = self._fused = self._fused_chains() or (BatchAggregation.plan(self)
-                                                           if self.config.batch_fast_path else None) or False
+        fused = self._fused_plan()
         if fused:
             fused.run(self)
         while self.process_one():
             pass
+
+    def process_record_batches(self, batches: Sequence[tuple[str, int, int, RecordBatch]]) -> None:
+        """Queue and process an engine's batch given as record batches ((topic, partition, first offset, batch), in
+        offset order per partition), as :meth:`add_columns` then :meth:`process_available` do; where they all come
+        from one partition into a ``count()`` folded per key, each is counted from its Arrow columns
+        (:meth:`BatchAggregation.count_columns`: the same results, no Python object per record)."""
+        fused = self._fused_plan()
+        columnar = (isinstance(fused, BatchAggregation) and fused.counting_columns
+                    and len({(topic, partition) for topic, partition, _, _ in batches}) == 1)
+        for topic, partition, offset, batch in batches:
+            if columnar and fused.count_columns(self, self._queue(topic, partition), offset, batch):
+                continue
+            self.add_columns(topic, partition, offset, *batch.columns())
+            if columnar:   # one partition: its records so far processed now, as they would be before the next ones
+                self.process_available()
+        self.process_available()
+
+    def _fused_plan(self) -> Any:
+        """The task's batch path (planned once): its fused chains, else its aggregation folded per key, else False."""
+        fused = self._fused
+        if fused is None:
+            fused = self._fused = self._fused_chains() or (BatchAggregation.plan(self)
+                                                           if self.config.batch_fast_path else None) or False
+        return fused
 
     def _fused_chains(self) -> Any:
         """The task's fused chains (planned once), or False where it has none or the fast paths are off."""

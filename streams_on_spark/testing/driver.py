@@ -187,6 +187,10 @@ class TopologyTestDriver:
         timestamps (and headers)."""
         store = self._store(name, partition, "get_key_value_store")
         if isinstance(store, (TimestampedKeyValueStore, TimestampedKeyValueStoreWithHeaders)):
+            # Kafka 4.3.1's driver's warnings, as it words them (it names the timestamped accessor for both)
+            log.warning("Method #get_timestamped_key_value_store() should be used to access a %s.",
+                        "TimestampedKeyValueStoreWithHeaders" if isinstance(store, TimestampedKeyValueStoreWithHeaders)
+                        else "TimestampedKeyValueStore")
             return _view(self._facades, store, KeyValueStoreFacade)
         return store if isinstance(store, KeyValueStore) else None
 
@@ -212,9 +216,11 @@ class TopologyTestDriver:
         (and headers)."""
         from streams_on_spark.state.window_stores import TimestampedWindowStore, WindowStore, WindowStoreFacade
         store = self._store(name, partition, "get_window_store")
-        if isinstance(store, TimestampedWindowStoreWithHeaders):
+        if isinstance(store, TimestampedWindowStoreWithHeaders):   # Kafka 4.3.1's driver's warnings
             log.warning("Method #get_timestamped_window_store_with_headers() should be used to access a "
                         "TimestampedWindowStoreWithHeaders.")
+        elif isinstance(store, TimestampedWindowStore):
+            log.warning("Method #get_timestamped_window_store() should be used to access a TimestampedWindowStore.")
         if isinstance(store, (TimestampedWindowStore, TimestampedWindowStoreWithHeaders)):
             return _view(self._facades, store, WindowStoreFacade)
         return store if isinstance(store, WindowStore) else None

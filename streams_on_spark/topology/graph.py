@@ -39,13 +39,31 @@ class DslSupplier:
         self.windows = windows
 
     def __call__(self) -> Any:
-        processor = self.factory(*self.args) if self.windows is None else self.factory(*self.args,
-                                                                                        windows=self.windows)
+        processor = self.factory(*self.args, **self.keywords())
         if self.send_old_values:
             processor.send_old_values = True
         if self.queryable_name is not None:
             processor.queryable_name = self.queryable_name
         return processor
+
+    def keywords(self) -> dict[str, Any]:
+        """The typed fields the processor is built with, as keywords."""
+        return {} if self.windows is None else {"windows": self.windows}
+
+
+class TableSupplier(DslSupplier):
+    """The supplier of a table operator (a source table, a filter, an aggregation, a join's merge, a suppression):
+    its store is the typed field ``store_name`` (None: the operator is not materialized), which the processor gets as
+    the keyword ``store_name`` and the DSL's value getters and old-value settings read, so neither depends on a
+    processor's positional arguments."""
+
+    def __init__(self, factory: Callable[..., Any], *args: Any, store_name: Optional[str],
+                 queryable_name: Optional[str] = None, windows: Optional[OperatorWindows] = None) -> None:
+        super().__init__(factory, *args, queryable_name=queryable_name, windows=windows)
+        self.store_name = store_name
+
+    def keywords(self) -> dict[str, Any]:
+        return {**super().keywords(), "store_name": self.store_name}
 
 
 class GraphNode:

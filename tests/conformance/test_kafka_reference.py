@@ -77,6 +77,7 @@ from streams_on_spark.error_handlers import ProductionExceptionHandler, Response
 from streams_on_spark.errors import (ConfigException, SerializationException, StreamsException, TopologyException,
                                      UnsupportedOperationError)
 from streams_on_spark.query import (
+    InvalidStateStoreException,
     KeyQuery,
     Position,
     PositionBound,
@@ -90,6 +91,8 @@ from streams_on_spark.query import (
     WindowKeyQuery,
     WindowRangeQuery,
 )
+from streams_on_spark.state.headers_stores import (SessionStoreWithHeaders, TimestampedKeyValueStoreWithHeaders,
+                                                   TimestampedWindowStoreWithHeaders)
 from streams_on_spark.state.session_stores import SessionStore
 from streams_on_spark.serde import Serde
 from streams_on_spark.state.stores import TimestampedKeyValueStore
@@ -920,7 +923,10 @@ def encode(result: Any) -> Any:
 
 
 def store_call(store: Any, call: str) -> Any:
-    """StoreReadScenarios.call: runs ``"<method> <arg> ..."`` on ``store`` by the method's Python name."""
+    """StoreReadScenarios.call: runs ``"<method> <arg> ..."`` on ``store`` by the method's Python name; ReferenceMain's
+    ``{"error": "no store"}`` when an accessor answered None (the store is of another type)."""
+    if store is None:
+        return {"error": "no store"}
     method, *words = call.split(" ")
     args = store_args(words)
     if method == "prefix_scan":
@@ -1096,7 +1102,10 @@ def priced_orders(builder: StreamsBuilder) -> None:
 STORE_TYPES = {"iq-kv": QueryableStoreTypes.key_value_store, "iq-timestamped-kv": QueryableStoreTypes.timestamped_key_value_store,
                "iq-window": QueryableStoreTypes.window_store,
                "iq-timestamped-window": QueryableStoreTypes.timestamped_window_store,
-               "iq-session": QueryableStoreTypes.session_store}
+               "iq-session": QueryableStoreTypes.session_store,
+               "iq-timestamped-kv-headers": QueryableStoreTypes.timestamped_key_value_store_with_headers,
+               "iq-timestamped-window-headers": QueryableStoreTypes.timestamped_window_store_with_headers,
+               "iq-session-headers": QueryableStoreTypes.session_store_with_headers}
 
 
 def iq_query(call: str) -> Any:
@@ -1223,12 +1232,40 @@ def driver_reads(golden: dict, driver) -> list[dict]:
         if read["accessor"] in STORE_TYPES:   # a composite store spans every partition: one result
             store = driver.store(StoreQueryParameters.from_name_and_type(read["store"],
                                                                          STORE_TYPES[read["accessor"]]()))
-            out.append({**read, "result": [store_call(store, read["call"])]})
+            try:
+                out.append({**read, "result": [store_call(store, read["call"])]})
+            except InvalidStateStoreException:
+                out.append({**read, "result": [{"error": "invalid state store"}]})
+            continue
+        partitions = driver.store_partitions(read["store"]) or [None]
+        if read["accessor"] == "state":
+            out.append({**read, "result": [state_store(driver, read["store"], p) for p in partitions]})
             continue
         accessor = getattr(driver, ACCESSORS[read["accessor"]])
-        partitions = driver.store_partitions(read["store"]) or [None]
         out.append({**read, "result": [store_call(accessor(read["store"], p), read["call"]) for p in partitions]})
     return out
+
+
+def state_store(driver, name: str, partition: Optional[int]) -> Any:
+    """ReferenceMain.stateStore: ``get_state_store`` gives a custom store, refuses a built-in one."""
+    try:
+        return "custom store" if driver.get_state_store(name, partition) is not None else None
+    except ValueError as e:
+        return {"error": f"illegal argument: {e}"}
+
+
+def as_python_read(read: dict) -> dict:
+    """A golden's read as this library answers it: Kafka's Java accessor named in a message as the Python one (e.g.
+    ``getKeyValueStore()`` as ``get_key_value_store()``); an IQv1 store type's refusal without Kafka's class names."""
+    result = read["result"]
+    if isinstance(result, dict) and isinstance(result.get("error"), str):
+        error = result["error"]
+        if error.startswith("invalid state store: "):
+            error = "invalid state store"
+        error = re.sub(r"`(get[A-Za-z]+)\(\)`",
+                       lambda m: "`" + re.sub(r"(?<!^)([A-Z])", r"_\1", m.group(1)).lower() + "()`", error)
+        return {**read, "result": {**result, "error": error}}
+    return read
 
 
 def is_entries(result: Any) -> bool:
@@ -1463,26 +1500,121 @@ def headers_session_store(variant: str, config: dict) -> Topology:
 
 def dsl_headers_kv(variant: str, config: dict) -> Topology:
     """DslHeadersScenarios: dsl.store.format=HEADERS, the DSL's key-value stores headers-aware (empty headers)."""
-    cached = variant == "cached"
+    return kv_topology(config, lambda name, values: kv_mat(name, values, variant == "cached"))
+
+
+def kv_topology(config: dict, mat: Callable[[str, Any], Materialized]) -> Topology:
+    """DslHeadersScenarios.kvTopology: every kind of the DSL's key-value store, each materialized by ``mat(name,
+    value serde)``."""
     builder = StreamsBuilder()
     events = builder.stream("events", Consumed.with_(S, S))
     by_key = events.group_by_key(Grouped.with_(S, S))
-    by_key.count(kv_mat("counts", L, cached)).to_stream().to("counts-out", Produced.with_(S, L))
-    by_key.reduce(lambda a, c: a + c, kv_mat("reduced", S, cached)).to_stream().to("reduced-out", Produced.with_(S, S))
-    (by_key.aggregate(lambda: 0, lambda k, v, agg: agg + len(v), kv_mat("lengths", L, cached)).to_stream()
+    by_key.count(mat("counts", L)).to_stream().to("counts-out", Produced.with_(S, L))
+    by_key.reduce(lambda a, c: a + c, mat("reduced", S)).to_stream().to("reduced-out", Produced.with_(S, S))
+    (by_key.aggregate(lambda: 0, lambda k, v, agg: agg + len(v), mat("lengths", L)).to_stream()
      .to("lengths-out", Produced.with_(S, L)))
-    prices = builder.table("prices", Consumed.with_(S, S), kv_mat("prices-store", S, cached))
-    cheap = prices.filter(lambda k, v: len(v) < 3, kv_mat("cheap", S, cached))
-    upper = prices.map_values(lambda v: v + "u", kv_mat("upper", S, cached))
-    marked = prices.transform_values(Bang, materialized=kv_mat("marked", S, cached))
+    prices = builder.table("prices", Consumed.with_(S, S), mat("prices-store", S))
+    cheap = prices.filter(lambda k, v: len(v) < 3, mat("cheap", S))
+    upper = prices.map_values(lambda v: v + "u", mat("upper", S))
+    marked = prices.transform_values(Bang, materialized=mat("marked", S))
     marked.to_stream().to("marked-out", Produced.with_(S, S))
-    cheap.join(upper, lambda a, c: f"{a}+{c}", kv_mat("joined", S, cached)).to_stream().to("joined-out",
-                                                                                            Produced.with_(S, S))
+    cheap.join(upper, lambda a, c: f"{a}+{c}", mat("joined", S)).to_stream().to("joined-out", Produced.with_(S, S))
     (prices.group_by(lambda k, v: KeyValue(v[0], v), Grouped.with_(S, S, name="by-initial"))
-     .count(kv_mat("initials", L, cached)).to_stream().to("initials-out", Produced.with_(S, L)))
-    globals_ = builder.global_table("globals", Consumed.with_(S, S), kv_mat("global-store", S, cached))
+     .count(mat("initials", L)).to_stream().to("initials-out", Produced.with_(S, L)))
+    globals_ = builder.global_table("globals", Consumed.with_(S, S), mat("global-store", S))
     events.join(globals_, lambda k, v: k, lambda v, g: f"{v}/{g}").to("enriched-out", Produced.with_(S, S))
     return builder.build(config)
+
+
+def dsl_headers_supplier_kv(variant: str, config: dict) -> Topology:
+    """DslHeadersSupplierScenarios.kvSupplied: kv_topology over headers-aware suppliers (default format), or over
+    in-memory suppliers (without headers) under dsl.store.format=HEADERS."""
+    def supplier(name: str) -> Any:
+        if variant == "headers-supplier":
+            return Stores.persistent_timestamped_key_value_store_with_headers(name)
+        return Stores.in_memory_key_value_store(name)
+    return kv_topology(config, lambda name, values: Materialized.as_(supplier(name)).with_key_serde(S)
+                       .with_value_serde(values))
+
+
+def dsl_headers_supplier_windowed(variant: str, config: dict) -> Topology:
+    """DslHeadersSupplierScenarios.windowedSupplied: tumbling, sliding and session counts over headers-aware suppliers
+    (default format), or over in-memory suppliers (without headers) under dsl.store.format=HEADERS."""
+    headers = variant == "headers-supplier"
+
+    def window_supplier(name: str) -> Any:
+        if headers:
+            return Stores.persistent_timestamped_window_store_with_headers(name, 1000, 10, False)
+        return Stores.in_memory_window_store(name, 1000, 10, False)
+    session_supplier = (Stores.persistent_session_store_with_headers if headers else Stores.in_memory_session_store)(
+        "session-store", 1000)
+    builder = StreamsBuilder()
+    by_key = builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+    (by_key.windowed_by(TimeWindows.of_size_and_grace(10, 5))
+     .count(Materialized.as_(window_supplier("tumbling-store")).with_key_serde(S).with_value_serde(L))
+     .to_stream().to("tumbling-out", Produced.with_(TIME10, L)))
+    (by_key.windowed_by(SlidingWindows.of_time_difference_and_grace(10, 5))
+     .count(Materialized.as_(window_supplier("sliding-store")).with_key_serde(S).with_value_serde(L))
+     .to_stream().to("sliding-out", Produced.with_(TIME10, L)))
+    (by_key.windowed_by(SessionWindows.of_inactivity_gap_and_grace(5, 5))
+     .count(Materialized.as_(session_supplier).with_key_serde(S).with_value_serde(L))
+     .to_stream().to("session-out", Produced.with_(SESSION, L)))
+    return builder.build(config)
+
+
+def describe_read(stored: Any) -> str:
+    """DslHeadersSupplierScenarios.describe: what a store answered, as the processor sees it."""
+    if stored is None:
+        return "none"
+    if isinstance(stored, (ValueTimestampHeaders, AggregationWithHeaders)):
+        return describe_kept(stored)
+    if isinstance(stored, ValueAndTimestamp):
+        return f"{stored.value}@{stored.timestamp}"
+    return str(stored)
+
+
+def store_kind(store: Any) -> str:
+    """DslHeadersSupplierScenarios.kind: the interfaces of the store a processor gets."""
+    for kind, name in ((TimestampedKeyValueStoreWithHeaders, "kv-headers"), (TimestampedKeyValueStore, "timestamped-kv"),
+                       (TimestampedWindowStoreWithHeaders, "window-headers"),
+                       (TimestampedWindowStore, "timestamped-window"), (SessionStoreWithHeaders, "session-headers"),
+                       (SessionStore, "session")):
+        if isinstance(store, kind):
+            return name
+    return "other"
+
+
+class DslStoreReader(Processor):
+    """DslHeadersSupplierScenarios.Reader: reads the DSL's stores "counts", "windows" and "sessions" for each record's
+    key; forwards "kinds | count | the window of the record's timestamp | the key's sessions"."""
+
+    def init(self, context: Any) -> None:
+        super().init(context)
+        self.stores = [context.get_state_store(name) for name in ("counts", "windows", "sessions")]
+
+    def process(self, record: Record) -> None:
+        counts, windows, sessions = self.stores
+        found = " ".join(f"[{kv.key.window.start},{kv.key.window.end}]={describe_read(kv.value)}"
+                         for kv in sessions.fetch(record.key))
+        kinds = ",".join(store_kind(store) for store in self.stores)
+        self.context.forward(record.with_value(
+            f"{kinds} | {describe_read(counts.get(record.key))} | "
+            f"{describe_read(windows.fetch(record.key, record.timestamp // 10 * 10))} | {found}"))
+
+
+def dsl_headers_processor(variant: str, config: dict) -> Topology:
+    """DslHeadersSupplierScenarios.processorReads: a processor connected by name to the DSL's stores."""
+    builder = StreamsBuilder()
+    events = builder.stream("events", Consumed.with_(S, S))
+    by_key = events.group_by_key(Grouped.with_(S, S))
+    by_key.count(Materialized.as_("counts").with_key_serde(S).with_value_serde(L))
+    (by_key.windowed_by(TimeWindows.of_size_and_grace(10, 5))
+     .count(Materialized.as_("windows").with_key_serde(S).with_value_serde(L)))
+    (by_key.windowed_by(SessionWindows.of_inactivity_gap_and_grace(5, 5))
+     .count(Materialized.as_("sessions").with_key_serde(S).with_value_serde(L)))
+    events.process(DslStoreReader, "counts", "windows", "sessions").to("read-out", Produced.with_(S, S))
+    return builder.build(config)
+
 
 def dsl_headers_join_windows(variant: str, config: dict) -> Topology:
     """DslHeadersScenarios.joinWindows: a stream-stream join whose windows keep each record's headers."""
@@ -1647,6 +1779,9 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "headers-session-store": headers_session_store,
     "dsl-headers-kv": dsl_headers_kv,
     "dsl-headers-join-windows": dsl_headers_join_windows,
+    "dsl-headers-supplier-kv": dsl_headers_supplier_kv,
+    "dsl-headers-supplier-windowed": dsl_headers_supplier_windowed,
+    "dsl-headers-processor": dsl_headers_processor,
     "processor-context": processor_context,
     "topology-errors": topology_errors,
 }
@@ -1663,13 +1798,16 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
              "table-transform-values-join", "materialized-flags", "store-reads", "timestamp-extractor",
              "max-task-idle", "dynamic-routing", "stream-partitioner",
              "interactive-queries", "headers-store", "headers-window-store", "headers-session-store",
-             "dsl-headers-kv", "dsl-headers-fk-join", "processor-context"}
+             "dsl-headers-kv", "dsl-headers-fk-join", "processor-context", "dsl-headers-supplier-kv",
+             "dsl-headers-processor"}
 # timestamp-extractor, max-task-idle: every record has the key "k" (one task, with the partition time and the idle
 # deadlines of Kafka's one task, at any partition count). Not max-task-idle-repartition: Kafka's driver's one task
 # waits for its repartition partition too, which at 4 partitions is another task's input (KIP-1238). Nor
 # max-task-idle-three: which partition Kafka visits first (TopicPartition's hash) depends on the partition number.
 # processor-context: the global records' keys (a, b, y) land on partition 0 of 4, so a global store's processor
 # reads Kafka's driver's record metadata; "ops" has the one key "g"; the handler's records are keyed by their source's.
+# dsl-headers-processor: its windows and sessions hold no late record, and each key's reads see only its own task's
+# stores (a key's records never change partition); dsl-headers-supplier-windowed is not key-local (late records).
 # store-reads: every record of "ops" has the key "g" (one task holds the interpreter's stores at any partition count);
 # the DSL variant's windows, sessions and versions outlive its times (grace and retentions of 100 ms).
 # Not versioned-*: a versioned store's history retention and a join's grace count back from the stream time its task
@@ -1977,6 +2115,6 @@ def test_outputs_match_kafka(name, engine, partitions, make_driver):
     expected_reads = [{**r, "result": sorted_entries(r["result"]) if not exact and is_entries(r["result"])
                        else merged_query([r["result"]]) if not exact and r["accessor"] == "iqv2"
                        else position_topics([r["result"]]) if not exact and r["accessor"] == "iqv2-position"
-                       else r["result"]} for r in golden.get("reads", [])]
+                       else r["result"]} for r in map(as_python_read, golden.get("reads", []))]
     assert [{**r, "result": r["result"][0] if exact else merged_read(r)} for r in got["reads"]] == expected_reads
     assert got["metrics"] == golden["metrics"]

@@ -22,7 +22,7 @@ LAYERS = [
     {"operators"},                                   # the DSL's operators (processors)
     {"topology"},
     {"dsl"},
-    {"connectors"},                                  # the runtime's topics: embedded and Kafka, their Spark sources
+    {"connectors"},                                  # the runtime's topics: embedded and Kafka (no Spark)
     {"runtime"},
     {"testing"},
     {"kafka_streams", "upgrade", "checkpoint_manifest"},
@@ -162,6 +162,27 @@ def test_the_task_parts_sit_below_the_task():
               if any(target == f"streams_on_spark.runtime.{above}"
                      or target.startswith(f"streams_on_spark.runtime.{above}.") for above in ABOVE_TASK_PARTS)]
     assert not upward, "the task's parts import what sits above them:\n" + "\n".join(upward)
+
+
+def spark_imports(path: Path) -> list[int]:
+    """The lines of ``path`` that import pyspark (at any depth)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "pyspark"
+            or isinstance(node, ast.Import) and any(a.name.split(".")[0] == "pyspark" for a in node.names)]
+
+
+def test_the_spark_sources_live_with_the_spark_runtime(tmp_path):
+    """The connectors hold topics (files, Kafka's clients) and give a Spark source its options; the Spark sources
+    themselves (the embedded topics' data source, Spark's Kafka rows packed) are the Spark runtime's, so no
+    connector imports pyspark."""
+    found = [f"{path.relative_to(ROOT)}:{line}" for module, path in modules().items()
+             if area(module) == "connectors" for line in spark_imports(path)]
+    assert not found, f"the connectors import pyspark (a Spark source belongs in runtime/spark/): {found}"
+    probe = tmp_path / "embedded_connector.py"
+    probe.write_text("def f():\n    from pyspark.sql.datasource import DataSource\n")
+    assert spark_imports(probe) == [2]
+    assert spark_imports(ROOT / "streams_on_spark" / "runtime" / "spark" / "embedded_source.py")
 
 
 def test_the_checks_see_an_upward_import(tmp_path):

@@ -18,6 +18,7 @@ from streams_on_spark.runtime.spark.clock import TICK, MockClock
 from streams_on_spark.runtime.spark.execution import PROCESS_AVAILABLE, DriverTask
 from streams_on_spark.runtime.spark.output import ReturnedOutput
 from streams_on_spark.runtime.spark.runtime import SparkRuntime
+from streams_on_spark.runtime.spark.sink import DriverAppend
 from streams_on_spark.runtime.spark.session import local_session
 from streams_on_spark.runtime.spark.topics import TopicPlanner
 from streams_on_spark.runtime.spark.user_code import ship_user_code
@@ -63,7 +64,7 @@ class SparkEngine:
         self.record_by_record = multi_partition and feeds_back(topology.subtopologies())
         self.spark = spark if spark is not None else local_session(f"{config.application_id}-driver")
         self.embedded = EmbeddedTopics()
-        connector = EmbeddedTopicsConnector(self.embedded, self.spark)
+        self.connector = connector = EmbeddedTopicsConnector(self.embedded)
         self.layout = planner.create(connector)
         self.captured: dict[str, Any] = {}
         self.produced_topics: set[str] = set()
@@ -73,7 +74,8 @@ class SparkEngine:
         self.runtime = SparkRuntime(topology, config, self.layout, connector, self.spark,
                                     CheckpointLocation(self.checkpoints), trigger_interval=TRIGGER_INTERVAL,
                                     output=ReturnedOutput(self._capture), clock=MockClock(wall_clock_ms),
-                                    execution=PROCESS_AVAILABLE if multi_partition else DriverTask())
+                                    execution=PROCESS_AVAILABLE if multi_partition else DriverTask(),
+                                    sink=self._sink)
         self._sources = {t for s in topology.subtopologies() for t in s.source_topics} | set(topology.global_topics)
         self._tasks_cache: dict[Any, Any] = {}
         self.thread_id = threading.current_thread().name   # as the in-process engine (Kafka's driver)
@@ -81,6 +83,16 @@ class SparkEngine:
         # a test's processors, functions and serdes (its module, a helper beside it) reach the workers by value
         ship_user_code(*self.runtime.functions.values())
         self.runtime.start()
+
+    def _sink(self, query: str) -> DriverAppend:
+        """Query ``query``'s sink: what its tasks return is appended to the topics and captured."""
+        return DriverAppend(self.connector.writer(), self._capture, query, self._ensure_topic)
+
+    def _ensure_topic(self, topic: str) -> None:
+        """The test driver writes any topic, one it was not told about (a ``TopicNameExtractor``'s) created with one
+        partition, where the tasks placed its records (:meth:`TopicLayout.partitions_of`), as Kafka's driver does."""
+        if topic not in self.connector.topics():
+            self.connector.create_topic(topic, self.layout.partitions_of(topic))
 
     def _capture(self, records: list[ProducerRecord]) -> None:
         for r in records:

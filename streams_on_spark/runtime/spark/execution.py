@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 from typing import Any, Protocol, Sequence
 
+from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.records import ProducerRecord
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.topology.builder import InternalTopologyBuilder, SubtopologySpec
@@ -29,6 +30,10 @@ class TaskBatch(Protocol):
     def add_columns(self, topic: str, partition: int, offset: int, timestamps: Sequence[int], keys: Sequence[Any],
                     values: Sequence[Any], headers: Sequence[Any]) -> None:
         """Queue a run of consecutive records of one topic-partition, the first at ``offset``."""
+        ...
+
+    def add_record_batch(self, topic: str, partition: int, offset: int, batch: RecordBatch) -> None:
+        """Queue a record batch of consecutive records of one topic-partition, the first at ``offset``."""
         ...
 
     def process(self) -> None:
@@ -57,19 +62,25 @@ class BatchExecution(Protocol):
 
 
 class _AvailableBatch:
-    """:class:`ProcessAvailable`'s batch: the records queued in the task, processed together."""
+    """:class:`ProcessAvailable`'s batch: the records queued in the task, processed together (record batches kept
+    whole until then: :meth:`StreamTask.process_record_batches`)."""
 
-    __slots__ = ("task",)
+    __slots__ = ("task", "record_batches")
 
     def __init__(self, task: StreamTask) -> None:
         self.task = task
+        self.record_batches: list[tuple[str, int, int, RecordBatch]] = []
 
     def add_columns(self, topic: str, partition: int, offset: int, timestamps: Sequence[int], keys: Sequence[Any],
                     values: Sequence[Any], headers: Sequence[Any]) -> None:
         self.task.add_columns(topic, partition, offset, timestamps, keys, values, headers)
 
+    def add_record_batch(self, topic: str, partition: int, offset: int, batch: RecordBatch) -> None:
+        self.record_batches.append((topic, partition, offset, batch))
+
     def process(self) -> None:
-        self.task.process_available()
+        batches, self.record_batches = self.record_batches, []
+        self.task.process_record_batches(batches)
 
     def drain(self) -> list[ProducerRecord]:
         return self.task.collector.drain()
@@ -106,6 +117,9 @@ class _OneByOneBatch:
                     values: Sequence[Any], headers: Sequence[Any]) -> None:
         self.records.extend(zip(itertools.repeat(topic), itertools.repeat(partition), itertools.count(offset),
                                 timestamps, keys, values, headers))
+
+    def add_record_batch(self, topic: str, partition: int, offset: int, batch: RecordBatch) -> None:
+        self.add_columns(topic, partition, offset, *batch.columns())
 
     def process(self) -> None:
         task = self.task

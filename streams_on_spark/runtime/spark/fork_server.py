@@ -47,7 +47,7 @@ PRELOAD = (
     "pyspark.sql.worker.plan_data_source_read",
     "pandas",
     "pyarrow",
-    "streams_on_spark.connectors.embedded_source",
+    "streams_on_spark.runtime.spark.embedded_source",
     "streams_on_spark.runtime.spark.task_function",
 )
 

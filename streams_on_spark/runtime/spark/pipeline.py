@@ -245,11 +245,15 @@ class PipelineTaskFunction(SubtopologyTaskFunction):
         if virtual.any():
             rows = frame[virtual].sort_values(["topic", "partition", "origin_topic", "origin_partition", "offset"],
                                               kind="stable")
+            next_offsets: dict[tuple[str, int], int] = {}   # the virtual partitions' (from the task's snapshot)
             for topic, part, ends, data in zip(*(rows[c].tolist() for c in ("topic", "partition", "ends", "data"))):
                 part = int(part)
-                at = batch.task.next_offset(topic, part)   # the virtual partition's next offset (in the snapshot)
+                at = next_offsets.get((topic, part))
+                if at is None:
+                    at = batch.task.next_offset(topic, part)
                 records = RecordBatch.from_bytes(topic, part, data, ends)
-                batch.add_columns(topic, part, at, *records.columns())
+                batch.add_record_batch(topic, part, at, records)
+                next_offsets[(topic, part)] = at + len(records)
             frame = frame[~virtual]
         ticks = super()._add_batch(batch, [frame] if len(frame) else [], positions)
         for key in [k for k in positions if k[0] in self.replaced]:

@@ -22,7 +22,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.connectors.base import Connector
@@ -33,9 +33,10 @@ from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
 from streams_on_spark.runtime.spark.clock import SYSTEM_CLOCK, Clock
 from streams_on_spark.runtime.spark.errors import query_error
 from streams_on_spark.runtime.spark.execution import PROCESS_AVAILABLE, BatchExecution
-from streams_on_spark.runtime.spark.output import QueryableOutput, ReturnedOutput, TaskOutput, WrittenOutput
-from streams_on_spark.runtime.spark.sink import CommitReport, DriverAppend
+from streams_on_spark.runtime.spark.output import QueryableOutput, TaskOutput, WrittenOutput
+from streams_on_spark.runtime.spark.sink import CommitReport
 from streams_on_spark.runtime.spark.slots import task_slots
+from streams_on_spark.runtime.spark.sources import read_topics
 from streams_on_spark.runtime.spark.standby import StandbyCopies
 from streams_on_spark.runtime.spark.session import is_spark_connect, quiet_spark_logs, require_rocksdb_state_store
 from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction, query_name
@@ -55,9 +56,9 @@ class SparkRuntime:
     An application's tasks write their output from their executors (``output`` None: :class:`WrittenOutput`, or
     :class:`QueryableOutput` with ``interactive_queries``), read the micro-batch's time (:class:`SystemClock`) and
     process each batch whole (:class:`ProcessAvailable`), a task per subtopology and partition. The test driver's
-    Spark engine passes its own: a :class:`ReturnedOutput` (the driver appends what the tasks return, merged by
-    stream time, and hands every record to its ``on_output`` in emission order), a :class:`MockClock` (each query
-    also reads a tick topic) and, in single-partition mode, a :class:`DriverTask` execution.
+    Spark engine passes its own: a :class:`ReturnedOutput` with each query's ``sink`` (the driver appends what the
+    tasks return, merged by stream time, and hands every record on in emission order), a :class:`MockClock` (each
+    query also reads a tick topic) and, in single-partition mode, a :class:`DriverTask` execution.
     """
 
     def __init__(self, topology: InternalTopologyBuilder, config: TaskConfig, layout: TopicLayout,
@@ -65,7 +66,7 @@ class SparkRuntime:
                  trigger_interval: str = "100 milliseconds", checkpoint_names: Optional[Mapping[int, str]] = None,
                  pipelines: Sequence[Any] = (), interactive_queries: bool = False,
                  output: Optional[TaskOutput] = None, clock: Clock = SYSTEM_CLOCK,
-                 execution: BatchExecution = PROCESS_AVAILABLE) -> None:
+                 execution: BatchExecution = PROCESS_AVAILABLE, sink: Optional[Callable[[str], Any]] = None) -> None:
         config.check_micro_batches()
         if interactive_queries and (output is not None or pipelines or is_spark_connect(spark)):
             raise StreamsException("interactive.queries=true needs the tasks' commit rows on the driver: it is not "
@@ -83,6 +84,9 @@ class SparkRuntime:
         if output is None:
             output = QueryableOutput(connector.writer()) if interactive_queries else WrittenOutput(connector.writer())
         self.output = output
+        # each query's foreachBatch sink, by query name, where the tasks return their output (the test driver's);
+        # None: the application's commit report
+        self.sink = sink
         run_id = uuid.uuid4().hex   # this run of the application (see SubtopologyTaskFunction.run_id)
         self.functions = {
             s.id: SubtopologyTaskFunction(topology, s.id, config, layout, output, self.global_reader, clock=clock,
@@ -141,12 +145,6 @@ class SparkRuntime:
                 topics.setdefault(next(iter(sids)), []).append(topic)
         return topics
 
-    def _driver_topic(self, topic: str) -> None:
-        """The test driver writes any topic, one it was not told about (a ``TopicNameExtractor``'s) created with one
-        partition, where the tasks placed its records (:meth:`TopicLayout.partitions_of`), as Kafka's driver does."""
-        if topic not in self.connector.topics():
-            self.connector.create_topic(topic, self.layout.partitions_of(topic))
-
     def start(self) -> None:
         """Start every subtopology's query (upstream first)."""
         quiet_spark_logs(self.spark)
@@ -166,24 +164,10 @@ class SparkRuntime:
         from pyspark.sql import functions as F
         tasks = fn.task_count()
         whole = sorted(t for topics in self.whole_batches.values() for t in topics if t in fn.input_topics())
-        fmt, options = (self.connector.reader_options(fn.input_topics(), whole) if whole
-                        else self.connector.reader_options(fn.input_topics()))
-        reader = self.spark.readStream.format(fmt)
-        for key, value in options.items():
-            reader = reader.option(key, value)
         # the state partitioning is frozen into the checkpoint at the first run; one shuffle partition per task
         self.spark.conf.set("spark.sql.shuffle.partitions", str(tasks))
         require_rocksdb_state_store(self.spark)
-        try:
-            frame = reader.load()
-        except Exception as e:
-            if "Failed to find data source" in str(e):
-                raise StreamsException(
-                    f"the Spark session has no '{fmt}' data source: for Kafka, pass the connector jars to "
-                    "spark-submit (--jars, see kafka_jars()) or create the session with local_session(..., "
-                    "jars=kafka_jars())") from None
-            raise
-        frame = self.connector.prepare(frame)
+        frame = read_topics(self.spark, self.connector, fn.input_topics(), whole)
         prefix = getattr(fn, "prefix", None)
         if prefix is not None:   # pipeline mode: the upstream subtopologies run here, before the shuffle
             from streams_on_spark.runtime.spark.pipeline import PREFIX_SCHEMA
@@ -195,8 +179,8 @@ class SparkRuntime:
                                                                   time_mode)
         name = self.query_name(sid)
         self.checkpoint_location.relocate_state_schema_paths(self.checkpoint_name(sid))
-        if isinstance(self.output, ReturnedOutput):
-            sink: Any = DriverAppend(self.connector.writer(), self.output.on_output, name, self._driver_topic)
+        if self.sink is not None:
+            sink: Any = self.sink(name)
         elif is_spark_connect(self.spark):
             # Spark Connect runs foreachBatch in a Python worker of the server: the sink takes nothing of this
             # process (its log lines go to the server's log; the tasks' counters do not reach metrics())

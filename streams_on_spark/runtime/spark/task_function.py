@@ -294,11 +294,10 @@ class SubtopologyTaskFunction:
         for topic, part, offset, ends, data in zip(*(frame[c].tolist() for c in
                                                       ("topic", "partition", "offset", "ends", "data"))):
             records = RecordBatch.from_bytes(topic, int(part), data, ends)
-            timestamps, keys, values, headers = records.columns()
             if topic == self.tick_topic:
-                ticks.extend(TICK.unpack(v)[0] for v in values)
+                ticks.extend(TICK.unpack(v)[0] for v in records.columns()[2])
             else:
-                batch.add_columns(topic, int(part), int(offset), timestamps, keys, values, headers)
+                batch.add_record_batch(topic, int(part), int(offset), records)
                 positions[(topic, int(part))] = int(offset) + len(records)
         return ticks
 

@@ -8,6 +8,7 @@ import pytest
 from streams_on_spark.connectors.kafka import KafkaConnector
 from streams_on_spark.record_batch import RecordBatch, parse_records
 from streams_on_spark.records import ProducerRecord
+from streams_on_spark.runtime.spark.sources import read_topics
 
 pytestmark = pytest.mark.kafka
 
@@ -85,12 +86,8 @@ def test_spark_source_reads_what_append_wrote(kafka_bootstrap, kafka_spark, topi
         connector.append(odd)
         assert connector.end_offsets(topic_name) == [21, 20, 21]
 
-        fmt, options = connector.reader_options([topic_name])
-        assert fmt == "kafka"
-        reader = spark.readStream.format(fmt)
-        for key, value in options.items():
-            reader = reader.option(key, value)
-        frame = connector.prepare(reader.load())
+        assert connector.reader_options([topic_name])[0] == "kafka"
+        frame = read_topics(spark, connector, [topic_name])   # the runtime's read: the source's rows packed
         assert frame.schema.simpleString() == ("struct<topic:string,partition:int,offset:bigint,ends:binary,"
                                                "data:binary>")   # record batches: runs of consecutive offsets
         rows: list = []

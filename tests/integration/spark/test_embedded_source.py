@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from streams_on_spark.connectors.embedded import EmbeddedTopics
-from streams_on_spark.connectors.embedded_source import register
+from streams_on_spark.runtime.spark.embedded_source import register
 from streams_on_spark.records import ProducerRecord
 
 pytestmark = pytest.mark.spark

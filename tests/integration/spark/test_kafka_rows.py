@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from streams_on_spark.connectors.kafka_rows import PACKED_SCHEMA, pack_kafka_rows, select_kafka_rows
+from streams_on_spark.runtime.spark.kafka_rows import PACKED_SCHEMA, pack_kafka_rows, select_kafka_rows
 from streams_on_spark.record_batch import RecordBatch, parse_records
 
 pytestmark = pytest.mark.spark

@@ -28,7 +28,7 @@ def application(config):
 
 def producer_of(config):
     """The librdkafka settings of the tasks' producers of that application, as an executor builds them."""
-    spec = application(config)._make_connector(None).writer().spec
+    spec = application(config)._make_connector().writer().spec
     return librdkafka_config(spec.bootstrap_servers, dict(spec.client_config), dict(spec.config_overrides))
 
 
@@ -53,7 +53,7 @@ def test_the_producer_prefix_wins_over_the_plain_name_and_reaches_the_producers_
     out = producer_of(config)
     assert (out["linger.ms"], out["request.timeout.ms"], out["batch.num.messages"], out["client.id"]) == (
         "50", "9000", "500", "writer")
-    connector = application(config)._make_connector(None)
+    connector = application(config)._make_connector()
     options = connector.reader_options(["in"])[1]   # Spark's Kafka source: the plain shared settings, no producer's
     assert options["kafka.request.timeout.ms"] == "20000" and options["kafka.max.poll.records"] == "7"
     assert not any(k.startswith(("kafka.producer.", "kafka.linger", "kafka.batch")) for k in options)
@@ -107,7 +107,7 @@ def test_a_setting_an_idempotent_producer_cannot_take_turns_idempotence_off_unle
 def test_exactly_once_gets_the_producer_prefixed_transaction_timeout():
     config = {"processing.guarantee": "exactly_once_v2", "transaction.timeout.ms": 30000,
               "producer.transaction.timeout.ms": 20000, "acks": "all", "max.in.flight.requests.per.connection": 5}
-    assert application(config)._make_connector(None).writer().transaction_timeout_ms == 20000
+    assert application(config)._make_connector().writer().transaction_timeout_ms == 20000
 
 
 def test_serializers_are_ignored_as_kafka_streams_ignores_them():
@@ -119,7 +119,7 @@ def test_serializers_are_ignored_as_kafka_streams_ignores_them():
 def test_secrets_of_the_producer_prefix_are_masked_by_the_connector():
     jaas = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
             f'username="writer" password="{PASSWORD}";')
-    connector = application({"producer.sasl.jaas.config": jaas})._make_connector(None)
+    connector = application({"producer.sasl.jaas.config": jaas})._make_connector()
     assert producer_of({"producer.sasl.jaas.config": jaas})["sasl.password"] == PASSWORD
     assert connector.redact(f"failed with {PASSWORD}") == f"failed with {MASK}"
     assert PASSWORD not in repr(connector.writer())

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from streams_on_spark import Processor, Record, Serdes, Topology
 from streams_on_spark.config import TaskConfig
-from streams_on_spark.connectors.kafka_rows import pack_batch, pack_kafka_rows
+from streams_on_spark.runtime.spark.kafka_rows import pack_batch, pack_kafka_rows
 from streams_on_spark.record_batch import RecordBatch, _encode_headers, parse_records
 from streams_on_spark.runtime.spark.output import ReturnedOutput
 from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction
@@ -56,10 +56,10 @@ def test_kafka_rows_are_queued_per_partition_in_offset_order_with_their_metadata
     SEEN.clear()
     task = fn.new_task(0, None)
     positions: dict = {}
-    assert fn._add_batch(fn.execution.batch(task, frozenset()), [frame], positions) == []
+    batch = fn.execution.batch(task, frozenset())
+    assert fn._add_batch(batch, [frame], positions) == []
     assert positions == {("in", 0): 8, ("in", 1): 1}   # the offset after the last record read per partition
-    while task.process_one():
-        pass
+    batch.process()
     assert SEEN == [("in", 1, 0, 5, b"x", (("h", b"1"),)), ("in", 0, 3, 10, b"a", ()), ("in", 0, 4, 20, b"b", ()),
                     ("in", 0, 7, 30, b"c", ())]
 

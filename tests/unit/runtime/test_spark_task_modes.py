@@ -120,3 +120,19 @@ def test_the_returned_output_reaches_the_tasks_without_the_drivers_callback():
         copy = pickle.loads(dumps(output))
         assert isinstance(copy, ReturnedOutput) and copy.on_output is None
     assert output.on_output is not None
+
+
+def test_the_applications_runtime_names_none_of_the_drivers_modes():
+    """``SparkRuntime`` is given its clock, execution, output and the queries' sink; the test driver's objects
+    (the mock clock, its one task, the returned output and the sink appending it) are built by the driver's engine."""
+    import ast
+    from pathlib import Path
+
+    import streams_on_spark.runtime.spark.runtime as runtime
+
+    tree = ast.parse(Path(runtime.__file__).read_text(encoding="utf-8"))
+    used = ({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+            | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+            | {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names})
+    assert not used & {"ReturnedOutput", "DriverAppend", "MockClock", "DriverTask", "_driver_topic"}
+    assert {"SYSTEM_CLOCK", "PROCESS_AVAILABLE", "CommitReport"} <= used

@@ -1,15 +1,19 @@
 """Headers-aware key-value stores (KIP-1271): Kafka's value layout, the store, the driver's and queries' views."""
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from streams_on_spark import (
     AggregationWithHeaders,
+    Consumed,
     Materialized,
     Processor,
     Serdes,
     SessionWindows,
     Stores,
+    StreamsBuilder,
     TestRecord,
     TimeWindows,
     Topology,
@@ -19,8 +23,8 @@ from streams_on_spark import (
     Windowed,
 )
 from streams_on_spark.dsl.ktable import materialize
-from streams_on_spark.errors import UnsupportedOperationError
 from streams_on_spark.query import (
+    FailureReason,
     KeyQuery,
     QueryableStoreTypes,
     RangeQuery,
@@ -127,12 +131,15 @@ def test_the_driver_shows_a_headers_store_with_and_without_headers(driver):
         driver.get_state_store("kept")
 
 
-def test_the_dsl_refuses_a_headers_aware_supplier_kafka_would_build_a_headers_aware_store_with():
-    with pytest.raises(UnsupportedOperationError, match=r"Materialized.as_\(PersistentKeyValueHeadersBytesStoreSupplier"
-                                                      r"\('t'\)\): Kafka 4.3 builds a headers-aware DSL store over such a "
-                                                      r"supplier, and streams-on-spark builds the DSL's stores in "
-                                                      r"that format only for dsl.store.format=HEADERS"):
-        Materialized.as_(Stores.persistent_timestamped_key_value_store_with_headers("t"))
+def test_the_dsl_builds_a_headers_aware_store_over_a_headers_aware_supplier_whatever_the_format():
+    """Kafka 4.3's KeyValueStoreMaterializer: a headers-aware supplier gives a headers-aware DSL store (empty headers,
+    whatever the records carry), also in the default dsl.store.format (the dsl-headers-supplier-* goldens)."""
+    builder = StreamsBuilder()
+    (builder.stream("in", Consumed.with_(S, S)).group_by_key()
+     .count(Materialized.as_(Stores.persistent_timestamped_key_value_store_with_headers("t")).with_value_serde(L)))
+    with TopologyTestDriver(builder.build(), {"application.id": "supplied"}) as driver:
+        driver.create_input_topic("in", S, S).pipe_input(TestRecord("a", "1", 5, [("h", b"x")]))
+        assert driver.get_timestamped_key_value_store_with_headers("t").get("a") == ValueTimestampHeaders(1, 5)
 
 
 def test_an_engine_keeps_a_headers_aware_store_where_it_keeps_the_others():   # a local RocksDB on Spark
@@ -324,14 +331,26 @@ def test_an_engine_keeps_headers_window_and_session_stores_where_it_keeps_the_ot
         assert [value.hex() for value in table.entries().values()] == [expected]
 
 
-def test_the_dsl_refuses_headers_aware_window_and_session_suppliers():
-    for supplier in (Stores.persistent_timestamped_window_store_with_headers("w", 100, 10, False),
-                     Stores.persistent_session_store_with_headers("s", 100)):
-        with pytest.raises(UnsupportedOperationError, match=f"Materialized.as_\\({type(supplier).__name__}"):
-            Materialized.as_(supplier)
+def test_the_dsl_builds_headers_aware_window_and_session_stores_over_headers_aware_suppliers():
+    """Kafka 4.3's Window/SessionStoreMaterializer; an engine keeps them where it keeps the others (a local RocksDB on
+    Spark); over a supplier without headers the store stays without headers, also under dsl.store.format=HEADERS."""
+    from streams_on_spark.dsl.windowed import session_store_builder, window_store_builder
+
+    def built(window_supplier: Any, session_supplier: Any) -> list:
+        return [window_store_builder(Materialized.as_(window_supplier), "w", TimeWindows.of_size_with_no_grace(10), S,
+                                     L),
+                session_store_builder(Materialized.as_(session_supplier), "s",
+                                      SessionWindows.of_inactivity_gap_with_no_grace(10), S, L)]
+
+    headers = built(Stores.persistent_timestamped_window_store_with_headers("w", 100, 10, False),
+                    Stores.persistent_session_store_with_headers("s", 100))
+    assert [b.store_type for b in headers] == [DslTimestampedWindowStoreWithHeaders, DslSessionStoreWithHeaders]
+    assert all(b.engine_kept() and in_dsl_store_format(b, False) is b for b in headers)
+    plain = built(Stores.in_memory_window_store("w", 100, 10, False), Stores.in_memory_session_store("s", 100))
+    assert all(in_dsl_store_format(b, True) is b and "WithHeaders" not in b.store_type.__name__ for b in plain)
 
 
-def test_interactive_queries_read_headers_window_and_session_stores_as_kafkas_do(both):
+def test_interactive_queries_read_headers_window_and_session_stores_as_kafkas_do(both, request):
     def store(name, store_type):
         return both.store(StoreQueryParameters.from_name_and_type(name, store_type))
 
@@ -348,12 +367,18 @@ def test_interactive_queries_read_headers_window_and_session_stores_as_kafkas_do
     assert only(store("sessions", QueryableStoreTypes.session_store()).fetch("a")) == [("a", "2")]
 
     def query(name, q):
-        request = StateQueryRequest.in_store(name).with_query(q)
-        return both.query(request).get_only_partition_result().get_result()
+        return both.query(StateQueryRequest.in_store(name).with_query(q)).get_partition_results()[0]
 
-    assert [(kv.key, kv.value) for kv in query("windows", WindowKeyQuery.with_key_and_window_start_range("a", 0, 100))
-            ] == [(90, ValueAndTimestamp("2", 90))]
-    assert only(query("sessions", WindowRangeQuery.with_key("a"))) == [("a", "2")]
+    window_query = query("windows", WindowKeyQuery.with_key_and_window_start_range("a", 0, 100))
+    session_query = query("sessions", WindowRangeQuery.with_key("a"))
+    persistent, _cached = request.node.callspec.params["both"]
+    if persistent:
+        # Kafka 4.3.1's RocksDB headers-aware stores know no IQv2 query (the headers-*-store-persistent-cached goldens)
+        assert [r.get_failure_reason() for r in (window_query, session_query)] == [
+            FailureReason.UNKNOWN_QUERY_TYPE] * 2
+        return
+    assert [(kv.key, kv.value) for kv in window_query.get_result()] == [(90, ValueAndTimestamp("2", 90))]
+    assert only(session_query.get_result()) == [("a", "2")]
 
 
 def built_over(task_store, builders: dict) -> dict:
@@ -449,3 +474,26 @@ def test_the_local_rocksdb_and_its_changelog_carry_the_dsl_window_and_session_st
     assert read["s"].fetch_session("a", 90, 95) == AggregationWithHeaders(3, ())
     assert read["s"].aggregations().fetch_session("a", 90, 95) == 3
     task_store.close()
+
+
+def test_the_driver_warns_of_a_store_read_without_its_timestamps_as_kafkas_does(caplog):
+    """Kafka 4.3.1's TopologyTestDriver logs these warnings (its getKeyValueStore names the timestamped accessor for a
+    headers-aware store too); its other accessors log nothing."""
+    builder = StreamsBuilder()
+    grouped = builder.stream("in", Consumed.with_(S, S)).group_by_key()
+    grouped.count(Materialized.as_("plain").with_value_serde(L))
+    grouped.count(Materialized.as_(Stores.persistent_timestamped_key_value_store_with_headers("headers"))
+                  .with_value_serde(L))
+    grouped.windowed_by(TimeWindows.of_size_with_no_grace(10)).count(Materialized.as_("w").with_value_serde(L))
+    with TopologyTestDriver(builder.build(), {"application.id": "warnings"}) as driver:
+        def warned(read: Any) -> list[str]:
+            caplog.clear()
+            read()
+            return [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+        assert warned(lambda: driver.get_key_value_store("plain")) == [
+            "Method #get_timestamped_key_value_store() should be used to access a TimestampedKeyValueStore."]
+        assert warned(lambda: driver.get_key_value_store("headers")) == [
+            "Method #get_timestamped_key_value_store() should be used to access a TimestampedKeyValueStoreWithHeaders."]
+        assert warned(lambda: driver.get_window_store("w")) == [
+            "Method #get_timestamped_window_store() should be used to access a TimestampedWindowStore."]
+        assert warned(lambda: driver.get_timestamped_key_value_store("headers")) == []

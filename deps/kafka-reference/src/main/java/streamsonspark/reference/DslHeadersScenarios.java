@@ -7,9 +7,13 @@ import static streamsonspark.reference.Scenarios.kv;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Properties;
 
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.GlobalKTable;
 import org.apache.kafka.streams.kstream.Grouped;
@@ -17,8 +21,10 @@ import org.apache.kafka.streams.kstream.JoinWindows;
 import org.apache.kafka.streams.kstream.KGroupedStream;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.KTable;
+import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.StreamJoined;
+import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * {@code dsl.store.format=HEADERS} (Kafka 4.3): the DSL's key-value stores (count, reduce and aggregate of a grouped
@@ -157,40 +163,71 @@ final class DslHeadersScenarios {
         return s;
     }
 
+    /** How {@link #kvTopology} materializes its store {@code name} of values {@code values}. */
+    interface KvStores {
+        <V> Materialized<String, V, KeyValueStore<Bytes, byte[]>> of(String name, Serde<V> values);
+    }
+
     static Scenario kvStores(final String variant) {
         final boolean cached = variant.equals("cached");
-        final Scenario s = new Scenario("dsl-headers-kv", variant,
+        final Scenario s = kvSteps(new Scenario("dsl-headers-kv", variant,
                 "dsl.store.format=HEADERS: the DSL's key-value stores are headers-aware stores with empty headers ("
                         + variant + "); outputs as in the default format",
-                props -> {
-                    final StreamsBuilder b = new StreamsBuilder();
-                    final KStream<String, String> events = b.stream("events", Consumed.with(S, S));
-                    final KGroupedStream<String, String> byKey = events.groupByKey(Grouped.with(S, S));
-                    byKey.count(kv("counts", L, cached)).toStream().to("counts-out", Produced.with(S, L));
-                    byKey.reduce((a, c) -> a + c, kv("reduced", S, cached)).toStream()
-                            .to("reduced-out", Produced.with(S, S));
-                    byKey.aggregate(() -> 0L, (k, v, agg) -> agg + v.length(), kv("lengths", L, cached)).toStream()
-                            .to("lengths-out", Produced.with(S, L));
-                    final KTable<String, String> prices = b.table("prices", Consumed.with(S, S),
-                            kv("prices-store", S, cached));
-                    final KTable<String, String> cheap = prices.filter((k, v) -> v.length() < 3,
-                            kv("cheap", S, cached));
-                    final KTable<String, String> upper = prices.mapValues(v -> v + "u", kv("upper", S, cached));
-                    final KTable<String, String> marked = prices.transformValues(TransformValuesScenarios.Bang::new,
-                            kv("marked", S, cached));
-                    marked.toStream().to("marked-out", Produced.with(S, S));
-                    cheap.join(upper, (a, c) -> a + "+" + c, kv("joined", S, cached)).toStream()
-                            .to("joined-out", Produced.with(S, S));
-                    prices.groupBy((k, v) -> KeyValue.pair(v.substring(0, 1), v), Grouped.with("by-initial", S, S))
-                            .count(kv("initials", L, cached)).toStream().to("initials-out", Produced.with(S, L));
-                    final GlobalKTable<String, String> globals = b.globalTable("globals", Consumed.with(S, S),
-                            kv("global-store", S, cached));
-                    events.join(globals, (k, v) -> k, (v, g) -> v + "/" + g).to("enriched-out",
-                            Produced.with(S, S));
-                    return b.build(props);
-                })
-                .config("dsl.store.format", cached ? "HEADERS" : "headers")
-                .input("events", "string", "string")
+                props -> kvTopology(props, new KvStores() {
+                    @Override
+                    public <V> Materialized<String, V, KeyValueStore<Bytes, byte[]>> of(final String name,
+                                                                                        final Serde<V> values) {
+                        return kv(name, values, cached);
+                    }
+                })))
+                .config("dsl.store.format", cached ? "HEADERS" : "headers");
+        if (!cached) {
+            s.config("default.dsl.store", "in_memory");
+        }
+        for (final String store : KV_STORES) {
+            s.store(store, "timestamped-kv-headers");
+        }
+        s.store("global-store", "timestamped-kv-headers");
+        for (final String accessor : new String[] {"timestamped-kv-headers", "timestamped-kv", "kv"}) {
+            for (final String store : new String[] {"counts", "prices-store", "joined"}) {
+                s.read(store, accessor, "all");
+            }
+            s.read("counts", accessor, "get a");
+            s.read("prices-store", accessor, "get q");
+        }
+        return s;
+    }
+
+    /** Every kind of the DSL's key-value store, each materialized by {@code stores}: a grouped stream's count, reduce
+     * and aggregate, a table source, its materialized filter, mapValues and transformValues, a table-table join, a
+     * grouped table's count, a global table (joined by the stream). */
+    static Topology kvTopology(final Properties props, final KvStores stores) {
+        final StreamsBuilder b = new StreamsBuilder();
+        final KStream<String, String> events = b.stream("events", Consumed.with(S, S));
+        final KGroupedStream<String, String> byKey = events.groupByKey(Grouped.with(S, S));
+        byKey.count(stores.of("counts", L)).toStream().to("counts-out", Produced.with(S, L));
+        byKey.reduce((a, c) -> a + c, stores.of("reduced", S)).toStream().to("reduced-out", Produced.with(S, S));
+        byKey.aggregate(() -> 0L, (k, v, agg) -> agg + v.length(), stores.of("lengths", L)).toStream()
+                .to("lengths-out", Produced.with(S, L));
+        final KTable<String, String> prices = b.table("prices", Consumed.with(S, S), stores.of("prices-store", S));
+        final KTable<String, String> cheap = prices.filter((k, v) -> v.length() < 3, stores.of("cheap", S));
+        final KTable<String, String> upper = prices.mapValues(v -> v + "u", stores.of("upper", S));
+        final KTable<String, String> marked = prices.transformValues(TransformValuesScenarios.Bang::new,
+                stores.of("marked", S));
+        marked.toStream().to("marked-out", Produced.with(S, S));
+        cheap.join(upper, (a, c) -> a + "+" + c, stores.of("joined", S)).toStream()
+                .to("joined-out", Produced.with(S, S));
+        prices.groupBy((k, v) -> KeyValue.pair(v.substring(0, 1), v), Grouped.with("by-initial", S, S))
+                .count(stores.of("initials", L)).toStream().to("initials-out", Produced.with(S, L));
+        final GlobalKTable<String, String> globals = b.globalTable("globals", Consumed.with(S, S),
+                stores.of("global-store", S));
+        events.join(globals, (k, v) -> k, (v, g) -> v + "/" + g).to("enriched-out", Produced.with(S, S));
+        return b.build(props);
+    }
+
+    /** The topics and records of {@link #kvTopology}. */
+    static Scenario kvSteps(final Scenario s) {
+        return s.input("events", "string", "string")
                 .input("prices", "string", "string")
                 .input("globals", "string", "string")
                 .output("counts-out", "string", "long")
@@ -209,20 +246,5 @@ final class DslHeadersScenarios {
                 .pipe("prices", "p", "345", 60, "src", "feed2")
                 .pipe("prices", "q", null, 70)
                 .pipe("prices", "r", "9", 80, "ünï", "çödé");
-        if (!cached) {
-            s.config("default.dsl.store", "in_memory");
-        }
-        for (final String store : KV_STORES) {
-            s.store(store, "timestamped-kv-headers");
-        }
-        s.store("global-store", "timestamped-kv-headers");
-        for (final String accessor : new String[] {"timestamped-kv-headers", "timestamped-kv", "kv"}) {
-            for (final String store : new String[] {"counts", "prices-store", "joined"}) {
-                s.read(store, accessor, "all");
-            }
-            s.read("counts", accessor, "get a");
-            s.read("prices-store", accessor, "get q");
-        }
-        return s;
     }
 }

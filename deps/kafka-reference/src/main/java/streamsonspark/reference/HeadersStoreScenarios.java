@@ -36,7 +36,8 @@ import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
  * ({@code Stores.timestampedWindowStoreWithHeadersBuilder}, {@code Stores.sessionStoreWithHeadersBuilder}) keep each
  * record in the window (size 10) or the session ([start of its 10 ms, that + 5]) of its timestamp and are read
  * through {@code getTimestampedWindowStoreWithHeaders}/{@code getTimestampedWindowStore}/{@code getWindowStore} and
- * {@code getSessionStoreWithHeaders}/{@code getSessionStore}. Mirrored in tests/conformance/test_kafka_reference.py
+ * {@code getSessionStoreWithHeaders}/{@code getSessionStore}; and through IQv2 queries (Kafka 4.3.1's RocksDB
+ * headers-aware stores answer none). Mirrored in tests/conformance/test_kafka_reference.py
  * (headers_store, headers_window_store, headers_session_store).
  */
 final class HeadersStoreScenarios {
@@ -157,6 +158,8 @@ final class HeadersStoreScenarios {
                 s.read("kept", accessor, call);
             }
         }
+        s.read("kept", "iqv2", "WindowKeyQuery a 0 100");
+        s.read("kept", "iqv2", "WindowRangeQuery 0 100");
         return s;
     }
 
@@ -179,6 +182,7 @@ final class HeadersStoreScenarios {
                 s.read("kept", accessor, call);
             }
         }
+        s.read("kept", "iqv2", "WindowRangeQuery a");
         return s;
     }
 
@@ -241,6 +245,10 @@ final class HeadersStoreScenarios {
             if (!variant.startsWith("persistent")) {   // RocksDB's is an estimate (its entries minus twice its deletes)
                 s.read("kept", accessor, "approximate_num_entries");
             }
+        }
+        for (final String query : new String[] {"KeyQuery a", "TimestampedKeyQuery a", "RangeQuery ~ ~",
+            "TimestampedRangeQuery ~ ~"}) {
+            s.read("kept", "iqv2", query);
         }
         return s;
     }

@@ -31,13 +31,18 @@ import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.QueryableStoreType;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
 import org.apache.kafka.streams.state.Stores;
+import org.apache.kafka.streams.state.SessionStoreWithHeaders;
 import org.apache.kafka.streams.state.TimestampedKeyValueStore;
+import org.apache.kafka.streams.state.TimestampedKeyValueStoreWithHeaders;
 import org.apache.kafka.streams.state.TimestampedWindowStore;
+import org.apache.kafka.streams.state.TimestampedWindowStoreWithHeaders;
 import org.apache.kafka.streams.state.WindowStore;
 import org.apache.kafka.streams.state.ValueAndTimestamp;
 import org.apache.kafka.streams.state.internals.GenericReadOnlyKeyValueStoreFacade;
 import org.apache.kafka.streams.state.internals.GenericReadOnlyWindowStoreFacade;
+import org.apache.kafka.streams.state.internals.ReadOnlySessionStoreFacade;
 import org.apache.kafka.streams.state.internals.StateStoreProvider;
+import org.apache.kafka.streams.state.internals.ValueConverters;
 
 /**
  * Interactive queries: Kafka's composite read-only stores ({@code QueryableStoreTypes.<type>().create(provider,
@@ -72,7 +77,26 @@ final class QueryScenarios {
             case "iq-timestamped-window":
                 return composite(driver, store, QueryableStoreTypes.timestampedWindowStore());
             case "iq-session": return composite(driver, store, QueryableStoreTypes.sessionStore());
+            case "iq-timestamped-kv-headers":
+                return composite(driver, store, QueryableStoreTypes.timestampedKeyValueStoreWithHeaders());
+            case "iq-timestamped-window-headers":
+                return composite(driver, store, QueryableStoreTypes.timestampedWindowStoreWithHeaders());
+            case "iq-session-headers": return composite(driver, store, QueryableStoreTypes.sessionStoreWithHeaders());
             default: throw new IllegalArgumentException("unknown accessor " + accessor);
+        }
+    }
+
+    /** {@code call} on the composite store of an "iq-..." read; {"error": "invalid state store: <message>"} when
+     *  the store type does not accept the store (Kafka's composite stores then throw an
+     *  {@code InvalidStateStoreException}). */
+    static Object read(final TopologyTestDriver driver, final String store, final String accessor,
+                       final String call) {
+        try {
+            return StoreReadScenarios.call(accessor(driver, store, accessor), call);
+        } catch (final InvalidStateStoreException e) {
+            final Map<String, Object> error = new LinkedHashMap<>();
+            error.put("error", "invalid state store: " + e.getMessage());
+            return error;
         }
     }
 
@@ -106,11 +130,31 @@ final class QueryScenarios {
                         + "store type [" + type.getClass() + "] does not accept the actual store type ["
                         + store.getClass() + "].");
             }
-            if (store instanceof TimestampedKeyValueStore && type instanceof QueryableStoreTypes.KeyValueStoreType) {
+            // Kafka 4.3.1's StreamThreadStateStoreProvider.validateAndCastStores
+            if (store instanceof TimestampedKeyValueStoreWithHeaders) {
+                if (type instanceof QueryableStoreTypes.KeyValueStoreType) {
+                    return List.of((T) new GenericReadOnlyKeyValueStoreFacade((TimestampedKeyValueStoreWithHeaders) store,
+                            ValueConverters.extractValueFromHeaders()));
+                } else if (type instanceof QueryableStoreTypes.TimestampedKeyValueStoreType) {
+                    return List.of((T) new GenericReadOnlyKeyValueStoreFacade((TimestampedKeyValueStoreWithHeaders) store,
+                            ValueConverters.extractValueAndTimestampFromHeaders()));
+                }
+            } else if (store instanceof TimestampedKeyValueStore
+                    && type instanceof QueryableStoreTypes.KeyValueStoreType) {
                 return List.of((T) new GenericReadOnlyKeyValueStoreFacade((TimestampedKeyValueStore) store, VALUE));
-            }
-            if (store instanceof TimestampedWindowStore && type instanceof QueryableStoreTypes.WindowStoreType) {
+            } else if (store instanceof TimestampedWindowStoreWithHeaders) {
+                if (type instanceof QueryableStoreTypes.WindowStoreType) {
+                    return List.of((T) new GenericReadOnlyWindowStoreFacade((TimestampedWindowStoreWithHeaders) store,
+                            ValueConverters.extractValueFromHeaders()));
+                } else if (type instanceof QueryableStoreTypes.TimestampedWindowStoreType) {
+                    return List.of((T) new GenericReadOnlyWindowStoreFacade((TimestampedWindowStoreWithHeaders) store,
+                            ValueConverters.extractValueAndTimestampFromHeaders()));
+                }
+            } else if (store instanceof TimestampedWindowStore && type instanceof QueryableStoreTypes.WindowStoreType) {
                 return List.of((T) new GenericReadOnlyWindowStoreFacade((TimestampedWindowStore) store, VALUE));
+            } else if (store instanceof SessionStoreWithHeaders
+                    && type instanceof QueryableStoreTypes.SessionStoreType) {
+                return List.of((T) new ReadOnlySessionStoreFacade((SessionStoreWithHeaders) store) { });
             }
             return List.of((T) store);
         }

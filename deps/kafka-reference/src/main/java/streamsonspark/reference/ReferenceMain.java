@@ -278,9 +278,9 @@ public final class ReferenceMain {
                     r.put("call", read[2]);
                     r.put("result", read[1].startsWith("iqv2")
                             ? QueryScenarios.query(driver, read[0], read[2], read[1].equals("iqv2-position"))
-                            : StoreReadScenarios.call(read[1].startsWith("iq-")
-                                    ? QueryScenarios.accessor(driver, read[0], read[1])
-                                    : accessor(driver, read[0], read[1]), read[2]));
+                            : read[1].equals("state") ? stateStore(driver, read[0])
+                            : read[1].startsWith("iq-") ? QueryScenarios.read(driver, read[0], read[1], read[2])
+                            : accessorCall(accessor(driver, read[0], read[1]), read[2]));
                     reads.add(r);
                 }
                 out.put("reads", reads);
@@ -315,6 +315,29 @@ public final class ReferenceMain {
             out.put("errors", errors);
         }
         return out;
+    }
+
+    /** {@code call} on the store an accessor answered; {"error": "no store"} when it answered null (a store of
+     *  another type). */
+    private static Object accessorCall(final Object store, final String call) {
+        if (store == null) {
+            final Map<String, Object> none = new LinkedHashMap<>();
+            none.put("error", "no store");
+            return none;
+        }
+        return StoreReadScenarios.call(store, call);
+    }
+
+    /** {@code getStateStore(name)}: "custom store" for a store it gives, {"error": "illegal argument: <message>"}
+     *  for a built-in store it refuses (its message names the accessor to use). */
+    private static Object stateStore(final TopologyTestDriver driver, final String name) {
+        try {
+            return driver.getStateStore(name) == null ? null : "custom store";
+        } catch (final IllegalArgumentException e) {
+            final Map<String, Object> error = new LinkedHashMap<>();
+            error.put("error", "illegal argument: " + e.getMessage());
+            return error;
+        }
     }
 
     /** The driver's store accessor named {@code accessor} (see {@link Scenario#read}). */

@@ -146,6 +146,7 @@ final class Scenarios {
         all.addAll(QueryScenarios.all());
         all.addAll(HeadersStoreScenarios.all());
         all.addAll(DslHeadersScenarios.all());
+        all.addAll(DslHeadersSupplierScenarios.all());
         all.addAll(ContextScenarios.all());
         all.addAll(TopologyErrorScenarios.all());
         return all;
@@ -362,11 +363,15 @@ final class Scenarios {
 
     static Scenario windowed(final String name, final String variant, final String description, final String keyType,
                              final java.util.function.Function<Properties, Topology> topology, final String storeKind) {
-        return new Scenario(name, variant, description, topology)
+        return windowedSteps(new Scenario(name, variant, description, topology)
                 .input("events", "string", "string")
                 .output(name + "-out", keyType, "long")
-                .store(name + "-store", storeKind, "a", "b")
-                .pipe("events", "a", "x", 1L)
+                .store(name + "-store", storeKind, "a", "b"));
+    }
+
+    /** The records of {@link #windowed} (keys a and b on "events": out of order, late, a null value, headers). */
+    static Scenario windowedSteps(final Scenario s) {
+        return s.pipe("events", "a", "x", 1L)
                 .pipe("events", "a", "x", 5L, "h", "a5")
                 .pipe("events", "b", "x", 6L)
                 .pipe("events", "a", "x", 12L)

@@ -1,0 +1,166 @@
+"""``count()`` of a record batch from its Arrow columns (``BatchAggregation.count_columns``) leaves exactly what the
+per-record path leaves: the same output records in the same order, metrics, stream and partition times, snapshots,
+record caches (contents and order) and store positions — and hands a batch it cannot take to the other paths.
+
+A Spark task gets its input as record batches (``StreamTask.process_record_batches``); here one task gets the same
+batches, round after round with a commit after each, once counted from columns and once record by record
+(``batch.fast.path=false``).
+"""
+from __future__ import annotations
+
+import random
+from unittest import mock
+
+import pytest
+
+from streams_on_spark import Consumed, Grouped, Materialized, Produced, Serdes, StreamsBuilder
+from streams_on_spark.config import TaskConfig
+from streams_on_spark.processor.api import TaskId
+from streams_on_spark.record_batch import RecordBatch
+from streams_on_spark.runtime.fused import BatchAggregation
+from streams_on_spark.runtime.task import StreamTask
+
+S, L, B = Serdes.String(), Serdes.Long(), Serdes.ByteArray()
+
+
+def count_of(key_serde=S, value_serde=S, topics=("words",)):
+    builder = StreamsBuilder()
+    streams = [builder.stream(t, Consumed.with_(key_serde, value_serde)) for t in topics]
+    stream = streams[0]
+    for other in streams[1:]:
+        stream = stream.merge(other)
+    (stream.group_by_key(Grouped.with_(key_serde, value_serde))
+     .count(Materialized.as_("counts"))
+     .to_stream().to("counts-out", Produced.with_(key_serde, L)))
+    topology = builder.build()
+    topology.internal_builder.application_id = "app"
+    return topology
+
+
+def new_task(topology, fast: bool, cache_bytes: int) -> StreamTask:
+    builder = topology.internal_builder
+    config = TaskConfig.from_config({"application.id": "app", "batch.fast.path": fast,
+                                     "statestore.cache.max.bytes": cache_bytes})
+    spec = builder.subtopologies()[0]
+    return StreamTask(TaskId(0, 0), spec, builder, config, lambda topic: 1, lambda: 0, partition_output=True)
+
+
+def encoded(topic: str, records: list[tuple]) -> RecordBatch:
+    """A record batch as a Spark task receives it (shipped as bytes)."""
+    batch = RecordBatch(topic, 0)
+    for ts, key, value in records:
+        batch.add(ts, key, value)
+    return RecordBatch.from_bytes(topic, 0, bytes(batch.data), batch.ends.tobytes())
+
+
+def state_of(task: StreamTask) -> tuple:
+    store = task.stores["counts"].inner
+    # in LRU order; a dirty entry's writer is what its flush gives the store's position (a clean one's is never read)
+    cached = ([(k, e.value, e.timestamp, e.headers, e.size, k in store._dirty and e.offset)
+               for k, e in store._entries.items()], store._cache.size) if getattr(store, "_cache", None) else None
+    return (task.metrics.processed, task.metrics.dropped, task.stream_time,
+            sorted((k, q.partition_time, q.next_offset) for k, q in task._queues.items()),
+            task.snapshot(), cached, task.state.positions())
+
+
+def run_rounds(topology_factory, rounds: list[list[tuple[str, int, list[tuple]]]], fast: bool,
+               cache_bytes: int) -> tuple[list, tuple, int]:
+    """Each round: (topic, first offset, records) batches given to one call, then the commit; the output records,
+    the task's state after the last round, and how many batches were counted from columns."""
+    task = new_task(topology_factory(), fast, cache_bytes)
+    taken = []
+    original = BatchAggregation.count_columns
+
+    def counting(self, *args):
+        result = original(self, *args)
+        taken.append(result)
+        return result
+
+    out = []
+    with mock.patch.object(BatchAggregation, "count_columns", counting):
+        for batches in rounds:
+            given = [(topic, 0, offset, encoded(topic, records)) for topic, offset, records in batches]
+            if fast:
+                task.process_record_batches(given)
+            else:
+                for topic, partition, offset, batch in given:
+                    task.add_columns(topic, partition, offset, *batch.columns())
+                task.process_available()
+            task.commit()
+            out.append([(b.topic, b.partition, b.records()) for b in task.collector.drain_batches()])
+    return out, state_of(task), sum(taken)
+
+
+def word_rounds(n_rounds: int, per_round: int, distinct: int, seed: int, topics=("words",), batches_per_round=2,
+                raw=lambda w: w.encode()) -> list:
+    rng = random.Random(seed)
+    offsets = dict.fromkeys(topics, 0)
+    ts = 1_000
+    rounds = []
+    for _ in range(n_rounds):
+        batches = []
+        for _ in range(batches_per_round):
+            topic = rng.choice(topics)
+            records = []
+            for _ in range(max(1, per_round // batches_per_round)):
+                ts += rng.choice((0, 1, 5, -3))   # out of order now and then
+                word = raw(f"w{rng.randrange(distinct)}")
+                records.append((max(ts, 0), word, b"x"))
+            batches.append((topic, offsets[topic], records))
+            offsets[topic] += len(records)
+        rounds.append(batches)
+    return rounds
+
+
+def assert_same(topology_factory, rounds, cache_bytes: int) -> int:
+    slow_out, slow_state, _ = run_rounds(topology_factory, rounds, False, cache_bytes)
+    fast_out, fast_state, taken = run_rounds(topology_factory, rounds, True, cache_bytes)
+    assert fast_out == slow_out
+    assert fast_state == slow_state
+    return taken
+
+
+@pytest.mark.parametrize("per_round", [1, 40, 600])
+@pytest.mark.parametrize("key_serde", [S, B], ids=["String", "ByteArray"])
+def test_a_count_from_columns_leaves_what_the_per_record_path_leaves(per_round, key_serde):
+    rounds = word_rounds(5, per_round, distinct=50, seed=per_round)
+    taken = assert_same(lambda: count_of(key_serde, key_serde), rounds, 10 * 1024 * 1024)
+    assert taken == sum(len(r) for r in rounds)   # every batch was counted from its columns
+
+
+@pytest.mark.parametrize("cache_bytes", [0, 300, 2_000, 5_000])
+def test_a_batch_whose_entries_would_not_fit_the_cache_takes_the_fold_through_the_evictions(cache_bytes):
+    rounds = word_rounds(6, 200, distinct=120, seed=cache_bytes)
+    taken = assert_same(count_of, rounds, cache_bytes)
+    if cache_bytes == 0:
+        assert taken == 0   # no cache: not folded at all
+    if cache_bytes == 300:
+        assert taken == 0   # every batch overflows the cache
+
+
+def test_records_the_columns_cannot_give_as_the_store_keys_them_take_the_other_paths():
+    """A null key or value (dropped and counted), a key that is not UTF-8 (String replaces what it cannot decode),
+    a negative timestamp: the batch is queued and processed as before; the batches after it are counted again."""
+    rounds = word_rounds(4, 100, distinct=30, seed=5)
+    first = rounds[1][0][2]
+    first[3] = (first[3][0], None, b"x")
+    first[7] = (first[7][0], b"w1", None)
+    rounds[2][0][2][5] = (rounds[2][0][2][5][0], b"\xff\xfe", b"x")
+    taken = assert_same(count_of, rounds, 10 * 1024 * 1024)
+    assert taken == sum(len(r) for r in rounds) - 2   # the batch after each is counted from its columns again
+
+
+def test_batches_of_several_partitions_are_processed_in_the_task_order_not_from_columns():
+    rounds = word_rounds(4, 100, distinct=30, seed=9, topics=("a", "b"), batches_per_round=3)
+    taken = assert_same(lambda: count_of(topics=("a", "b")), rounds, 10 * 1024 * 1024)
+    assert taken == sum(1 for r in rounds if len({t for t, _, _ in r}) == 1 for _ in r)
+
+
+def test_a_value_serde_that_can_fail_keeps_the_per_record_deserialization():
+    rounds = word_rounds(3, 50, distinct=10, seed=2)
+    rounds[1][0][2][4] = (rounds[1][0][2][4][0], b"w1", b"12")   # not 8 bytes: Long's deserializer fails
+    with pytest.raises(Exception) as slow:
+        run_rounds(lambda: count_of(S, L), rounds, False, 1 << 20)
+    with pytest.raises(Exception) as fast:
+        run_rounds(lambda: count_of(S, L), rounds, True, 1 << 20)
+    assert type(fast.value) is type(slow.value) and str(fast.value) == str(slow.value)

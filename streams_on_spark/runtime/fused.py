@@ -255,7 +255,9 @@ class BatchAggregation:
                 self._put(store, record[2], agg, ts)
         finally:
             ctx.current = ctx.record = ctx.queue = None
-        store.position_offsets.update(written)   # each key's write set its last record's: the others wrote too
+        # each queue's last record the aggregation took wrote its key on the per-record path, yet the fold writes a
+        # key once, from its last record, which may be another queue's: each queue's last write is set here
+        store.position_offsets.update(written)
         if rest:
             self._run_evicting(task, rest)
 
@@ -323,7 +325,6 @@ class BatchAggregation:
                 self._put(store, key, count, ts)
         finally:
             ctx.current = ctx.record = ctx.queue = None
-        store.position_offsets[queue.topic_partition] = offset + n - 1
         queue.next_offset = offset + n
         newest_of_all = int(timestamps.max())
         if newest_of_all > queue.partition_time:

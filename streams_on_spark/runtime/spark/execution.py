@@ -13,7 +13,7 @@ object one call runs its batch through (:class:`TaskBatch`).
 from __future__ import annotations
 
 import itertools
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.records import ProducerRecord
@@ -26,11 +26,6 @@ class TaskBatch(Protocol):
     """One call's batch of one task: its records queued, processed, and the task's output taken."""
 
     task: StreamTask
-
-    def add_columns(self, topic: str, partition: int, offset: int, timestamps: Sequence[int], keys: Sequence[Any],
-                    values: Sequence[Any], headers: Sequence[Any]) -> None:
-        """Queue a run of consecutive records of one topic-partition, the first at ``offset``."""
-        ...
 
     def add_record_batch(self, topic: str, partition: int, offset: int, batch: RecordBatch) -> None:
         """Queue a record batch of consecutive records of one topic-partition, the first at ``offset``."""
@@ -71,10 +66,6 @@ class _AvailableBatch:
         self.task = task
         self.record_batches: list[tuple[str, int, int, RecordBatch]] = []
 
-    def add_columns(self, topic: str, partition: int, offset: int, timestamps: Sequence[int], keys: Sequence[Any],
-                    values: Sequence[Any], headers: Sequence[Any]) -> None:
-        self.task.add_columns(topic, partition, offset, timestamps, keys, values, headers)
-
     def add_record_batch(self, topic: str, partition: int, offset: int, batch: RecordBatch) -> None:
         self.record_batches.append((topic, partition, offset, batch))
 
@@ -113,13 +104,9 @@ class _OneByOneBatch:
         self.records: list[tuple] = []   # (topic, partition, offset, timestamp, key, value, headers)
         self.produced: list[ProducerRecord] = []
 
-    def add_columns(self, topic: str, partition: int, offset: int, timestamps: Sequence[int], keys: Sequence[Any],
-                    values: Sequence[Any], headers: Sequence[Any]) -> None:
-        self.records.extend(zip(itertools.repeat(topic), itertools.repeat(partition), itertools.count(offset),
-                                timestamps, keys, values, headers))
-
     def add_record_batch(self, topic: str, partition: int, offset: int, batch: RecordBatch) -> None:
-        self.add_columns(topic, partition, offset, *batch.columns())
+        self.records.extend(zip(itertools.repeat(topic), itertools.repeat(partition), itertools.count(offset),
+                                *batch.columns()))
 
     def process(self) -> None:
         task = self.task

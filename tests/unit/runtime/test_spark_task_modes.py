@@ -10,6 +10,7 @@ from pyspark import cloudpickle
 
 from streams_on_spark import Consumed, Produced, Repartitioned, Serdes, StreamsBuilder
 from streams_on_spark.config import TaskConfig
+from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.runtime.spark.clock import SYSTEM_CLOCK, MockClock, WallClock
 from streams_on_spark.runtime.spark.execution import PROCESS_AVAILABLE, DriverTask
 from streams_on_spark.runtime.spark.output import ReturnedOutput
@@ -80,8 +81,8 @@ def function(execution, clock=SYSTEM_CLOCK) -> SubtopologyTaskFunction:
 def run(fn: SubtopologyTaskFunction, values: list[str]) -> list[tuple]:
     task = fn.new_task(0, None)
     batch = fn.execution.batch(task, fn.loop_back_topics())
-    batch.add_columns("in", 0, 0, range(len(values)), [None] * len(values), [v.encode() for v in values],
-                      [()] * len(values))
+    batch.add_record_batch("in", 0, 0, RecordBatch.of_columns("in", 0, list(range(len(values))), [None] * len(values),
+                                                               [v.encode() for v in values], [()] * len(values)))
     batch.process()
     task.commit()
     out = [(r.topic.removeprefix("app-"), r.key, r.value) for r in batch.drain()]

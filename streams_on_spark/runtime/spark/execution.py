@@ -13,7 +13,7 @@ object one call runs its batch through (:class:`TaskBatch`).
 from __future__ import annotations
 
 import itertools
-from typing import Any, Protocol
+from typing import Protocol
 
 from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.records import ProducerRecord

@@ -6,11 +6,10 @@ attempts`` and exits. M is counted from kafka-python's own report of each failed
 several reconnect cycles. Its stderr is the console a user sees (logging.basicConfig)."""
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 import time
-
-import kafka  # noqa: F401 - creates kafka-python's loggers, so the counter below goes in front of the library's filters
 
 from streams_on_spark.connectors.kafka import KafkaConnector
 
@@ -30,6 +29,7 @@ class FailedAttempts(logging.Filter):
 
 logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 attempts = FailedAttempts()
+importlib.import_module("kafka")   # creates kafka-python's loggers: the counter goes in front of the library's filters
 logging.getLogger("kafka.net.manager").filters.insert(0, attempts)
 bootstrap, backoff_ms, backoff_max_ms = sys.argv[1], sys.argv[2], sys.argv[3]
 client = {"reconnect.backoff.ms": backoff_ms, "reconnect.backoff.max.ms": backoff_max_ms}

@@ -14,8 +14,9 @@ signals to the child and exits with the child's status. The server refuses what 
 ``-m module``, an interpreter setting from the environment other than the one it started with) and the launcher then
 ``exec``s the interpreter itself, so a worker is never started differently from Spark's way, only faster.
 
-Local sessions only (:func:`~streams_on_spark.runtime.spark.session.local_session`, where the driver's Python is
-the workers'); a cluster's executors start their workers as Spark does.
+Local masters only (:func:`~streams_on_spark.runtime.spark.session.local_session`, or a ``spark-submit --master
+'local[...]'`` session made by ``application_session``, where the driver's Python is the workers'); a cluster's
+executors start their workers as Spark does.
 """
 from __future__ import annotations
 

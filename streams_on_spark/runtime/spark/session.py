@@ -99,10 +99,13 @@ _fork_server = None   # this process's ForkServer, once a local session has star
 def _forked_workers() -> Iterator[None]:
     """While a new local SparkContext is made, ``PYSPARK_PYTHON`` is the launcher of a :class:`ForkServer` when the
     workers' Python is this process's own (the context keeps it as its ``pythonExec``; this process's environment is
-    restored, so its other children start Python as before). ``STREAMS_ON_SPARK_FORKED_WORKERS=false`` turns it off."""
+    restored, so its other children start Python as before). ``STREAMS_ON_SPARK_FORKED_WORKERS=false`` turns it off.
+    Local masters only (a local session, or ``spark-submit --master 'local[...]'``): the context's ``pythonExec`` is
+    also what a cluster's executors would start, and the launcher exists on this machine only."""
     global _fork_server
     from pyspark import SparkContext
-    python = shutil.which(os.environ["PYSPARK_PYTHON"])
+    given = os.environ.get("PYSPARK_PYTHON")
+    python = shutil.which(given or "python3")   # pyspark's default when PYSPARK_PYTHON is unset
     if (SparkContext._active_spark_context is not None or python is None
             or os.path.abspath(python) != os.path.abspath(sys.executable)
             or os.environ.get(FORKED_WORKERS, "true").lower() == "false"):
@@ -117,7 +120,10 @@ def _forked_workers() -> Iterator[None]:
     try:
         yield
     finally:
-        os.environ["PYSPARK_PYTHON"] = python
+        if given is None:
+            del os.environ["PYSPARK_PYTHON"]
+        else:
+            os.environ["PYSPARK_PYTHON"] = given
 
 
 def is_spark_connect(spark: Any) -> bool:
@@ -170,7 +176,10 @@ def application_session(app_name: str, jars: Iterable[str] = ()) -> Any:
                 builder = builder.config(key, value)
         if not given.contains(SPARK_LOG_LEVEL) and spark_default_log_profile(SparkContext._jvm):
             builder = builder.config(SPARK_LOG_LEVEL, "WARN")
-        session = builder.getOrCreate()
+        # spark-submit --master 'local[...]': the workers run on this machine, forked (pyspark's driver worker quiet)
+        local = given.get("spark.master", "").startswith("local")
+        with _forked_workers() if local else contextlib.nullcontext():
+            session = builder.getOrCreate()
     else:
         given = session.sparkContext.getConf()
         for key, value in RUNTIME_DEFAULTS.items():

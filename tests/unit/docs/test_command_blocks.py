@@ -63,8 +63,14 @@ BLOCKS: dict[tuple[str, str], RunBy | str] = {
         "a diagram, not commands",
     ("docs/running-on-spark.md", "export PYSPARK_PYTHON=\"$PWD/.venv/bin/python\"       # Spark's Python workers: a "
                                  "Python with the library installed"):
-        "not run as written: its Kafka command names 127.0.0.1:9092, where the test broker is on a free port; "
-        "test_spark_submit_session.py and test_spark_submit.py run the same spark-submit with other options",
+        RunBy(("tests/integration/spark/test_spark_submit_session.py::"
+               "test_spark_submit_master_and_conf_are_what_the_application_runs_with",)),
+    ("docs/running-on-spark.md", "make setup kafka-up     # .venv with the library and pyspark's spark-submit; the "
+                                 "broker prints its bootstrap address"):
+        RunBy(("tests/integration/kafka/test_examples_on_kafka.py::test_readme_spark_submit_command_runs_as_written",),
+              also="`make setup kafka-up`: what `make test` does before pytest",
+              same_as=("README.md", "make setup kafka-up     # .venv with the library and pyspark's spark-submit; "
+                                    "the broker prints its bootstrap address")),
     ("docs/running-on-spark.md", "spark-submit --py-files my_processors.py,serdes.zip app.py      # .py, .zip or .egg; "
                                  "a package zipped with its directory at the root"):
         "not run: my_processors.py, serdes.zip and app.py stand for the user's files",

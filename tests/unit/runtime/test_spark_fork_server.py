@@ -151,6 +151,23 @@ def test_a_local_session_starts_its_workers_through_the_server(monkeypatch):
         assert os.environ["PYSPARK_PYTHON"] == sys.executable
 
 
+def test_without_pyspark_python_the_workers_python_is_pysparks_default_and_stays_unset(monkeypatch, tmp_path):
+    """spark-submit may leave PYSPARK_PYTHON unset (pyspark then starts ``python3``): not this process's Python here,
+    so Spark starts its workers itself, and the variable is still unset afterwards."""
+    from streams_on_spark.runtime.spark import session
+
+    class Context:
+        _active_spark_context = None
+
+    (tmp_path / "python3").symlink_to(sys.executable)   # on PATH, but not sys.executable's own path
+    monkeypatch.setattr("pyspark.SparkContext", Context)
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with session._forked_workers():
+        assert "PYSPARK_PYTHON" not in os.environ
+    assert "PYSPARK_PYTHON" not in os.environ
+
+
 def _gone(pid: int, timeout_s: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

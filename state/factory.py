@@ -10,6 +10,7 @@ from streams_on_spark.state.headers_stores import (
     TimestampedKeyValueStoreWithHeadersBuilder,
     TimestampedWindowStoreWithHeadersBuilder,
 )
+from streams_on_spark.state.lru_store import LruMapBytesStoreSupplier
 from streams_on_spark.state.stores import (
     KeyValueBytesStoreSupplier,
     KeyValueStoreBuilder,
@@ -41,21 +42,38 @@ class Stores:
 
     @staticmethod
     def in_memory_key_value_store(name: str) -> KeyValueBytesStoreSupplier:
-        return KeyValueBytesStoreSupplier(name)
+        return KeyValueBytesStoreSupplier(_require_name(name))
+
+    @staticmethod
+    def lru_map(name: str, max_cache_size: int) -> LruMapBytesStoreSupplier:
+        """Kafka's ``Stores.lruMap``: an in-memory key-value store keeping the ``max_cache_size`` most recently used
+        entries (``state/lru_store.py``); ranges read it in key-bytes order."""
+        _require_name(name)
+        if isinstance(max_cache_size, bool) or not isinstance(max_cache_size, int):
+            raise TypeError(f"max_cache_size must be an int, got {type(max_cache_size).__name__}")
+        if max_cache_size < 0:
+            raise ValueError("maxCacheSize cannot be negative")
+        return LruMapBytesStoreSupplier(name, max_cache_size)
 
     @staticmethod
     def persistent_key_value_store(name: str) -> PersistentKeyValueBytesStoreSupplier:
-        """Kafka's ``Stores.persistentKeyValueStore`` (and what ``persistent_timestamped_key_value_store`` gives):
-        RocksDB's rules, in memory in the in-process engine, in the task's local RocksDB on Spark."""
-        return PersistentKeyValueBytesStoreSupplier(name)
+        """Kafka's ``Stores.persistentKeyValueStore``: RocksDB's rules, in memory in the in-process engine, in the
+        task's local RocksDB on Spark. It keeps no timestamps: a timestamped store (a DSL one) built over it reads
+        every value with the timestamp -1 where the record cache does not answer, as Kafka's adapter does."""
+        return PersistentKeyValueBytesStoreSupplier(_require_name(name), timestamped=False)
 
-    persistent_timestamped_key_value_store = persistent_key_value_store
+    @staticmethod
+    def persistent_timestamped_key_value_store(name: str) -> PersistentKeyValueBytesStoreSupplier:
+        """Kafka's ``Stores.persistentTimestampedKeyValueStore``: the RocksDB supplier keeping values with their
+        timestamps (what the DSL's stores are)."""
+        return PersistentKeyValueBytesStoreSupplier(_require_name(name), timestamped=True)
+
     @staticmethod
     def persistent_timestamped_key_value_store_with_headers(name: str) -> PersistentKeyValueHeadersBytesStoreSupplier:
         """Kafka 4.3's RocksDB supplier of a headers-aware key-value store (KIP-1271): for
         ``timestamped_key_value_store_with_headers_builder``; the DSL's ``Materialized`` refuses it (the DSL builds its
         stores headers-aware under ``dsl.store.format=HEADERS``, over its own suppliers)."""
-        return PersistentKeyValueHeadersBytesStoreSupplier(name)
+        return PersistentKeyValueHeadersBytesStoreSupplier(_require_name(name))
 
     @staticmethod
     def key_value_store_builder(supplier: KeyValueBytesStoreSupplier, key_serde: Any = None,
@@ -84,13 +102,19 @@ class Stores:
     @staticmethod
     def persistent_window_store(name: str, retention_period: Any, window_size: Any,
                                 retain_duplicates: bool) -> PersistentWindowBytesStoreSupplier:
-        """A window store that reads, orders and expires as Kafka's RocksDB one (the DSL default): in memory in the
-        in-process engine, in the task's local RocksDB on Spark. Also what ``persistent_timestamped_window_store``
-        gives."""
+        """A window store that reads, orders and expires as Kafka's RocksDB one: in memory in the in-process engine,
+        in the task's local RocksDB on Spark. It keeps no timestamps: a timestamped store (a DSL one) built over it
+        reads every value with the timestamp -1 where the record cache does not answer, as Kafka's adapter does."""
+        retention_ms, size_ms = _window_params(name, retention_period, window_size)
+        return PersistentWindowBytesStoreSupplier(name, retention_ms, size_ms, retain_duplicates, timestamped=False)
+
+    @staticmethod
+    def persistent_timestamped_window_store(name: str, retention_period: Any, window_size: Any,
+                                            retain_duplicates: bool) -> PersistentWindowBytesStoreSupplier:
+        """Kafka's ``Stores.persistentTimestampedWindowStore``: the RocksDB window supplier keeping values with their
+        timestamps (what the DSL's windowed stores are), with the checks of ``persistent_window_store``."""
         retention_ms, size_ms = _window_params(name, retention_period, window_size)
         return PersistentWindowBytesStoreSupplier(name, retention_ms, size_ms, retain_duplicates)
-
-    persistent_timestamped_window_store = persistent_window_store
 
     @staticmethod
     def persistent_timestamped_window_store_with_headers(
@@ -154,8 +178,7 @@ class Stores:
         """A versioned key-value store (KIP-889) keeping each key's versions for ``history_retention`` behind stream
         time: in memory in the in-process engine, in the task's local RocksDB on Spark. ``segment_interval`` is
         checked as Kafka's and kept (versions are kept per key here, not in segments)."""
-        if name is None:
-            raise ValueError("name cannot be null")
+        _require_name(name)
         retention_ms = validate_millis(history_retention, "historyRetention")
         if retention_ms < 0:
             raise ValueError("historyRetention cannot be negative")
@@ -172,10 +195,16 @@ class Stores:
         """A builder of :class:`~streams_on_spark.state.versioned.VersionedKeyValueStore` (for ``add_state_store``)."""
         return VersionedKeyValueStoreBuilder(supplier, key_serde, value_serde)
 
-def _window_params(name: str, retention_period: Any, window_size: Any) -> tuple[int, int]:
-    """Kafka's checks of a window store's name, retention and size; the two in milliseconds."""
+def _require_name(name: str) -> str:
+    """Kafka's ``Objects.requireNonNull(name, "name cannot be null")`` of every ``Stores`` factory."""
     if name is None:
         raise ValueError("name cannot be null")
+    return name
+
+
+def _window_params(name: str, retention_period: Any, window_size: Any) -> tuple[int, int]:
+    """Kafka's checks of a window store's name, retention and size; the two in milliseconds."""
+    _require_name(name)
     retention_ms = validate_millis(retention_period, "retentionPeriod")
     if retention_ms < 0:
         raise ValueError("retentionPeriod cannot be negative")
@@ -190,8 +219,7 @@ def _window_params(name: str, retention_period: Any, window_size: Any) -> tuple[
 
 
 def _session_retention(name: str, retention_period: Any) -> int:
-    if name is None:
-        raise ValueError("name cannot be null")
+    _require_name(name)
     retention_ms = validate_millis(retention_period, "retentionPeriod")
     if retention_ms < 0:
         raise ValueError("retentionPeriod cannot be negative")

@@ -629,13 +629,72 @@ class KeyValueBytesStoreSupplier:
 
 
 class PersistentKeyValueBytesStoreSupplier(KeyValueBytesStoreSupplier):
-    """``Stores.persistent_key_value_store``: a key-value store with RocksDB's rules (ordered by key bytes, as the
-    in-memory one), in memory in the in-process engine, in the task's local RocksDB on Spark."""
+    """``Stores.persistent_key_value_store`` (``timestamped=False``) and ``persistent_timestamped_key_value_store``
+    (Kafka's ``RocksDBKeyValueBytesStoreSupplier`` and its ``returnTimestampedStore``): a key-value store with RocksDB's
+    rules (ordered by key bytes, as the in-memory one), in memory in the in-process engine, in the task's local RocksDB
+    on Spark. A timestamped store built over one without timestamps keeps none (:class:`PlainToTimestampedBytesStore`).
+    """
 
     in_memory = False
 
+    def __init__(self, name: str, timestamped: bool = True) -> None:
+        super().__init__(name)
+        self.timestamped = timestamped
+
     def metrics_scope(self) -> str:
         return "rocksdb"
+
+
+class PlainToTimestampedBytesStore:
+    """Kafka's ``KeyValueToTimestampedKeyValueByteStoreAdapter``: what a timestamped key-value store is built over
+    when its supplier's persistent store keeps no timestamps (``Stores.persistent_key_value_store``). Writes drop the
+    8-byte timestamp of Kafka's ``ValueAndTimestamp`` layout, reads give every value the timestamp -1 (a record cache
+    above still answers with the timestamps it holds). Anything else is the wrapped store's."""
+
+    _NO_TIMESTAMP = _TS.pack(-1)
+
+    def __init__(self, wrapped: Any) -> None:
+        object.__setattr__(self, "wrapped", wrapped)
+        object.__setattr__(self, "name", wrapped.name)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "wrapped":   # pickle probes these before the instance has a store
+            raise AttributeError(name)
+        return getattr(self.wrapped, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self.wrapped, name, value)   # what a layer above sets (metrics, ...) is the wrapped store's
+
+    def _timestamped(self, raw: Optional[bytes]) -> Optional[bytes]:
+        return None if raw is None else self._NO_TIMESTAMP + raw
+
+    def get(self, key: bytes) -> Optional[bytes]:
+        return self._timestamped(self.wrapped.get(key))
+
+    def put(self, key: bytes, value: Optional[bytes]) -> None:
+        self.wrapped.put(key, None if value is None else value[8:])
+
+    def delete(self, key: bytes) -> Optional[bytes]:
+        return self._timestamped(self.wrapped.delete(key))
+
+    def range(self, key_from: Optional[bytes], key_to: Optional[bytes],
+              reverse: bool = False) -> list[tuple[bytes, bytes]]:
+        stamp = self._NO_TIMESTAMP
+        return [(k, stamp + v) for k, v in self.wrapped.range(key_from, key_to, reverse)]
+
+    def scan(self, key_from: Optional[bytes], key_to: Optional[bytes],
+             reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        stamp = self._NO_TIMESTAMP
+        return ((k, stamp + v) for k, v in self.wrapped.scan(key_from, key_to, reverse))
+
+    def __repr__(self) -> str:
+        return f"PlainToTimestampedBytesStore({self.wrapped!r})"
+
+
+def without_timestamps(supplier: Any) -> bool:
+    """Whether ``supplier``'s stores are persistent and keep no timestamps, so that Kafka's timestamped builders put
+    an adapter over them (an in-memory store is only marked timestamped: it keeps the bytes it is given)."""
+    return isinstance(supplier, PersistentKeyValueBytesStoreSupplier) and not supplier.timestamped
 
 
 class HeadersBytesStoreSupplier:
@@ -738,6 +797,13 @@ class KeyValueStoreBuilder(SupplierStoreBuilder):
 class TimestampedKeyValueStoreBuilder(KeyValueStoreBuilder):
     store_type = TimestampedKeyValueStore
 
+    def build(self, bytes_store: Any = None) -> KeyValueStore:
+        """As Kafka's: over a persistent supplier without timestamps, through :class:`PlainToTimestampedBytesStore`
+        (beneath the record cache)."""
+        if without_timestamps(self.supplier):
+            bytes_store = PlainToTimestampedBytesStore(self.supplier.get() if bytes_store is None else bytes_store)
+        return super().build(bytes_store)
+
 
 def bytes_store_over(builder: StoreBuilder, table: Any) -> Any:
     """The bytes store an engine gives ``builder`` (one whose ``engine_kept()`` is true), with the entries in the
@@ -747,5 +813,6 @@ def bytes_store_over(builder: StoreBuilder, table: Any) -> Any:
 
 __all__ = ["StateStore", "bytes_store_over", "InMemoryKeyValueBytesStore", "KeyValueIterator", "KeyValueStore", "TimestampedKeyValueStore",
            "ValueAndTimestamp", "ValueAndTimestampSerde", "KeyValueStoreFacade", "KeyValueBytesStoreSupplier",
+           "PlainToTimestampedBytesStore", "without_timestamps",
            "StoreBuilder", "KeyValueStoreBuilder", "TimestampedKeyValueStoreBuilder", "KeyValue", "IllegalStateError",
            "check_changelog_config"]

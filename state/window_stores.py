@@ -19,6 +19,7 @@ Reads return snapshots (lists) rather than Kafka's lazy iterators, so a processo
 from __future__ import annotations
 
 import logging
+import struct
 from operator import itemgetter
 from typing import Any, Callable, Generic, Optional, TypeVar
 
@@ -405,9 +406,10 @@ class PersistentWindowBytesStoreSupplier(WindowBytesStoreSupplier):
     segmented = True
 
     def __init__(self, name: str, retention_period_ms: int, window_size_ms: int, retain_duplicates: bool,
-                 time_first: bool = False) -> None:
+                 time_first: bool = False, timestamped: bool = True) -> None:
         super().__init__(name, retention_period_ms, window_size_ms, retain_duplicates)
         self.time_first = time_first
+        self.timestamped = timestamped   # Kafka's WindowStoreTypes: False for Stores.persistent_window_store
 
     def metrics_scope(self) -> str:
         return "rocksdb-window"
@@ -438,8 +440,65 @@ class WindowStoreBuilder(SegmentedStoreBuilder):
                                self.value_serde)
 
 
+class WindowToTimestampedBytesStore:
+    """Kafka's ``WindowToTimestampedWindowByteStoreAdapter``: what a timestamped window store is built over when its
+    supplier's persistent store keeps no timestamps (``Stores.persistent_window_store``). Writes drop the 8-byte
+    timestamp, reads give every value the timestamp -1 (a record cache above still answers with its timestamps).
+    Anything else is the wrapped store's."""
+
+    def __init__(self, wrapped: WindowBytesStore) -> None:
+        object.__setattr__(self, "wrapped", wrapped)
+        object.__setattr__(self, "name", wrapped.name)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "wrapped":   # pickle probes these before the instance has a store
+            raise AttributeError(name)
+        return getattr(self.wrapped, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self.wrapped, name, value)   # what a layer above sets (metrics, ...) is the wrapped store's
+
+    def put(self, key: bytes, value: Optional[bytes], window_start_timestamp: int) -> bool:
+        return self.wrapped.put(key, None if value is None else value[8:], window_start_timestamp)
+
+    def fetch(self, key: bytes, window_start_timestamp: int) -> Optional[bytes]:
+        raw = self.wrapped.fetch(key, window_start_timestamp)
+        return None if raw is None else _NO_TIMESTAMP + raw
+
+    def fetch_key(self, key: bytes, time_from: int, time_to: int, forward: bool = True) -> list[tuple[int, bytes]]:
+        return [(start, _NO_TIMESTAMP + v) for start, v in self.wrapped.fetch_key(key, time_from, time_to, forward)]
+
+    def fetch_keys(self, key_from: Optional[bytes], key_to: Optional[bytes], time_from: int, time_to: int,
+                   forward: bool = True) -> list[tuple[bytes, int, bytes]]:
+        return _stamped(self.wrapped.fetch_keys(key_from, key_to, time_from, time_to, forward))
+
+    def fetch_all(self, time_from: int, time_to: int, forward: bool = True) -> list[tuple[bytes, int, bytes]]:
+        return _stamped(self.wrapped.fetch_all(time_from, time_to, forward))
+
+    def all(self, forward: bool = True) -> list[tuple[bytes, int, bytes]]:
+        return _stamped(self.wrapped.all(forward))
+
+    def __repr__(self) -> str:
+        return f"WindowToTimestampedBytesStore({self.wrapped!r})"
+
+
+_NO_TIMESTAMP = struct.pack(">q", -1)
+
+
+def _stamped(rows: list[tuple[bytes, int, bytes]]) -> list[tuple[bytes, int, bytes]]:
+    """``(key, start, value)`` rows of a store without timestamps, each value with the timestamp -1."""
+    return [(k, start, _NO_TIMESTAMP + v) for k, start, v in rows]
+
+
 class TimestampedWindowStoreBuilder(WindowStoreBuilder):
     store_type = TimestampedWindowStore
+
+    def build(self, bytes_store: Any = None) -> WindowStore:
+        """As Kafka's: over a persistent supplier without timestamps, through :class:`WindowToTimestampedBytesStore`
+        (beneath the record cache)."""
+        if isinstance(self.supplier, PersistentWindowBytesStoreSupplier) and not self.supplier.timestamped:
+            bytes_store = WindowToTimestampedBytesStore(self.supplier.get() if bytes_store is None else bytes_store)
+        return super().build(bytes_store)
 
 
 __all__ = [
@@ -451,4 +510,5 @@ __all__ = [
     "PersistentWindowBytesStoreSupplier",
     "WindowStoreBuilder",
     "TimestampedWindowStoreBuilder",
+    "WindowToTimestampedBytesStore",
 ]

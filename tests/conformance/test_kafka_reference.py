@@ -874,7 +874,7 @@ def topology_errors(variant: str, config: dict) -> Topology:
 
 
 # Java's exception classes as ours (errors.py: IllegalArgumentException is ValueError).
-EXCEPTIONS = {"java.lang.IllegalArgumentException": ValueError,
+EXCEPTIONS = {"java.lang.IllegalArgumentException": ValueError, "java.lang.NullPointerException": ValueError,
               "org.apache.kafka.streams.errors.StreamsException": StreamsException,
               "org.apache.kafka.streams.errors.TopologyException": TopologyException}
 
@@ -1210,6 +1210,71 @@ def store_reads(variant: str, config: dict) -> Topology:
         topology.add_state_store(builder, "interpreter")
     topology.add_sink("results-sink", "results", "interpreter", key_serde=S, value_serde=S)
     return topology
+
+
+# ------------------------------------------------ Stores' factories (StoreFactoryScenarios.java)
+
+def store_factories(variant: str, config: dict) -> Topology:
+    """lru_map stores and timestamped stores over RocksDB suppliers without timestamps: an interpreter processor's
+    ("processor"), or DSL counts and a table-table join ("dsl")."""
+    if variant == "dsl":
+        builder = StreamsBuilder()
+        grouped = builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+        (grouped.count(over(Stores.persistent_key_value_store("counts-plain"), L))
+         .to_stream().to("counts-plain-out", Produced.with_(S, L)))
+        (grouped.count(over(Stores.persistent_key_value_store("counts-plain-uncached"), L).with_caching_disabled())
+         .to_stream().to("counts-plain-uncached-out", Produced.with_(S, L)))
+        (grouped.count(over(Stores.lru_map("counts-lru", 10), L).with_caching_disabled())
+         .to_stream().to("counts-lru-out", Produced.with_(S, L)))
+        left = builder.table("left", Consumed.with_(S, S), Materialized.as_("left-store").with_key_serde(S)
+                             .with_value_serde(S).with_caching_disabled())
+        right = builder.table("right", Consumed.with_(S, S),
+                              over(Stores.persistent_key_value_store("right-plain"), S).with_caching_disabled())
+        left.join(right, lambda l, r: f"{l}+{r}").to_stream().to("joined", Produced.with_(S, S))
+        return builder.build(config)
+    topology = Topology()
+    topology.add_source("ops-source", "ops", key_serde=S, value_serde=S)
+    topology.add_processor("interpreter", Interpreter, "ops-source")
+    for builder in (
+            Stores.key_value_store_builder(Stores.lru_map("lru", 3), S, L),
+            Stores.key_value_store_builder(Stores.lru_map("lru-zero", 0), S, L),
+            Stores.timestamped_key_value_store_builder(Stores.lru_map("lru-ts", 2), S, L),
+            Stores.timestamped_key_value_store_builder(Stores.persistent_key_value_store("plain-ts-kv"), S, L),
+            Stores.timestamped_key_value_store_builder(Stores.persistent_key_value_store("plain-ts-kv-cached"), S, L)
+            .with_caching_enabled(),
+            Stores.timestamped_window_store_builder(Stores.persistent_window_store("plain-ts-win", 50, 10, False), S,
+                                                    L)):
+        topology.add_state_store(builder, "interpreter")
+    topology.add_sink("results-sink", "results", "interpreter", key_serde=S, value_serde=S)
+    return topology
+
+
+def over(supplier: Any, values: Any) -> Materialized:
+    """StoreFactoryScenarios.over: a DSL store over ``supplier`` with String keys."""
+    return Materialized.as_(supplier).with_key_serde(S).with_value_serde(values)
+
+
+def store_factories_lru(variant: str, config: dict) -> Topology:
+    builder = StreamsBuilder()
+    (builder.stream("events", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+     .count(over(Stores.lru_map("counts-lru", 2), L).with_caching_disabled())
+     .to_stream().to("counts-out", Produced.with_(S, L)))
+    return builder.build(config)
+
+
+# The checks of StoreFactoryScenarios.dsl() that must throw, by name (golden "errors").
+ERROR_CHECKS.update({
+    "lru-map-negative-size": lambda: Stores.lru_map("lru", -1),
+    "lru-map-null-name": lambda: Stores.lru_map(None, 1),
+    "persistent-timestamped-kv-null-name": lambda: Stores.persistent_timestamped_key_value_store(None),
+    "persistent-kv-null-name": lambda: Stores.persistent_key_value_store(None),
+    "in-memory-kv-null-name": lambda: Stores.in_memory_key_value_store(None),
+    "persistent-timestamped-window-retention-below-size":
+        lambda: Stores.persistent_timestamped_window_store("tw", 5, 10, False),
+    "persistent-timestamped-window-negative-retention":
+        lambda: Stores.persistent_timestamped_window_store("tw", -1, 10, False),
+    "key-value-store-builder-null-supplier": lambda: Stores.key_value_store_builder(None, S, L),
+})
 
 
 #: the driver's store accessors by the golden's names (Scenario.read)
@@ -1784,6 +1849,8 @@ BUILDERS: dict[str, Callable[[str, dict], Topology]] = {
     "dsl-headers-processor": dsl_headers_processor,
     "processor-context": processor_context,
     "topology-errors": topology_errors,
+    "store-factories": store_factories,
+    "store-factories-lru": store_factories_lru,
 }
 # DslHeadersScenarios.inHeadersFormat: these scenarios' topologies under dsl.store.format=HEADERS (the golden's config)
 BUILDERS.update({f"dsl-headers-{name}": BUILDERS[name] for name in (
@@ -1799,7 +1866,7 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
              "max-task-idle", "dynamic-routing", "stream-partitioner",
              "interactive-queries", "headers-store", "headers-window-store", "headers-session-store",
              "dsl-headers-kv", "dsl-headers-fk-join", "processor-context", "dsl-headers-supplier-kv",
-             "dsl-headers-processor"}
+             "dsl-headers-processor", "store-factories"}
 # timestamp-extractor, max-task-idle: every record has the key "k" (one task, with the partition time and the idle
 # deadlines of Kafka's one task, at any partition count). Not max-task-idle-repartition: Kafka's driver's one task
 # waits for its repartition partition too, which at 4 partitions is another task's input (KIP-1238). Nor

@@ -149,6 +149,7 @@ final class Scenarios {
         all.addAll(DslHeadersSupplierScenarios.all());
         all.addAll(ContextScenarios.all());
         all.addAll(TopologyErrorScenarios.all());
+        all.addAll(StoreFactoryScenarios.all());
         return all;
     }
 

@@ -645,13 +645,11 @@ class PersistentKeyValueBytesStoreSupplier(KeyValueBytesStoreSupplier):
         return "rocksdb"
 
 
-class PlainToTimestampedBytesStore:
-    """Kafka's ``KeyValueToTimestampedKeyValueByteStoreAdapter``: what a timestamped key-value store is built over
-    when its supplier's persistent store keeps no timestamps (``Stores.persistent_key_value_store``). Writes drop the
-    8-byte timestamp of Kafka's ``ValueAndTimestamp`` layout, reads give every value the timestamp -1 (a record cache
-    above still answers with the timestamps it holds). Anything else is the wrapped store's."""
+class TimestampAdapter:
+    """What Kafka's adapters from a store without timestamps to a timestamped one share: the wrapped bytes store
+    answers and keeps everything the adapter does not convert (attributes a layer above sets too)."""
 
-    _NO_TIMESTAMP = _TS.pack(-1)
+    NO_TIMESTAMP = _TS.pack(-1)   # the timestamp every value is read back with
 
     def __init__(self, wrapped: Any) -> None:
         object.__setattr__(self, "wrapped", wrapped)
@@ -665,8 +663,18 @@ class PlainToTimestampedBytesStore:
     def __setattr__(self, name: str, value: Any) -> None:
         setattr(self.wrapped, name, value)   # what a layer above sets (metrics, ...) is the wrapped store's
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.wrapped!r})"
+
+
+class PlainToTimestampedBytesStore(TimestampAdapter):
+    """Kafka's ``KeyValueToTimestampedKeyValueByteStoreAdapter``: what a timestamped key-value store is built over
+    when its supplier's persistent store keeps no timestamps (``Stores.persistent_key_value_store``). Writes drop the
+    8-byte timestamp of Kafka's ``ValueAndTimestamp`` layout, reads give every value the timestamp -1 (a record cache
+    above still answers with the timestamps it holds)."""
+
     def _timestamped(self, raw: Optional[bytes]) -> Optional[bytes]:
-        return None if raw is None else self._NO_TIMESTAMP + raw
+        return None if raw is None else self.NO_TIMESTAMP + raw
 
     def get(self, key: bytes) -> Optional[bytes]:
         return self._timestamped(self.wrapped.get(key))
@@ -679,16 +687,13 @@ class PlainToTimestampedBytesStore:
 
     def range(self, key_from: Optional[bytes], key_to: Optional[bytes],
               reverse: bool = False) -> list[tuple[bytes, bytes]]:
-        stamp = self._NO_TIMESTAMP
+        stamp = self.NO_TIMESTAMP
         return [(k, stamp + v) for k, v in self.wrapped.range(key_from, key_to, reverse)]
 
     def scan(self, key_from: Optional[bytes], key_to: Optional[bytes],
              reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
-        stamp = self._NO_TIMESTAMP
+        stamp = self.NO_TIMESTAMP
         return ((k, stamp + v) for k, v in self.wrapped.scan(key_from, key_to, reverse))
-
-    def __repr__(self) -> str:
-        return f"PlainToTimestampedBytesStore({self.wrapped!r})"
 
 
 def without_timestamps(supplier: Any) -> bool:
@@ -813,6 +818,6 @@ def bytes_store_over(builder: StoreBuilder, table: Any) -> Any:
 
 __all__ = ["StateStore", "bytes_store_over", "InMemoryKeyValueBytesStore", "KeyValueIterator", "KeyValueStore", "TimestampedKeyValueStore",
            "ValueAndTimestamp", "ValueAndTimestampSerde", "KeyValueStoreFacade", "KeyValueBytesStoreSupplier",
-           "PlainToTimestampedBytesStore", "without_timestamps",
+           "PlainToTimestampedBytesStore", "TimestampAdapter", "without_timestamps",
            "StoreBuilder", "KeyValueStoreBuilder", "TimestampedKeyValueStoreBuilder", "KeyValue", "IllegalStateError",
            "check_changelog_config"]

@@ -19,7 +19,6 @@ Reads return snapshots (lists) rather than Kafka's lazy iterators, so a processo
 from __future__ import annotations
 
 import logging
-import struct
 from operator import itemgetter
 from typing import Any, Callable, Generic, Optional, TypeVar
 
@@ -36,6 +35,7 @@ from streams_on_spark.state.key_schemas import WindowKeySchema, kafka_segment_in
 from streams_on_spark.state.stores import (
     KeyValueIterator,
     SerdeStore,
+    TimestampAdapter,
     TimestampedValues,
     ValueAndTimestamp,
     invalid_range,
@@ -440,33 +440,21 @@ class WindowStoreBuilder(SegmentedStoreBuilder):
                                self.value_serde)
 
 
-class WindowToTimestampedBytesStore:
+class WindowToTimestampedBytesStore(TimestampAdapter):
     """Kafka's ``WindowToTimestampedWindowByteStoreAdapter``: what a timestamped window store is built over when its
     supplier's persistent store keeps no timestamps (``Stores.persistent_window_store``). Writes drop the 8-byte
-    timestamp, reads give every value the timestamp -1 (a record cache above still answers with its timestamps).
-    Anything else is the wrapped store's."""
-
-    def __init__(self, wrapped: WindowBytesStore) -> None:
-        object.__setattr__(self, "wrapped", wrapped)
-        object.__setattr__(self, "name", wrapped.name)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name == "wrapped":   # pickle probes these before the instance has a store
-            raise AttributeError(name)
-        return getattr(self.wrapped, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        setattr(self.wrapped, name, value)   # what a layer above sets (metrics, ...) is the wrapped store's
+    timestamp, reads give every value the timestamp -1 (a record cache above still answers with its timestamps)."""
 
     def put(self, key: bytes, value: Optional[bytes], window_start_timestamp: int) -> bool:
         return self.wrapped.put(key, None if value is None else value[8:], window_start_timestamp)
 
     def fetch(self, key: bytes, window_start_timestamp: int) -> Optional[bytes]:
         raw = self.wrapped.fetch(key, window_start_timestamp)
-        return None if raw is None else _NO_TIMESTAMP + raw
+        return None if raw is None else self.NO_TIMESTAMP + raw
 
     def fetch_key(self, key: bytes, time_from: int, time_to: int, forward: bool = True) -> list[tuple[int, bytes]]:
-        return [(start, _NO_TIMESTAMP + v) for start, v in self.wrapped.fetch_key(key, time_from, time_to, forward)]
+        stamp = self.NO_TIMESTAMP
+        return [(start, stamp + v) for start, v in self.wrapped.fetch_key(key, time_from, time_to, forward)]
 
     def fetch_keys(self, key_from: Optional[bytes], key_to: Optional[bytes], time_from: int, time_to: int,
                    forward: bool = True) -> list[tuple[bytes, int, bytes]]:
@@ -478,16 +466,11 @@ class WindowToTimestampedBytesStore:
     def all(self, forward: bool = True) -> list[tuple[bytes, int, bytes]]:
         return _stamped(self.wrapped.all(forward))
 
-    def __repr__(self) -> str:
-        return f"WindowToTimestampedBytesStore({self.wrapped!r})"
-
-
-_NO_TIMESTAMP = struct.pack(">q", -1)
-
 
 def _stamped(rows: list[tuple[bytes, int, bytes]]) -> list[tuple[bytes, int, bytes]]:
     """``(key, start, value)`` rows of a store without timestamps, each value with the timestamp -1."""
-    return [(k, start, _NO_TIMESTAMP + v) for k, start, v in rows]
+    stamp = TimestampAdapter.NO_TIMESTAMP
+    return [(k, start, stamp + v) for k, start, v in rows]
 
 
 class TimestampedWindowStoreBuilder(WindowStoreBuilder):

@@ -1877,6 +1877,8 @@ KEY_LOCAL = {"wordcount", "reduce", "aggregate", "table-aggregate", "cogroup", "
 # stores (a key's records never change partition); dsl-headers-supplier-windowed is not key-local (late records).
 # store-reads: every record of "ops" has the key "g" (one task holds the interpreter's stores at any partition count);
 # the DSL variant's windows, sessions and versions outlive its times (grace and retentions of 100 ms).
+# store-factories: the same for its interpreter's stores; its DSL variant's lru_map has room for every key. Not
+# store-factories-lru: which keys share a task decides what its two-entry lru_map evicts.
 # Not versioned-*: a versioned store's history retention and a join's grace count back from the stream time its task
 # observed over all its keys, so which updates expire depends on how keys share partitions.
 # Not process-values: its key changes before process_values, which does not repartition, so at 4 partitions one

@@ -97,12 +97,12 @@ def _at(task: Any, queue: Any, offset: int, node: Any, raw: tuple = (None, None)
     ``queue`` (error handlers and warnings read where a record came from), reset afterwards."""
     ctx = task.context
     ctx.queue, ctx.offset, ctx.current = queue, offset, node
-    task._source_raw = raw
+    ctx.source_raw = raw
     try:
         yield ctx
     finally:
         ctx.current = ctx.queue = None
-        task._source_raw = (None, None)
+        ctx.source_raw = (None, None)
 
 
 def _default_handler(task: Any) -> bool:
@@ -468,7 +468,7 @@ class BatchAggregation:
     def _fail(self, task: Any, queue: Any, record: tuple, e: Exception) -> None:
         ts, off, key, value, headers, raw_key, raw_value = record
         with _at(task, queue, off, self.node, (raw_key, raw_value)):
-            task._handle_processing_error(e, queue.topic, queue.partition, off, Record(key, value, ts, headers))
+            task.errors.handle_processing_error(e, queue.topic, queue.partition, off, Record(key, value, ts, headers))
         raise IllegalStateError("the processing exception handler resumed, which the batch path does not support")
 
 
@@ -942,7 +942,7 @@ class _Compiler:
                  rv: Any) -> None:
             """A user function raised at ``node``: the task's error path, as for the per-record path's record."""
             with _at(task, queue, off, task.nodes[node], (rk, rv)):
-                task._handle_processing_error(e, queue.topic, queue.partition, off, Record(k, v, ts, h))
+                task.errors.handle_processing_error(e, queue.topic, queue.partition, off, Record(k, v, ts, h))
             raise IllegalStateError(f"the processing exception handler resumed after a failure at {node}, which the "
                                     "fused path does not support")   # unreachable: only LogAndFail is fused
         return fail

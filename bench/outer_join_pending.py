@@ -24,7 +24,7 @@ import tempfile
 import time
 
 from streams_on_spark import Consumed, JoinWindows, Produced, Serdes, StreamsBuilder, TopologyTestDriverBuilder
-from streams_on_spark.state.local import LocalTaskStore
+from streams_on_spark.state.local import open_local_task_store
 from streams_on_spark.state.outer_join_store import OuterJoinStore
 
 log = logging.getLogger("bench.outer_join_pending")
@@ -74,7 +74,7 @@ def run_local(waiting: int, trickle: int, batch: int) -> float:
     """Microseconds per trickle record on the outer-join store over a local RocksDB column family."""
     path = tempfile.mkdtemp(prefix="bench-outer-join-")
     try:
-        local = LocalTaskStore(f"{path}/task", ["outer"])
+        local = open_local_task_store(f"{path}/task", ["outer"])
         store = OuterJoinStore("outer", S, S, S, local.stores["outer"])
         store.init(None)
         for i in range(waiting):

@@ -25,7 +25,7 @@ from __future__ import annotations
 from abc import ABC
 from collections import OrderedDict
 from operator import itemgetter
-from typing import Any, Callable, Hashable, Iterable, Iterator, Optional
+from typing import Any, Callable, Hashable, Iterable, Iterator, Optional, Protocol, runtime_checkable
 
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.window import LONG_MAX
@@ -70,7 +70,7 @@ def record_context(context: Any) -> Any:
     return context if getattr(context, "tracks_store_positions", False) else NoRecordInProcess
 
 
-class _Entry:
+class CacheEntry:
     """A cached write: the value, the writer's timestamp and headers, its size, the writer's objects (``typed``), and
     where the writer came from (``queue``, ``offset``: the task context's, None in a punctuation), which a flush
     restores, as Kafka's does the entry's record context."""
@@ -92,7 +92,7 @@ class CachingBytesStore(ABC):
         self.wrapped = wrapped
         self.name = wrapped.name
         self._stored, self._write = stored, write
-        self._entries: OrderedDict[Any, _Entry] = OrderedDict()   # least recently used first
+        self._entries: OrderedDict[Any, CacheEntry] = OrderedDict()   # least recently used first
         self._dirty: dict[Any, None] = {}                         # in order of last write since the flush
         self._cache: Optional[TaskCache] = None
         self._context: Any = None
@@ -140,7 +140,7 @@ class CachingBytesStore(ABC):
         return True
 
     # ------------------------------------------------------------------ cache entries
-    def _cached_entry(self, cache_key: Hashable) -> Optional[_Entry]:
+    def _cached_entry(self, cache_key: Hashable) -> Optional[CacheEntry]:
         """The cached entry of ``cache_key`` (now the most recently used), or None when it is not cached."""
         entry = self._entries.get(cache_key)
         if entry is not None:
@@ -152,9 +152,9 @@ class CachingBytesStore(ABC):
         record = self._context.record
         if self._through:
             if record is None:
-                self._flush_entry(cache_key, value, typed, -1, ())
+                self.flush_entry(cache_key, value, typed, -1, ())
             else:
-                self._flush_entry(cache_key, value, typed, record.timestamp, record.headers)
+                self.flush_entry(cache_key, value, typed, record.timestamp, record.headers)
             return
         cache: Any = self._cache
         size = key_size + (len(value) if value is not None else 0) + ENTRY_OVERHEAD_BYTES
@@ -164,9 +164,9 @@ class CachingBytesStore(ABC):
             cache.size -= old.size
         writer = self._writer
         if record is None:
-            entries[cache_key] = _Entry(value, -1, (), size, typed, writer.queue, writer.offset)
+            entries[cache_key] = CacheEntry(value, -1, (), size, typed, writer.queue, writer.offset)
         else:
-            entries[cache_key] = _Entry(value, record.timestamp, record.headers, size, typed, writer.queue,
+            entries[cache_key] = CacheEntry(value, record.timestamp, record.headers, size, typed, writer.queue,
                                         writer.offset)
         cache.size += size
         dirty = self._dirty
@@ -228,10 +228,10 @@ class CachingBytesStore(ABC):
                 if entry.value is None:
                     deleted.append(cache_key)
                 if entry.queue is None:   # no record wrote it: a flush into the store moves no position
-                    self._flush_entry(cache_key, entry.value, typed, entry.timestamp, entry.headers, False)
+                    self.flush_entry(cache_key, entry.value, typed, entry.timestamp, entry.headers, False)
                     continue
                 context.queue, context.offset = entry.queue, entry.offset
-                self._flush_entry(cache_key, entry.value, typed, entry.timestamp, entry.headers)
+                self.flush_entry(cache_key, entry.value, typed, entry.timestamp, entry.headers)
                 context.queue, context.offset = caller
         finally:
             if context is not NoRecordInProcess:   # a failed flush too: the caller's context back
@@ -240,7 +240,7 @@ class CachingBytesStore(ABC):
             if cache_key not in self._dirty:   # Kafka's NamedCache drops flushed deletes
                 self._drop(cache_key)
 
-    def _flush_entry(self, cache_key: Hashable, new: Optional[bytes], typed: Any, timestamp: int, headers: Any,
+    def flush_entry(self, cache_key: Hashable, new: Optional[bytes], typed: Any, timestamp: int, headers: Any,
                      positioned: bool = True) -> None:
         """Write one entry through and forward it with the value the store held before; an entry that never existed
         downstream (new and old value null) is neither written nor forwarded. A write the store beneath takes into
@@ -257,6 +257,34 @@ class CachingBytesStore(ABC):
     @property
     def dirty(self) -> bool:
         return bool(self._dirty)
+
+    # ------------------------------------------------------------------ the batch paths' access
+    # A batch path (runtime/fused.py) folds a whole batch into the cache and leaves it as the per-record path would:
+    # it reads and sets the entries, their dirty order and the budget directly, through these names (bound once per
+    # batch, never per record).
+    @property
+    def budget(self) -> Optional[TaskCache]:
+        """The task's cache budget this store counts against; None while caching is off."""
+        return self._cache
+
+    @property
+    def cached_entries(self) -> OrderedDict[Any, CacheEntry]:
+        """The cached entries by cache key, least recently used first (the live mapping, not a copy)."""
+        return self._entries
+
+    @property
+    def dirty_keys(self) -> dict[Any, None]:
+        """The dirty entries' cache keys in the order of their last write (the live mapping, not a copy)."""
+        return self._dirty
+
+    def set_dirty_keys(self, cache_keys: Iterable[Any]) -> None:
+        """Make ``cache_keys`` (cached entries) the dirty ones, in this order of last write."""
+        self._dirty = dict.fromkeys(cache_keys)
+
+    @property
+    def read_stored(self) -> Callable[[Any], Optional[bytes]]:
+        """The value a cache key has in the store beneath (what a flush sends as the old value)."""
+        return self._stored
 
     # ------------------------------------------------------------------ snapshots
     def entries(self) -> Any:
@@ -280,6 +308,17 @@ class CachingBytesStore(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, {len(self._entries)} cached, {len(self._dirty)} dirty)"
+
+
+@runtime_checkable
+class RecordCached(Protocol):
+    """A store that may keep a record cache in front of its bytes store (every typed store does): the task's state
+    manager finds the caches it flushes on commit through it, and the batch paths the cache they fold into."""
+
+    @property
+    def record_cache(self) -> Optional[CachingBytesStore]:
+        """The enabled record cache in front of the store's bytes store, once the store is initialized; None
+        without one (caching off, a cache size of 0, a global store)."""
 
 
 class CachingKeyValueBytesStore(CachingBytesStore):

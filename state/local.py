@@ -26,6 +26,7 @@ import os
 import shutil
 import struct
 import weakref
+from abc import ABC, abstractmethod
 from itertools import takewhile
 from operator import itemgetter
 from typing import Any, Generator, Iterable, Iterator, Optional
@@ -206,21 +207,97 @@ class LocalKeyValueBytesStore(StateStore):
         """Nothing to release: the task's :class:`LocalTaskStore` owns the database."""
 
 
-class LocalTaskStore:
-    """One task's RocksDB under ``path``: its key-value stores and the version of the state they hold."""
+class LocalTaskStore(ABC):
+    """One task's local copy: its key-value stores and the version of the state they hold (with the image an engine
+    left beside it). :func:`open_local_task_store` picks the kind: a RocksDB for a task with stores
+    (:class:`RocksTaskStore`), one small file for a task without (:class:`StorelessTaskCopy`)."""
 
-    def __init__(self, path: str, store_names: Iterable[str]) -> None:
+    def __init__(self, path: str, stores: dict[str, LocalKeyValueBytesStore]) -> None:
         self.path = path
-        self.stores = {n: LocalKeyValueBytesStore(n, None) for n in sorted(set(store_names))}
+        self.stores = stores
         self._db: Any = None
         self.open()
 
+    @abstractmethod
     def open(self) -> None:
-        """Open the database (again): a task's stores are used by one process at a time, so a task opens it for a
+        """Open the copy (again): a task's stores are used by one process at a time, so a task opens it for a
         batch and :meth:`close` releases it; the store objects stay valid across the cycle."""
-        if not self.stores:
-            self._db = _CopyFile(self.path)
+
+    def version(self) -> Optional[str]:
+        """The committed version this copy holds, or None (new or unusable)."""
+        marker = self._db.get(_MARKER)
+        return None if marker is None else marker.decode()
+
+    def clear(self) -> None:
+        """Drop every store's content (before :meth:`load` rebuilds it). The marker goes first, and for good: a
+        crash in between must not leave the old marker over emptied stores."""
+        self._db.delete(_MARKER)
+        self._db.delete(_IMAGE)
+
+    def image(self) -> Optional[bytes]:
+        """What :meth:`commit` was given as ``image`` with the version this copy holds."""
+        return self._db.get(_IMAGE)
+
+    def load(self, changes: Iterable[Changes], version: str) -> int:
+        """Apply committed changelog entries, oldest first, and mark the copy as ``version``; entries applied."""
+        applied = 0
+        for change in changes:
+            if change:
+                applied += self._apply(change)
+        self._db.put(_MARKER, version.encode())
+        return applied
+
+    def _apply(self, change: Changes) -> int:
+        """Write one batch's committed changes; entries written (here, without stores, none can be)."""
+        raise _unknown_store(next(iter(change)))
+
+    @abstractmethod
+    def commit(self, version: str, image: Optional[bytes] = None) -> Changes:
+        """Write the batch's changes, the new version marker and ``image`` (an engine's picture of the task at that
+        version, or none) atomically; the changes, per store."""
+
+    def discard(self) -> None:
+        """Forget the batch's uncommitted writes."""
+        for store in self.stores.values():
+            store.discard()
+
+    def dump(self) -> Iterator[tuple[str, bytes, bytes]]:
+        """Every committed entry as ``(store, key, value)``, store by store in key order (compaction)."""
+        for name, store in self.stores.items():
+            for key, value in store.entries_iter():
+                yield name, key, value
+
+    def close(self) -> None:
+        """Release the copy (uncommitted writes are dropped); :meth:`open` takes it again."""
+        if self._db is None:
             return
+        self._db.close()
+        self._db = None
+
+    @staticmethod
+    def destroy(path: str) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _unknown_store(name: str) -> StreamsException:
+    return StreamsException(f"the saved state has store {name} that this topology does not have; was the topology "
+                            "changed incompatibly?")
+
+
+def open_local_task_store(path: str, store_names: Iterable[str]) -> LocalTaskStore:
+    """The local copy under ``path`` of a task with the key-value stores ``store_names``, opened."""
+    names = sorted(set(store_names))
+    return RocksTaskStore(path, names) if names else StorelessTaskCopy(path)
+
+
+class RocksTaskStore(LocalTaskStore):
+    """A task's stores in one RocksDB under ``path``, a column family per store, the marker and image in the default
+    one."""
+
+    def __init__(self, path: str, store_names: Iterable[str]) -> None:
+        super().__init__(path, {n: LocalKeyValueBytesStore(n, None) for n in sorted(set(store_names))})
+
+    def open(self) -> None:
         from rocksdict import Rdict
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         families = {_cf(n): _options() for n in self.stores}
@@ -241,55 +318,28 @@ class LocalTaskStore:
         for name, store in self.stores.items():
             store._db = self._db.get_column_family(_cf(name))
 
-    def version(self) -> Optional[str]:
-        """The committed version this copy holds, or None (new or unusable)."""
-        marker = self._db.get(_MARKER)
-        return None if marker is None else marker.decode()
-
     def clear(self) -> None:
-        """Drop every store's content (before :meth:`load` rebuilds it). The marker goes first, and for good: a
-        crash in between must not leave the old marker over emptied stores."""
-        self._db.delete(_MARKER)
-        self._db.delete(_IMAGE)
-        if not self.stores:
-            return
+        super().clear()
         self._db.flush()
         for name, store in self.stores.items():
             self._db.drop_column_family(_cf(name))
             store._db = self._db.create_column_family(_cf(name), _options())
             store.discard()
 
-    def image(self) -> Optional[bytes]:
-        """What :meth:`commit` was given as ``image`` with the version this copy holds."""
-        return self._db.get(_IMAGE)
-
-    def load(self, changes: Iterable[Changes], version: str) -> int:
-        """Apply committed changelog entries, oldest first, and mark the copy as ``version``; entries applied."""
+    def _apply(self, change: Changes) -> int:
         from rocksdict import WriteBatch
         applied = 0
-        for change in changes:
-            if not change:
-                continue
-            batch = WriteBatch(raw_mode=True)
-            for name, entries in change.items():
-                store = self.stores.get(name)
-                if store is None:
-                    raise StreamsException(f"the saved state has store {name} that this topology does not have; "
-                                           "was the topology changed incompatibly?")
-                handle = self._db.get_column_family_handle(_cf(name))
-                _write(batch, handle, entries)
-                applied += len(entries)
-            self._db.write(batch)
-        self._db.put(_MARKER, version.encode())
+        batch = WriteBatch(raw_mode=True)
+        for name, entries in change.items():
+            if name not in self.stores:
+                raise _unknown_store(name)
+            handle = self._db.get_column_family_handle(_cf(name))
+            _write(batch, handle, entries)
+            applied += len(entries)
+        self._db.write(batch)
         return applied
 
     def commit(self, version: str, image: Optional[bytes] = None) -> Changes:
-        """Write the batch's changes, the new version marker and ``image`` (an engine's picture of the task at that
-        version, or none) atomically; the changes, per store."""
-        if not self.stores:
-            self._db.replace({_MARKER: version.encode()} if image is None else
-                             {_MARKER: version.encode(), _IMAGE: image})
-            return {}
         from rocksdict import WriteBatch
         batch = WriteBatch(raw_mode=True)
         changes: Changes = {}
@@ -310,33 +360,31 @@ class LocalTaskStore:
         self._db.write(batch)
         return changes
 
-    def discard(self) -> None:
-        """Forget the batch's uncommitted writes."""
-        for store in self.stores.values():
-            store.discard()
-
-    def dump(self) -> Iterator[tuple[str, bytes, bytes]]:
-        """Every committed entry as ``(store, key, value)``, store by store in key order (compaction)."""
-        for name, store in self.stores.items():
-            for key, value in store.entries_iter():
-                yield name, key, value
-
     def close(self) -> None:
-        """Release the database (uncommitted writes are dropped); :meth:`open` takes it again."""
         if self._db is None:
             return
         for store in self.stores.values():   # column family handles (and iterators) keep the database open
             store.close_scans()
             store._db = None
             store.discard()
-        if self.stores:
-            self._db.flush()   # the writes since open, all column families at once (no write-ahead log)
-        self._db.close()
-        self._db = None
+        self._db.flush()   # the writes since open, all column families at once (no write-ahead log)
+        super().close()
 
-    @staticmethod
-    def destroy(path: str) -> None:
-        shutil.rmtree(path, ignore_errors=True)
+
+class StorelessTaskCopy(LocalTaskStore):
+    """The local copy of a task without stores (a stateless subtopology): its marker and image in one small file
+    replaced whole (:class:`_CopyFile`), where a RocksDB's open and close would cost 10-50 ms per batch."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, {})
+
+    def open(self) -> None:
+        self._db = _CopyFile(self.path)
+
+    def commit(self, version: str, image: Optional[bytes] = None) -> Changes:
+        self._db.replace({_MARKER: version.encode()} if image is None else
+                         {_MARKER: version.encode(), _IMAGE: image})
+        return {}
 
 
 _LENGTH = struct.Struct("<I")

@@ -305,6 +305,12 @@ class SerdeStore(StateStore):
     def _kde(self, data: bytes) -> Any:
         return self.key_serde.deserialize(self._topic, data)
 
+    @property
+    def record_cache(self) -> Optional[CachingBytesStore]:
+        """The enabled record cache in front of the bytes store (:class:`~streams_on_spark.state.caching
+        .RecordCached`), None without one; known once the store is initialized."""
+        return self.inner if self._cached else None
+
     def approximate_num_entries(self) -> int:
         return self.inner.approximate_num_entries()
 

@@ -49,7 +49,7 @@ from streams_on_spark.metrics import Metrics
 from streams_on_spark.runtime.snapshot import READABLE_SNAPSHOT_VERSIONS, SNAPSHOT_VERSION
 from streams_on_spark.runtime.spark.checkpoints import CheckpointLocation
 from streams_on_spark.runtime.spark.topics import TopicPlanner
-from streams_on_spark.runtime.task import check_node_serdes
+from streams_on_spark.runtime.processor_graph import check_node_serdes
 from streams_on_spark.topology.topology import Topology
 from streams_on_spark.upgrade import windows_of
 

@@ -29,7 +29,7 @@ from collections import OrderedDict
 from operator import itemgetter
 from typing import Any, Callable, Iterator, Optional
 
-from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore, _Entry
+from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CacheEntry, CachingKeyValueBytesStore
 from streams_on_spark.state.stores import _TS, TimestampedKeyValueStore, ValueAndTimestamp
 
 from streams_on_spark.partitioner import memoised_hash, memoised_utf8_key, partition_for_key, remember_utf8_key
@@ -97,12 +97,12 @@ def _at(task: Any, queue: Any, offset: int, node: Any, raw: tuple = (None, None)
     ``queue`` (error handlers and warnings read where a record came from), reset afterwards."""
     ctx = task.context
     ctx.queue, ctx.offset, ctx.current = queue, offset, node
-    task._source_raw = raw
+    ctx.source_raw = raw
     try:
         yield ctx
     finally:
         ctx.current = ctx.queue = None
-        task._source_raw = (None, None)
+        ctx.source_raw = (None, None)
 
 
 def _default_handler(task: Any) -> bool:
@@ -161,7 +161,8 @@ class BatchAggregation:
         """Fold every queued record (see the class doc); records past an overflow stay queued for the per-record
         path."""
         processor, store = self.processor, self.processor.store
-        cache, entries = store.inner._cache, store.inner._entries
+        cache_store = store.record_cache
+        cache, entries = cache_store.budget, cache_store.cached_entries
         kser = store._kser
         initializer, aggregator = (None, processor.reducer) if self.reduce else (processor.initializer,
                                                                                    processor.aggregator)
@@ -292,8 +293,8 @@ class BatchAggregation:
             keys = [raw.decode() for raw in raw_keys] if strings else raw_keys
         except UnicodeDecodeError:   # String's deserializer replaces: the store's key bytes would differ
             return False
-        inner = store.inner
-        cache, entries = inner._cache, inner._entries
+        cache_store = store.record_cache
+        cache, entries = cache_store.budget, cache_store.cached_entries
         projected, fixed = cache.size, 16 + ENTRY_OVERHEAD_BYTES   # a Long's entry: see _entry_sizer
         for kb in raw_keys:   # what each key's write adds to the cache: where it would evict, run() decides
             cached = entries.get(kb)
@@ -346,11 +347,11 @@ class BatchAggregation:
         task's only store). The cache is left as the per-record path leaves it; from a record whose aggregate
         serializes to null the per-record path takes over."""
         processor, store = self.processor, self.processor.store
-        cache_store = store.inner
-        entries, task_cache = cache_store._entries, cache_store._cache
-        dirty_before = cache_store._dirty
+        cache_store = store.record_cache
+        entries, task_cache = cache_store.cached_entries, cache_store.budget
+        dirty_before = cache_store.dirty_keys
         clean: OrderedDict[bytes, int] = OrderedDict()
-        kept: dict[bytes, Any] = {}   # the clean entries' _Entry objects
+        kept: dict[bytes, Any] = {}   # the clean entries' CacheEntry objects
         dirty: dict[bytes, list] = {}   # key bytes -> [key, aggregate, its timestamp, entry size, writer ts, headers]
         for kb, entry in entries.items():
             if kb in dirty_before:
@@ -366,7 +367,7 @@ class BatchAggregation:
         if list(dirty) != list(dirty_before):
             return
         kser, vser, topic = store._kser, store.plain_value_serde.serialize, store._topic
-        vde, stored = store.plain_value_serde.deserialize, cache_store._stored
+        vde, stored = store.plain_value_serde.deserialize, cache_store.read_stored
         initializer, aggregator = (None, processor.reducer) if self.reduce else (processor.initializer,
                                                                                    processor.aggregator)
         reduce, entry_size = self.reduce, _entry_sizer(store)
@@ -427,9 +428,9 @@ class BatchAggregation:
                         if wqueue is not None:   # each entry from its writer, as CachingBytesStore.flush
                             ctx.queue, ctx.offset = wqueue, woff
                         data = _TS.pack(fts) + vser(topic, fagg)
-                        cache_store._flush_entry(flushed, data, (fkey, fagg, fts), wts, wheaders)
+                        cache_store.flush_entry(flushed, data, (fkey, fagg, fts), wts, wheaders)
                         clean[flushed] = fsize
-                        kept[flushed] = _Entry(data, wts, wheaders, fsize, None)
+                        kept[flushed] = CacheEntry(data, wts, wheaders, fsize, None)
                         ctx.queue, ctx.offset = queue, off
                     dirty = {}
                     ctx.current = ctx.queue = None
@@ -447,8 +448,8 @@ class BatchAggregation:
         for kb in clean:
             entries[kb] = kept[kb]
         for kb, (key, agg, ts, held, wts, wheaders, wqueue, woff) in dirty.items():
-            entries[kb] = _Entry(_TS.pack(ts) + vser(topic, agg), wts, wheaders, held, (key, agg, ts), wqueue, woff)
-        cache_store._dirty = dict.fromkeys(dirty)
+            entries[kb] = CacheEntry(_TS.pack(ts) + vser(topic, agg), wts, wheaders, held, (key, agg, ts), wqueue, woff)
+        cache_store.set_dirty_keys(dirty)
         task_cache.size = size
         store.position_offsets.update(_last_writes(consumed))
         _consume(task, consumed, processed)
@@ -467,7 +468,7 @@ class BatchAggregation:
     def _fail(self, task: Any, queue: Any, record: tuple, e: Exception) -> None:
         ts, off, key, value, headers, raw_key, raw_value = record
         with _at(task, queue, off, self.node, (raw_key, raw_value)):
-            task._handle_processing_error(e, queue.topic, queue.partition, off, Record(key, value, ts, headers))
+            task.errors.handle_processing_error(e, queue.topic, queue.partition, off, Record(key, value, ts, headers))
         raise IllegalStateError("the processing exception handler resumed, which the batch path does not support")
 
 
@@ -483,8 +484,7 @@ def _cached_aggregation(task: Any) -> Optional[Any]:
     if type(processor) not in (aggregations.KStreamAggregate, aggregations.KStreamReduce) or not processor.cached:
         return None
     store = processor.store
-    if (type(store) is not TimestampedKeyValueStore or type(store.inner) is not CachingKeyValueBytesStore
-            or not store.inner.enabled):
+    if type(store) is not TimestampedKeyValueStore or type(store.record_cache) is not CachingKeyValueBytesStore:
         return None
     return node
 
@@ -559,7 +559,7 @@ def written_through(task: Any) -> list[Any]:
             or task._wall_schedules or not _default_handler(task) or len(task.stores) != 1):
         return []
     node = _cached_aggregation(task)
-    return [node.processor.store.inner] if node is not None and _stateless_below(node) else []
+    return [node.processor.store.record_cache] if node is not None and _stateless_below(node) else []
 
 
 def _long_sized(store: Any) -> bool:
@@ -942,7 +942,7 @@ class _Compiler:
                  rv: Any) -> None:
             """A user function raised at ``node``: the task's error path, as for the per-record path's record."""
             with _at(task, queue, off, task.nodes[node], (rk, rv)):
-                task._handle_processing_error(e, queue.topic, queue.partition, off, Record(k, v, ts, h))
+                task.errors.handle_processing_error(e, queue.topic, queue.partition, off, Record(k, v, ts, h))
             raise IllegalStateError(f"the processing exception handler resumed after a failure at {node}, which the "
                                     "fused path does not support")   # unreachable: only LogAndFail is fused
         return fail

@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from streams_on_spark.errors import StreamsException
 from streams_on_spark.processor.api import ProcessorContext, TaskId
-from streams_on_spark.state.caching import CachingBytesStore
+from streams_on_spark.state.caching import CachingBytesStore, RecordCached
 from streams_on_spark.state.headers_stores import dsl_headers_builder
 from streams_on_spark.topology.builder import InternalTopologyBuilder
 
@@ -37,8 +37,8 @@ class ProcessorStateManager:
         # the enabled record caches, flushed on commit (a cache written through leaves the list, which is updated in
         # place: the task reads it on its hot path)
         self.caches: list[CachingBytesStore] = [
-            store.inner for store in self.stores.values()
-            if isinstance(getattr(store, "inner", None), CachingBytesStore) and store.inner.enabled]
+            store.record_cache for store in self.stores.values()
+            if isinstance(store, RecordCached) and store.record_cache is not None]
 
     def write_through(self, caches: Iterable[CachingBytesStore]) -> None:
         """Let ``caches`` flush each write as it is made; they no longer wait for the commit."""

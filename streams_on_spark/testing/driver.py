@@ -34,7 +34,7 @@ from streams_on_spark.state.headers_stores import (
     TimestampedWindowStoreFacadeForHeaders,
     TimestampedWindowStoreWithHeaders,
 )
-from streams_on_spark.runtime.task import check_node_serdes
+from streams_on_spark.runtime.processor_graph import check_node_serdes
 from streams_on_spark.state.stores import KeyValueStore, KeyValueStoreFacade, TimestampedKeyValueStore
 from streams_on_spark.state.versioned import VersionedKeyValueStore
 from streams_on_spark.testing.queries import DriverQueryableState

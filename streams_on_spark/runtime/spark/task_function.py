@@ -23,7 +23,7 @@ from streams_on_spark.runtime.spark.output import QueryableOutput, TaskOutput, s
 from streams_on_spark.runtime.spark import live_tasks
 from streams_on_spark.runtime.spark.task_state import SavedTask, TaskState, committed_state, local_state_path
 from streams_on_spark.runtime.task import StreamTask
-from streams_on_spark.state.local import LocalTaskStore
+from streams_on_spark.state.local import LocalTaskStore, open_local_task_store
 from streams_on_spark.state.stores import bytes_store_over
 from streams_on_spark.state.stores import StoreBuilder
 from streams_on_spark.topology.builder import InternalTopologyBuilder, SubtopologySpec
@@ -201,7 +201,7 @@ class SubtopologyTaskFunction:
         if live is not None:
             live.local.open()
             return live.local
-        return LocalTaskStore(local_state_path(self.state_dir or _files_root(), query, partition),
+        return open_local_task_store(local_state_path(self.state_dir or _files_root(), query, partition),
                               self.local_store_names())
 
     @staticmethod

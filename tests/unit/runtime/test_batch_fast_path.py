@@ -43,6 +43,7 @@ from streams_on_spark.runtime import local
 from streams_on_spark.runtime.fused import BatchAggregation, FusedChains
 from streams_on_spark.runtime.local import LocalEngine
 from streams_on_spark.runtime.task import StreamTask
+from streams_on_spark.state.caching import RecordCached
 
 
 
@@ -132,9 +133,9 @@ def record_batches(records: list[tuple]) -> list[tuple[str, int, int, RecordBatc
 
 def cache_contents(task) -> list:
     """What the task's record caches hold, in least recently used order (what decides their next evictions)."""
-    return [(name, [(k, e.value, e.timestamp, e.headers, e.size) for k, e in store.inner._entries.items()],
-             store.inner._cache.size) for name, store in sorted(task.stores.items())
-            if hasattr(getattr(store, "inner", None), "_entries") and store.inner._cache is not None]
+    caches = {name: store.record_cache for name, store in task.stores.items() if isinstance(store, RecordCached)}
+    return [(name, [(k, e.value, e.timestamp, e.headers, e.size) for k, e in cache.cached_entries.items()],
+             cache.budget.size) for name, cache in sorted(caches.items()) if cache is not None]
 
 
 def golden_inputs(golden: dict) -> list[ProducerRecord]:

@@ -54,10 +54,10 @@ def encoded(topic: str, records: list[tuple]) -> RecordBatch:
 
 
 def state_of(task: StreamTask) -> tuple:
-    store = task.stores["counts"].inner
+    cache = task.stores["counts"].record_cache
     # in LRU order; a dirty entry's writer is what its flush gives the store's position (a clean one's is never read)
-    cached = ([(k, e.value, e.timestamp, e.headers, e.size, k in store._dirty and e.offset)
-               for k, e in store._entries.items()], store._cache.size) if getattr(store, "_cache", None) else None
+    cached = ([(k, e.value, e.timestamp, e.headers, e.size, k in cache.dirty_keys and e.offset)
+               for k, e in cache.cached_entries.items()], cache.budget.size) if cache is not None else None
     return (task.metrics.processed, task.metrics.dropped, task.stream_time,
             sorted((k, q.partition_time, q.next_offset) for k, q in task._queues.items()),
             task.snapshot(), cached, task.state.positions())

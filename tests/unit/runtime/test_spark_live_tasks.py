@@ -11,7 +11,7 @@ from streams_on_spark.runtime.spark import live_tasks
 from streams_on_spark.runtime.spark.clock import WallClock
 from streams_on_spark.runtime.spark.output import ReturnedOutput
 from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction
-from streams_on_spark.state.local import LocalTaskStore
+from streams_on_spark.state.local import open_local_task_store
 from streams_on_spark.topology.partitions import TopicLayout
 
 S, L = Serdes.String(), Serdes.Long()
@@ -55,7 +55,7 @@ def feed(task, key, offset):
 
 def test_an_image_continues_the_task_with_the_new_workers_stores(tmp_path):
     fn = function(Counting)
-    first = LocalTaskStore(str(tmp_path / "task"), fn.local_store_names())
+    first = open_local_task_store(str(tmp_path / "task"), fn.local_store_names())
     clock = WallClock(None)
     task = fn.new_task(0, None, clock, first.stores, {})
     assert feed(task, "a", 0) + feed(task, "a", 1) == [1, 2]
@@ -63,7 +63,7 @@ def test_an_image_continues_the_task_with_the_new_workers_stores(tmp_path):
     data = live_tasks.image(("q", 0, 0), task, fn._externals(first, {}, clock), "run-1")
     first.close()
 
-    second = LocalTaskStore(str(tmp_path / "task"), fn.local_store_names())   # another worker process
+    second = open_local_task_store(str(tmp_path / "task"), fn.local_store_names())   # another worker process
     new_clock = WallClock(5)
     assert live_tasks.restore(data, fn._externals(second, {}, new_clock), "run-2") is None   # after a restart
     moved = live_tasks.restore(data, fn._externals(second, {}, new_clock), "run-1")
@@ -78,7 +78,7 @@ def test_an_image_continues_the_task_with_the_new_workers_stores(tmp_path):
 
 def test_a_task_that_cannot_be_pickled_is_rebuilt_and_said_once(tmp_path, caplog):
     fn = function(Locked)
-    local = LocalTaskStore(str(tmp_path / "task"), fn.local_store_names())
+    local = open_local_task_store(str(tmp_path / "task"), fn.local_store_names())
     clock = WallClock(None)
     task = fn.new_task(0, None, clock, local.stores, {})
     key = ("q-locked", 0, 0)

@@ -10,7 +10,7 @@ import pytest
 
 from streams_on_spark.runtime.spark import task_state as module
 from streams_on_spark.runtime.spark.task_state import TaskState
-from streams_on_spark.state.local import LocalTaskStore
+from streams_on_spark.state.local import open_local_task_store
 
 
 class Value:
@@ -59,7 +59,7 @@ class Handle:
 def run_batch(handle, path, batch_id, writes):
     state = TaskState(handle)
     state.load()
-    local = LocalTaskStore(path, ["counts"])
+    local = open_local_task_store(path, ["counts"])
     try:
         state.sync(local)
         for key, value in writes:
@@ -130,7 +130,7 @@ def test_expired_window_segments_travel_through_the_changelog_in_chunks(tmp_path
         nonlocal meta
         state = TaskState(handle)
         state.load()
-        local = LocalTaskStore(path, ["counts"])
+        local = open_local_task_store(path, ["counts"])
         try:
             state.sync(local)
             store = bytes_store_over(builder, local.stores["counts"])

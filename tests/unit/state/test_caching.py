@@ -11,7 +11,7 @@ from streams_on_spark.processor.api import Record
 from streams_on_spark.change import Change
 from streams_on_spark.operators.shared import forward_on_flush
 from streams_on_spark.state.caching import (ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore, CachingSessionBytesStore,
-                                            CachingWindowBytesStore, TaskCache)
+                                            CachingWindowBytesStore, RecordCached, TaskCache)
 from streams_on_spark.state.stores import InMemoryKeyValueBytesStore, ValueAndTimestamp
 from streams_on_spark.state.factory import Stores
 from streams_on_spark.state.session_stores import SessionBytesStore
@@ -335,3 +335,22 @@ def test_window_caches_follow_the_task_budget_and_global_stores_stay_uncached():
         assert isinstance(store.inner, WindowBytesStore) and not forward_on_flush(_Forwarding(), store)
     dups = Stores.window_store_builder(Stores.in_memory_window_store("j", 100, 10, True), S, L)
     assert not dups.with_caching_enabled().caching_enabled   # duplicates cannot be cached (Kafka disables it)
+
+
+def test_a_typed_store_names_its_enabled_record_cache_and_none_without_one():
+    """RecordCached: the state manager and the batch paths find a store's cache through ``record_cache``; a store
+    built with caching whose task has no cache budget (or none at all: a global store) has none."""
+    builder = Stores.timestamped_key_value_store_builder(Stores.in_memory_key_value_store("c"), S, L)
+    cached = builder.with_caching_enabled().build()
+    assert isinstance(cached, RecordCached) and cached.record_cache is None   # known once initialized
+    cached.init(_Context(10_000))
+    assert type(cached.record_cache) is CachingKeyValueBytesStore and cached.record_cache.budget.max_bytes == 10_000
+    cached.put("k", ValueAndTimestamp(1, 2))
+    assert list(cached.record_cache.dirty_keys) == [S.serialize("c", "k")] == list(cached.record_cache.cached_entries)
+    for context in (_Context(0), object()):
+        uncached = builder.with_caching_enabled().build()
+        uncached.init(context)
+        assert uncached.record_cache is None
+    plain = builder.with_caching_disabled().build()
+    plain.init(_Context(10_000))
+    assert plain.record_cache is None

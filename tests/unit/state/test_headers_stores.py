@@ -390,7 +390,7 @@ def built_over(task_store, builders: dict) -> dict:
 
 
 def test_the_local_rocksdb_and_its_changelog_carry_kafkas_headers_format(tmp_path):   # Spark's task state
-    from streams_on_spark.state.local import LocalTaskStore, apply_changes
+    from streams_on_spark.state.local import open_local_task_store, apply_changes
 
     builders = {
         "w": Stores.timestamped_window_store_with_headers_builder(
@@ -398,7 +398,7 @@ def test_the_local_rocksdb_and_its_changelog_carry_kafkas_headers_format(tmp_pat
         "s": Stores.session_store_with_headers_builder(Stores.persistent_session_store_with_headers("s", 1000), S, S),
         "k": Stores.timestamped_key_value_store_with_headers_builder(
             Stores.persistent_timestamped_key_value_store_with_headers("k"), S, S)}
-    task_store = LocalTaskStore(str(tmp_path / "task"), builders)
+    task_store = open_local_task_store(str(tmp_path / "task"), builders)
     written = built_over(task_store, builders)
     written["w"].put("a", ValueTimestampHeaders("2", 90, HEADERS), 90)
     written["s"].put(Windowed("a", SessionWindow(90, 90)), AggregationWithHeaders("2", HEADERS))
@@ -423,12 +423,12 @@ def test_the_local_rocksdb_and_its_changelog_carry_kafkas_headers_format(tmp_pat
 # ------------------------------------------- the DSL's stores under dsl.store.format=HEADERS (test_dsl_headers_stores)
 
 def test_the_local_rocksdb_and_its_changelog_carry_the_dsl_stores_headers_format(tmp_path):   # Spark's task state
-    from streams_on_spark.state.local import LocalTaskStore, apply_changes
+    from streams_on_spark.state.local import open_local_task_store, apply_changes
 
     dsl = materialize(Materialized.as_("counts"), "counts", S, L)
     builder = in_dsl_store_format(dsl, True)   # dsl.store.format=HEADERS
     assert in_dsl_store_format(dsl, False) is dsl
-    task_store = LocalTaskStore(str(tmp_path / "task"), {"counts": builder})
+    task_store = open_local_task_store(str(tmp_path / "task"), {"counts": builder})
 
     written = built_over(task_store, {"counts": builder})["counts"]
     written.put_with_timestamp("a", 7, 90)   # what an aggregation writes
@@ -450,14 +450,14 @@ def test_the_local_rocksdb_and_its_changelog_carry_the_dsl_stores_headers_format
 
 def test_the_local_rocksdb_and_its_changelog_carry_the_dsl_window_and_session_stores_format(tmp_path):
     from streams_on_spark.dsl.windowed import session_store_builder, window_store_builder
-    from streams_on_spark.state.local import LocalTaskStore
+    from streams_on_spark.state.local import open_local_task_store
 
     builders = {   # dsl.store.format=HEADERS
         "w": in_dsl_store_format(window_store_builder(Materialized.as_("w"), "w", TimeWindows.of_size_with_no_grace(
             10), S, L), True),
         "s": in_dsl_store_format(session_store_builder(Materialized.as_("s"), "s",
                                                        SessionWindows.of_inactivity_gap_with_no_grace(10), S, L), True)}
-    task_store = LocalTaskStore(str(tmp_path / "task"), builders)
+    task_store = open_local_task_store(str(tmp_path / "task"), builders)
 
     written = built_over(task_store, builders)
     written["w"].put("a", ValueAndTimestamp(7, 95), 90)   # what a windowed aggregation writes

@@ -12,7 +12,7 @@ from streams_on_spark.processor.api import Record
 from streams_on_spark.serde import Serdes
 from streams_on_spark.state.caching import CachingKeyValueBytesStore, TaskCache
 from streams_on_spark.state.join_buffer import TimeOrderedJoinBuffer
-from streams_on_spark.state.local import LocalTaskStore
+from streams_on_spark.state.local import open_local_task_store
 from streams_on_spark.state.outer_join_store import OuterJoinStore
 from streams_on_spark.state.stores import InMemoryKeyValueBytesStore
 from streams_on_spark.state.suppression_buffer import SuppressionBuffer
@@ -26,7 +26,7 @@ def store_and_commit(request, tmp_path):
     if request.param == "memory":
         yield InMemoryKeyValueBytesStore("s"), lambda: None
         return
-    local = LocalTaskStore(str(tmp_path / "task"), ["s"])
+    local = open_local_task_store(str(tmp_path / "task"), ["s"])
     versions = iter(range(10**6))
     yield local.stores["s"], lambda: local.commit(str(next(versions)))
     local.close()
@@ -78,7 +78,7 @@ def test_scan_is_the_snapshot_range_with_pending_writes_deletions_and_delete_bel
 
 
 def test_a_write_in_the_batch_hides_the_committed_entry_in_both_directions(tmp_path):
-    local = LocalTaskStore(str(tmp_path / "task"), ["s"])
+    local = open_local_task_store(str(tmp_path / "task"), ["s"])
     store = local.stores["s"]
     for key in (b"a", b"b", b"c", b"d"):
         store.put(key, b"old")
@@ -94,7 +94,7 @@ def test_a_write_in_the_batch_hides_the_committed_entry_in_both_directions(tmp_p
 
 
 def test_committed_entries_below_delete_below_are_gone_before_the_commit(tmp_path):
-    local = LocalTaskStore(str(tmp_path / "task"), ["s"])
+    local = open_local_task_store(str(tmp_path / "task"), ["s"])
     store = local.stores["s"]
     for key in (b"\x01", b"\x02", b"\x03"):
         store.put(key, b"v")
@@ -124,7 +124,7 @@ class _CountingRows:
 
 
 def test_a_scan_stopped_early_reads_only_the_head(tmp_path):
-    local = LocalTaskStore(str(tmp_path / "task"), ["s"])
+    local = open_local_task_store(str(tmp_path / "task"), ["s"])
     store = local.stores["s"]
     for i in range(5000):
         store.put(b"k%05d" % i, b"v")
@@ -147,7 +147,7 @@ def test_a_scan_stopped_early_reads_only_the_head(tmp_path):
 def test_a_scan_left_open_does_not_keep_the_database_locked_after_close(tmp_path):
     """A live RocksDB iterator keeps its database open: the task's next batch could not open it again."""
     path = str(tmp_path / "task")
-    local = LocalTaskStore(path, ["s"])
+    local = open_local_task_store(path, ["s"])
     store = local.stores["s"]
     for i in range(10):
         store.put(b"%02d" % i, b"v")
@@ -156,7 +156,7 @@ def test_a_scan_left_open_does_not_keep_the_database_locked_after_close(tmp_path
     abandoned = [store.scan(None, None), store.scan(None, b"03", reverse=True)]
     assert next(abandoned[0]) == (b"00", b"v") and next(abandoned[1]) == (b"03", b"v")
     local.close()
-    again = LocalTaskStore(path, ["s"])
+    again = open_local_task_store(path, ["s"])
     assert again.version() == "1" and again.stores["s"].get(b"05") == b"v"
     assert list(abandoned[0]) == []   # ended with the database
     again.close()

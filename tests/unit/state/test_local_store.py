@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from streams_on_spark.errors import StreamsException
-from streams_on_spark.state.local import LocalTaskStore
+from streams_on_spark.state.local import open_local_task_store
 from streams_on_spark.state.stores import InMemoryKeyValueBytesStore
 
 
@@ -22,7 +22,7 @@ def random_ops(rng, n):
 
 def test_answers_as_the_in_memory_store_across_commits(tmp_path):
     rng = random.Random(5)
-    local = LocalTaskStore(str(tmp_path / "task"), ["s"])
+    local = open_local_task_store(str(tmp_path / "task"), ["s"])
     store, memory = local.stores["s"], InMemoryKeyValueBytesStore("s")
     for version in range(5):
         for key, value in random_ops(rng, 60):
@@ -41,25 +41,25 @@ def test_answers_as_the_in_memory_store_across_commits(tmp_path):
 
 def test_commit_is_atomic_and_uncommitted_writes_are_lost_on_reopen(tmp_path):
     path = str(tmp_path / "task")
-    local = LocalTaskStore(path, ["a", "b"])
+    local = open_local_task_store(path, ["a", "b"])
     local.stores["a"].put(b"k", b"1")
     local.stores["b"].put(b"k", b"2")
     assert local.commit("7") == {"a": {b"k": b"1"}, "b": {b"k": b"2"}}
     local.stores["a"].put(b"k", b"3")   # never committed: the process dies
     local.close()
-    again = LocalTaskStore(path, ["a", "b"])
+    again = open_local_task_store(path, ["a", "b"])
     assert again.version() == "7"
     assert again.stores["a"].get(b"k") == b"1" and again.stores["b"].get(b"k") == b"2"
     again.close()
 
 
 def test_rebuilt_from_its_changes_and_dumped_for_compaction(tmp_path):
-    source = LocalTaskStore(str(tmp_path / "one"), ["s"])
+    source = open_local_task_store(str(tmp_path / "one"), ["s"])
     changes = []
     for version, (key, value) in enumerate([(b"b", b"1"), (b"a", b"2"), (b"b", None), (b"c", b"3")]):
         source.stores["s"].put(key, value)
         changes.append(source.commit(str(version)))
-    copy = LocalTaskStore(str(tmp_path / "two"), ["s"])
+    copy = open_local_task_store(str(tmp_path / "two"), ["s"])
     copy.stores["s"].put(b"stale", b"x")
     copy.commit("old")
     copy.clear()
@@ -77,7 +77,7 @@ def test_rebuilt_from_its_changes_and_dumped_for_compaction(tmp_path):
 def test_entry_estimate_survives_reopening(tmp_path):
     """The estimate decides when the changelog is compacted: reading 0 after the per-batch reopen would compact the
     whole store into the changelog every batch."""
-    local = LocalTaskStore(str(tmp_path / "task"), ["s"])
+    local = open_local_task_store(str(tmp_path / "task"), ["s"])
     for i in range(5000):
         local.stores["s"].put(b"k%d" % i, b"v")
     local.commit("1")
@@ -88,7 +88,7 @@ def test_entry_estimate_survives_reopening(tmp_path):
 
 
 def test_a_snapshot_with_the_stores_entries_is_refused_by_name(tmp_path):
-    local = LocalTaskStore(str(tmp_path / "task"), ["buffer"])
+    local = open_local_task_store(str(tmp_path / "task"), ["buffer"])
     local.stores["buffer"].restore(None)   # what snapshots of this version hold for it
     with pytest.raises(StreamsException, match="store buffer: the saved task state holds the store's entries"):
         local.stores["buffer"].restore({b"k": b"v"})
@@ -97,21 +97,21 @@ def test_a_snapshot_with_the_stores_entries_is_refused_by_name(tmp_path):
 
 def test_an_unreadable_copy_is_deleted_and_starts_empty(tmp_path, caplog):
     path = tmp_path / "task"
-    local = LocalTaskStore(str(path), ["s"])
+    local = open_local_task_store(str(path), ["s"])
     local.stores["s"].put(b"k", b"v")
     local.commit("1")
     local.close()
     (path / "CURRENT").write_bytes(b"MANIFEST-999999\n")   # points at a manifest that does not exist
-    again = LocalTaskStore(str(path), ["s"])
+    again = open_local_task_store(str(path), ["s"])
     assert again.version() is None and again.stores["s"].get(b"k") is None
     assert "cannot be opened" in caplog.text
     again.close()
 
 
 def test_a_second_process_cannot_open_a_task_in_use(tmp_path):
-    local = LocalTaskStore(str(tmp_path / "task"), ["s"])
+    local = open_local_task_store(str(tmp_path / "task"), ["s"])
     with pytest.raises(StreamsException, match="another process"):
-        LocalTaskStore(str(tmp_path / "task"), ["s"])
+        open_local_task_store(str(tmp_path / "task"), ["s"])
     local.close()
 
 
@@ -121,8 +121,8 @@ def _die_after(path: str, steps: str) -> None:
     """Run ``steps`` on the task's store (``local``) in a child process that then dies without closing it."""
     code = textwrap.dedent(f"""
         import os
-        from streams_on_spark.state.local import LocalTaskStore
-        local = LocalTaskStore({path!r}, ["a", "b"])
+        from streams_on_spark.state.local import open_local_task_store
+        local = open_local_task_store({path!r}, ["a", "b"])
         """) + textwrap.dedent(steps) + "\nos._exit(0)\n"
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -131,7 +131,7 @@ def test_a_crash_loses_the_batches_since_the_last_close_whole_and_the_marker_nam
     """Without a write-ahead log, what a process committed after taking the database is lost if it dies before
     releasing it, all stores and the marker together: the copy is at the version it names, never between."""
     path = str(tmp_path / "task")
-    local = LocalTaskStore(path, ["a", "b"])
+    local = open_local_task_store(path, ["a", "b"])
     local.stores["a"].put(b"k", b"1")
     local.stores["b"].put(b"k", b"1")
     local.commit("1")
@@ -141,7 +141,7 @@ def test_a_crash_loses_the_batches_since_the_last_close_whole_and_the_marker_nam
         local.stores["b"].put(b"k", b"2")
         local.commit("2")
         """)
-    again = LocalTaskStore(path, ["a", "b"])
+    again = open_local_task_store(path, ["a", "b"])
     assert again.version() == "1"
     assert again.stores["a"].get(b"k") == b"1" and again.stores["b"].get(b"k") == b"1"
     again.close()
@@ -149,12 +149,12 @@ def test_a_crash_loses_the_batches_since_the_last_close_whole_and_the_marker_nam
 
 def test_a_crash_while_clearing_leaves_no_marker_over_emptied_stores(tmp_path):
     path = str(tmp_path / "task")
-    local = LocalTaskStore(path, ["a", "b"])
+    local = open_local_task_store(path, ["a", "b"])
     local.stores["a"].put(b"k", b"1")
     local.commit("1")
     local.close()
     _die_after(path, "local.clear()\n")
-    again = LocalTaskStore(path, ["a", "b"])
+    again = open_local_task_store(path, ["a", "b"])
     assert again.version() is None   # rebuilt from the changelog, not taken as version 1
     again.close()
 
@@ -162,17 +162,17 @@ def test_a_task_without_stores_keeps_its_marker_and_image_in_one_file(tmp_path):
     """A stateless task's copy is no RocksDB (no database files), yet answers as one: marker and image committed
     together, kept across reopening, cleared, marked by a rebuild, held by one process at a time."""
     path = tmp_path / "task"
-    local = LocalTaskStore(str(path), [])
+    local = open_local_task_store(str(path), [])
     assert local.version() is None and local.image() is None
     assert local.commit("1:4", b"image-4") == {}
     assert local.commit("1:5") == {}   # a commit without an image drops the older one
     local.close()
     assert sorted(p.name for p in path.iterdir()) == ["task-copy", "task-copy.lock"]
-    again = LocalTaskStore(str(path), [])
+    again = open_local_task_store(str(path), [])
     assert again.version() == "1:5" and again.image() is None
     again.commit("1:6", b"image-6")
     with pytest.raises(StreamsException, match="another process"):
-        LocalTaskStore(str(path), [])
+        open_local_task_store(str(path), [])
     again.close()
     again.open()
     assert again.version() == "1:6" and again.image() == b"image-6"
@@ -184,18 +184,18 @@ def test_a_task_without_stores_keeps_its_marker_and_image_in_one_file(tmp_path):
 
 def test_an_unreadable_copy_of_a_task_without_stores_starts_from_none(tmp_path, caplog):
     path = tmp_path / "task"
-    local = LocalTaskStore(str(path), [])
+    local = open_local_task_store(str(path), [])
     local.commit("3", b"image")
     local.close()
     (path / "task-copy").write_bytes((path / "task-copy").read_bytes()[:-3])   # torn: the last entry ends early
-    again = LocalTaskStore(str(path), [])
+    again = open_local_task_store(str(path), [])
     assert again.version() is None and again.image() is None
     assert "cannot be read" in caplog.text
     again.close()
 
 
 def test_a_rebuild_of_a_task_without_stores_refuses_changes_for_a_store(tmp_path):
-    local = LocalTaskStore(str(tmp_path / "task"), [])
+    local = open_local_task_store(str(tmp_path / "task"), [])
     with pytest.raises(StreamsException, match="store s that this topology does not have"):
         local.load([{"s": {b"k": b"v"}}], "1")
     local.close()
@@ -216,7 +216,7 @@ def test_prefix_scan_returns_the_keys_under_the_prefix_in_byte_order(tmp_path, b
     from streams_on_spark.state.caching import CachingKeyValueBytesStore, TaskCache
     from streams_on_spark.state.stores import KeyValueStore
 
-    local = LocalTaskStore(str(tmp_path / "task"), ["s"]) if backend == "local" else None
+    local = open_local_task_store(str(tmp_path / "task"), ["s"]) if backend == "local" else None
     inner = local.stores["s"] if local else InMemoryKeyValueBytesStore("s")
     if cached:
         inner = CachingKeyValueBytesStore(inner)

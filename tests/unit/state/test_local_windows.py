@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional
 
 import pytest
 
-from streams_on_spark.state.local import LocalTaskStore, apply_changes
+from streams_on_spark.state.local import LocalTaskStore, open_local_task_store, apply_changes
 from streams_on_spark.state.stores import InMemoryKeyValueBytesStore, bytes_store_over, ordered_time
 from streams_on_spark.state.session_stores import (
     SessionBytesStore,
@@ -100,7 +100,7 @@ def over(supplier: Any, table: Any) -> Any:
 def pair(supplier: Any, where: str, tmp_path: Any) -> Pair:
     memory = reference(supplier)
     if where == "rocksdb":
-        task_store = LocalTaskStore(str(tmp_path / "task"), [supplier.name])
+        task_store = open_local_task_store(str(tmp_path / "task"), [supplier.name])
         local = over(supplier, task_store.stores[supplier.name])
     elif where == "own":   # the store the supplier makes without an engine: over its own in-memory table
         task_store, local = None, supplier.get()
@@ -212,7 +212,7 @@ def test_session_store_over_a_table_answers_as_in_memory(kind, where, tmp_path):
 
 def test_expired_segments_leave_the_table_with_one_range_deletion(tmp_path):
     supplier = PersistentWindowBytesStoreSupplier("w", 120_000, 10_000, False)
-    task_store = LocalTaskStore(str(tmp_path / "task"), ["w"])
+    task_store = open_local_task_store(str(tmp_path / "task"), ["w"])
     store = over(supplier, task_store.stores["w"])
     assert isinstance(store, WindowBytesStore) and store.segmented
     for start in range(0, 60_000, 1000):
@@ -231,7 +231,7 @@ def test_expired_segments_leave_the_table_with_one_range_deletion(tmp_path):
 
 def test_snapshot_holds_stream_time_only_and_takes_an_older_snapshot_in(tmp_path):
     supplier = SessionBytesStoreSupplier("s", 60_000)
-    task_store = LocalTaskStore(str(tmp_path / "task"), ["s"])
+    task_store = open_local_task_store(str(tmp_path / "task"), ["s"])
     store = over(supplier, task_store.stores["s"])
     assert isinstance(store, SessionBytesStore)
     # a snapshot written by an older version's in-memory store ({end: {key: {start: aggregate}}}): its sessions move in

@@ -8,7 +8,7 @@ import pytest
 from streams_on_spark import Serdes
 from streams_on_spark.change import Change
 from streams_on_spark.state.suppression_buffer import SuppressionBuffer
-from streams_on_spark.state.local import LocalTaskStore
+from streams_on_spark.state.local import open_local_task_store
 from streams_on_spark.state.stores import ValueAndTimestamp
 
 S = Serdes.String()
@@ -24,7 +24,7 @@ def table(request, tmp_path):
     if request.param == "in-memory":
         yield None
         return
-    local = LocalTaskStore(str(tmp_path / "task"), ["buf"])
+    local = open_local_task_store(str(tmp_path / "task"), ["buf"])
     yield local.stores["buf"]
     local.close()
 

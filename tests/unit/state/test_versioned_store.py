@@ -8,7 +8,7 @@ import random
 import pytest
 
 from streams_on_spark import Serdes, Stores, VersionedRecord
-from streams_on_spark.state.local import LocalTaskStore
+from streams_on_spark.state.local import open_local_task_store
 from streams_on_spark.state.versioned import (
     PUT_RETURN_CODE_NOT_PUT,
     PUT_RETURN_CODE_VALID_TO_UNDEFINED,
@@ -113,7 +113,7 @@ def test_stream_time_is_kept_in_the_bytes_store():
 
 def test_matches_an_in_memory_store_over_local_rocksdb_across_commits(tmp_path):
     rng = random.Random(13)
-    local = LocalTaskStore(str(tmp_path / "task"), ["prices"])
+    local = open_local_task_store(str(tmp_path / "task"), ["prices"])
     on_disk, in_memory = store(25, local.stores["prices"]), store(25)
     now = 0
     for version in range(6):

@@ -110,7 +110,8 @@ def forward(signum, frame):
         pass
 
 for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
-    signal.signal(signum, forward)
+    if signal.getsignal(signum) is not signal.SIG_IGN:   # ignored as Spark started it (SIGINT): stays ignored
+        signal.signal(signum, forward)
 status = read_status(conn)   # a forwarded signal interrupts nothing: Python retries the read (PEP 475)
 if status is None:
     sys.exit(1)
@@ -171,6 +172,10 @@ def serve(listener_fd: int, alive_fd: int, preload: Sequence[str], quiet: Sequen
     """The server's loop on the listening socket it was given: fork a worker for each launcher, report its pid and,
     when it ends, its status; stop when ``alive_fd`` reaches end of file. Workers of a ``quiet`` module get no
     standard output (one that talks to Spark over its socket and prints only debug lines)."""
+    # Ctrl-C in a terminal reaches the whole process group: the server stops with the driver (alive_fd), and its
+    # workers ignore SIGINT as the ones Spark starts do (they inherit it ignored from Spark's JVM, which
+    # pyspark starts so): no KeyboardInterrupt in a worker, no traceback on the user's console
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     server = _Server(socket.socket(fileno=listener_fd), alive_fd, frozenset(quiet))
     for module in preload:
         try:

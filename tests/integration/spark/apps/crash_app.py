@@ -26,7 +26,7 @@ from pyspark.sql import SparkSession
 
 from streams_on_spark import (Consumed, KafkaStreams, Materialized, Produced, Repartitioned, Serdes, StreamsBuilder,
                               TimeWindows)
-from streams_on_spark.runtime.spark.session import RUNTIME_DEFAULTS
+from streams_on_spark.runtime.spark.session import RUNTIME_DEFAULTS, local_session
 
 S, L = Serdes.String(), Serdes.Long()
 WORDS = [f"w{i}" for i in range(40)]
@@ -161,20 +161,21 @@ def main() -> int:
     parser.add_argument("--kafka", action="store_true", help="TOPICS is a Kafka bootstrap address")
     parser.add_argument("--guarantee", default="at_least_once")
     parser.add_argument("--app-id", default="crash")
-    parser.add_argument("--master", default="local[2,4]")
+    parser.add_argument("--master", default="local", help="'submit': the session spark-submit configured")
     parser.add_argument("--prefix", default="", help="of the input and output topics' names")
     args = parser.parse_args()
-    builder = SparkSession.builder if args.master == "submit" else SparkSession.builder.master(args.master)
-    builder = (builder.appName("crash-app")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1"))
-    for key, value in RUNTIME_DEFAULTS.items():
-        builder = builder.config(key, value)
-    if args.kafka and args.master != "submit":
+    if args.master == "submit":   # spark-submit's session, as a user's application gets it
+        builder = (SparkSession.builder.appName("crash-app")
+                   .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+                   .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1"))
+        for key, value in RUNTIME_DEFAULTS.items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+        spark.sparkContext.setLogLevel("ERROR")
+    else:   # the library's local session (what an application started without Spark configured gets), each task
+        # given 4 attempts; its starts are what a kill costs the test
         from streams_on_spark.connectors.kafka import kafka_jars
-        builder = builder.config("spark.jars", ",".join(kafka_jars()))
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+        spark = local_session("crash-app", cores=2, max_failures=4, jars=kafka_jars() if args.kafka else ())
     config = {"application.id": args.app_id, "checkpoint.location": args.checkpoints, "state.dir": args.state_dir,
               "statestore.cache.max.bytes": 0, "processing.guarantee": args.guarantee,
               ("bootstrap.servers" if args.kafka else "embedded.topics.dir"): args.topics}

@@ -1,0 +1,39 @@
+"""The JVM class archive of a local session (streams_on_spark/runtime/spark/session.py, class_archive.py): named in the JVM's
+options only where it exists, and mapped by the suite's own session under `make test`, which builds it."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from streams_on_spark.runtime.spark.session import CLASS_ARCHIVE_ENV, QUIET, java_options_with_archive
+
+
+def test_the_options_name_the_archive_only_where_the_file_exists(tmp_path, monkeypatch):
+    monkeypatch.delenv(CLASS_ARCHIVE_ENV, raising=False)
+    assert java_options_with_archive("-XX:TieredStopAtLevel=1") == "-XX:TieredStopAtLevel=1"
+    archive = tmp_path / "spark-classes.jsa"
+    monkeypatch.setenv(CLASS_ARCHIVE_ENV, str(archive))
+    assert java_options_with_archive("-XX:TieredStopAtLevel=1") == "-XX:TieredStopAtLevel=1"   # not built yet
+    archive.write_bytes(b"archive")
+    assert java_options_with_archive("-XX:TieredStopAtLevel=1") == (
+        f"-XX:TieredStopAtLevel=1 -XX:SharedArchiveFile={archive} {QUIET}")
+    assert java_options_with_archive("") == f"-XX:SharedArchiveFile={archive} {QUIET}"
+
+
+@pytest.mark.spark
+def test_the_suites_local_session_maps_the_archive_make_test_built(spark):
+    """Under `make test` (which exports STREAMS_ON_SPARK_CLASS_ARCHIVE after building it) the session's JVM has the
+    archive mapped: the classes came from it, not from Spark's jars one by one."""
+    archive = os.environ.get(CLASS_ARCHIVE_ENV)
+    if not archive:
+        if os.environ.get("CI") or os.environ.get("STREAMS_ON_SPARK_KAFKA"):
+            pytest.fail(f"{CLASS_ARCHIVE_ENV} is not set under `make test`, which builds the archive and sets it")
+        pytest.skip(f"{CLASS_ARCHIVE_ENV} is not set: a plain pytest run (`make test` builds and sets it)")
+    assert os.path.isfile(archive), f"{CLASS_ARCHIVE_ENV}={archive}, but there is no such file"
+    from pyspark import SparkContext
+    jvm = SparkContext._gateway.proc.pid
+    with open(f"/proc/{jvm}/maps") as maps:
+        mapped = {line.split()[-1] for line in maps if len(line.split()) >= 6}
+    assert os.path.realpath(archive) in mapped or archive in mapped, (
+        f"the session's JVM (pid {jvm}) did not map {archive}: it started without the archive")

@@ -101,15 +101,16 @@ $(LOCAL_FS_JAR): $(LOCAL_FS_SOURCES) | $(SETUP_STAMP)
 
 setup $(SPARK_ENV_TARGETS) bench-latency bench-scale-out bench-test-time: $(LOCAL_FS_JAR)
 
-# A class-data-sharing archive of the classes a local Spark session loads (streams_on_spark/class_archive.py,
+# A class-data-sharing archive of the classes a Spark JVM loads (streams_on_spark/class_archive.py,
 # runtime/spark/session.py): a local session started while STREAMS_ON_SPARK_CLASS_ARCHIVE names it (the suite's, the
-# applications its tests start, `make run` once it exists) starts in about half the time. Written by one word count
-# run (~1 min, ~175 MB); rebuilt when the local-fs jar or the installed packages change (the JVM refuses an archive
-# whose class path changed, and starts as without one).
+# applications its tests start, `make run` once it exists) starts in about half the time, and so do the drivers the
+# tests spark-submit (tests/integration/conftest.py's class_archive_env) and the test cluster's daemons and executors.
+# Written by one word count run (~1 min, ~175 MB); rebuilt when the installed packages change (the JVM refuses an
+# archive whose class path changed, and starts as without one).
 CLASS_ARCHIVE := $(DEPS)/spark-classes.jsa
-class-archive: $(CLASS_ARCHIVE) ## Build the class archive that halves a local Spark session's start (.deps/spark-classes.jsa)
+class-archive: $(CLASS_ARCHIVE) ## Build the class archive that halves a Spark JVM's start (.deps/spark-classes.jsa)
 
-$(CLASS_ARCHIVE): $(LOCAL_FS_JAR) $(SETUP_STAMP)
+$(CLASS_ARCHIVE): $(SETUP_STAMP)
 	@mkdir -p $(dir $@)
 	@PYSPARK_PYTHON=$(CURDIR)/$(PY) PYSPARK_DRIVER_PYTHON=$(CURDIR)/$(PY) SPARK_LOCAL_IP=127.0.0.1 \
 		$(PY) -m streams_on_spark.class_archive $@ 2>&1 | grep -v "^\(WARNING: Using incubator\|Using Spark's default\|Setting default log level\|To adjust logging\)" || true

@@ -5,7 +5,9 @@ One master and one worker, both on loopback, run from the installed pyspark pack
 ``start-master.sh``), so the cluster runs exactly the Spark version the project pins; nothing is downloaded.
 Everything lives under the run directory (``.deps/spark-cluster-run/`` by default):
 
-    conf/           SPARK_CONF_DIR (empty: no stray spark-defaults.conf or spark-env.sh from elsewhere applies)
+    conf/           SPARK_CONF_DIR, never created: no stray spark-defaults.conf or spark-env.sh from elsewhere applies,
+                    and the JVMs the cluster starts have Spark's jars only on their class path, so the class archive
+                    of `make class-archive` serves the executors too (a conf dir, even empty, would be on it first)
     logs/           SPARK_LOG_DIR: the daemons' output, ``spark-streams-on-spark-<class>-1-<host>.out``
     pids/           SPARK_PID_DIR: spark-daemon.sh's pid files
     work/           SPARK_WORKER_DIR: one dir per application and executor (the executors' working dirs, with
@@ -226,8 +228,10 @@ def daemon_env(run: Path, home: Path) -> dict[str, str]:
            if not k.startswith(("SPARK_", "PYSPARK_", "PYTHON", "STREAMS_ON_SPARK_", "_JAVA_OPTIONS",
                                 "JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS"))
            and k not in ("VIRTUAL_ENV", "HADOOP_CONF_DIR", "YARN_CONF_DIR")}
-    # a taken port fails the start (and `up` retries with others) instead of silently moving to the next one
-    daemon_opts = "-Djava.net.preferIPv4Stack=true -Dspark.port.maxRetries=0"
+    from streams_on_spark.runtime.spark.session import java_options_with_archive
+    # a taken port fails the start (and `up` retries with others) instead of silently moving to the next one; the
+    # class archive of `make class-archive`, where STREAMS_ON_SPARK_CLASS_ARCHIVE names one, starts them faster
+    daemon_opts = java_options_with_archive("-Djava.net.preferIPv4Stack=true -Dspark.port.maxRetries=0")
     env.update({
         "SPARK_HOME": str(home),
         "SPARK_CONF_DIR": str(run / "conf"),
@@ -367,7 +371,8 @@ def up(run: Path, cores: int, memory: str, timeout_s: float) -> int:
     pinned = [name for name in PORT_NAMES if os.environ.get(name, "").strip()]
     for attempt in range(1, START_ATTEMPTS + 1):
         clean(run, keep_logs=True)
-        for sub in ("conf", "logs", "pids", "work", "local"):
+        shutil.rmtree(run / "conf", ignore_errors=True)   # an older run's: see the module docstring
+        for sub in ("logs", "pids", "work", "local"):
             (run / sub).mkdir(parents=True, exist_ok=True)
         ports = pick_ports()
         launched: list[str] = []  # whose logs to show on failure (the other's log is a previous run's)

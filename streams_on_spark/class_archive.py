@@ -1,9 +1,11 @@
-"""Writes the JVM class archive that a local Spark session starts from in about half the time
-(:func:`~streams_on_spark.runtime.spark.session.java_options_with_archive` says how it is used and what it saves).
+"""Writes the JVM class archive that a Spark JVM starts from in about half the time
+(:data:`~streams_on_spark.runtime.spark.session.CLASS_ARCHIVE_ENV` says which JVMs it serves and what it saves).
 
 ``python -m streams_on_spark.class_archive PATH`` runs a word count on Spark over embedded topics in a local session
 whose JVM writes the classes it loaded (HotSpot's ``-XX:ArchiveClassesAtExit``) as it exits, and moves the archive to
 PATH once complete (``make class-archive``, which ``make test`` runs). Point ``STREAMS_ON_SPARK_CLASS_ARCHIVE`` at it.
+The session has Spark's jars only on its class path (Hadoop's own local file system): the class path a driver
+spark-submit starts and a standalone cluster's executors have, of which a local session's is a prefix.
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ def build(path: str) -> None:
         raise RuntimeError("a class archive is written by a JVM of its own: build it in a process without Spark")
     partial = f"{path}.{os.getpid()}.partial"
     os.environ.pop(CLASS_ARCHIVE_ENV, None)   # a fresh archive over the base one, not over an older of ours
-    spark = local_session("streams-on-spark-class-archive",
+    spark = local_session("streams-on-spark-class-archive", local_files=False,
                           java_options=f"{LOCAL_JAVA_OPTIONS} -XX:ArchiveClassesAtExit={partial} {QUIET}")
     builder = StreamsBuilder()
     S = Serdes.String()
@@ -60,7 +62,7 @@ def build(path: str) -> None:
     if not os.path.isfile(partial):
         raise RuntimeError(f"the JVM exited without writing a class archive to {partial}")
     os.replace(partial, path)
-    log.info("class archive of a local session written to %s (%.0f MB)", path, os.path.getsize(path) / 1e6)
+    log.info("class archive of Spark's jars written to %s (%.0f MB)", path, os.path.getsize(path) / 1e6)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,17 @@ def unavailable() -> Callable[[str], NoReturn]:
 
 
 @pytest.fixture(scope="session")
+def class_archive_env() -> dict[str, str]:
+    """What a spark-submit's environment adds so that its driver and executors start from the class archive `make test`
+    builds (``STREAMS_ON_SPARK_CLASS_ARCHIVE``; a local session reads it itself): ``SPARK_SUBMIT_OPTS``, the options
+    spark-submit's launcher gives the driver's JVM, with the archive and ``spark.executor.extraJavaOptions`` naming it
+    too. Empty without an archive; a command line's own ``--conf`` still wins."""
+    from streams_on_spark.runtime.spark.session import java_options_with_archive
+    options = java_options_with_archive("")
+    return {"SPARK_SUBMIT_OPTS": f'{options} "-Dspark.executor.extraJavaOptions={options}"'} if options else {}
+
+
+@pytest.fixture(scope="session")
 def kafka_bootstrap() -> str:
     """The bootstrap address of the test broker; it answered a metadata request."""
     address = os.environ.get(KAFKA_ENV, "").strip()

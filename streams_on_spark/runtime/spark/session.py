@@ -17,6 +17,7 @@ from typing import Any, Iterable, Iterator
 log = logging.getLogger(__name__)
 
 FORKED_WORKERS = "STREAMS_ON_SPARK_FORKED_WORKERS"
+DIST_CLASSPATH = "SPARK_DIST_CLASSPATH"   # what Spark's launcher appends to a JVM's class path
 STATE_STORE_PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 ROCKSDB_CHANGELOG_CHECKPOINTING = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
@@ -56,12 +57,16 @@ LOCAL_FS_CONF = {
 # 3.5 s (bench/test_time.py, alternating). A long-running local application can pass ``java_options=""``.
 LOCAL_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
 
-# A class-data-sharing archive of what a local session loads (HotSpot's dynamic AppCDS): the JVM maps Spark's ~10k
-# classes from it instead of reading, verifying and linking each from the jars, and a local session starts in about
-# half the time (5.2-5.7 s against 9.1-10.6 s, its first job 1.8-2.1 s against 4.1-4.5 s on the 2-core machine).
+# A class-data-sharing archive of what a Spark JVM loads (HotSpot's dynamic AppCDS): the JVM maps Spark's ~10k classes
+# from it instead of reading, verifying and linking each from the jars, and a local session starts in about half the
+# time (5.2-5.7 s against 9.1-10.6 s, its first job 1.8-2.1 s against 4.1-4.5 s on the 2-core machine).
 # ``python -m streams_on_spark.class_archive PATH`` writes one (``make class-archive``; ``make test`` builds and uses
-# it); a local session uses the one this variable names. An archive of another JDK or class path is refused by the
-# JVM, which then starts as without one, and says nothing (QUIET).
+# it); a local session uses the one this variable names. The archive holds the class path it was written with, Spark's
+# jars only, and serves every JVM whose class path starts so: a local session (the local file system's jar comes
+# after Spark's, :func:`_appended_to_class_path`), a driver spark-submit starts, a standalone cluster's daemons and
+# executors when their SPARK_CONF_DIR does not exist (a conf dir, even an empty one, goes first on the class path).
+# An archive of another JDK or class path is refused by the JVM, which then starts as without one, and says nothing
+# (QUIET).
 CLASS_ARCHIVE_ENV = "STREAMS_ON_SPARK_CLASS_ARCHIVE"
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"   # the JVM's notes on an archive it refuses or writes, off the console
 
@@ -75,12 +80,13 @@ def java_options_with_archive(java_options: str) -> str:
 
 
 def local_session(app_name: str = "streams-on-spark", cores: int = 2, jars: Iterable[str] = (),
-                  java_options: str = LOCAL_JAVA_OPTIONS, max_failures: int = 1) -> Any:
+                  java_options: str = LOCAL_JAVA_OPTIONS, max_failures: int = 1, local_files: bool = True) -> Any:
     """A local SparkSession set up as this project needs it: loopback only, no UI, small shuffles, local files
-    written without a process per file (:data:`LOCAL_FS_JAR`), and the JVM started with ``java_options``
-    (:data:`LOCAL_JAVA_OPTIONS`: its JIT compiler for short local runs; and the class archive
-    ``STREAMS_ON_SPARK_CLASS_ARCHIVE`` names, :func:`java_options_with_archive`). ``max_failures``: the attempts a task gets
-    before its job fails (Spark's ``local[cores,max_failures]``; a local master's default is one)."""
+    written without a process per file (:data:`LOCAL_FS_JAR`; ``local_files=False``: with Hadoop's own local file
+    system, as a cluster's JVMs write them), and the JVM started with ``java_options`` (:data:`LOCAL_JAVA_OPTIONS`: its
+    JIT compiler for short local runs; and the class archive ``STREAMS_ON_SPARK_CLASS_ARCHIVE`` names,
+    :func:`java_options_with_archive`). ``max_failures``: the attempts a task gets before its job fails (Spark's
+    ``local[cores,max_failures]``; a local master's default is one)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -101,17 +107,36 @@ def local_session(app_name: str = "streams-on-spark", cores: int = 2, jars: Iter
     jars = [str(j) for j in jars]
     if jars:
         builder = builder.config("spark.jars", ",".join(jars))
-    if os.path.isfile(LOCAL_FS_JAR):   # local mode: the driver's JVM runs the tasks too
-        builder = builder.config("spark.driver.extraClassPath", LOCAL_FS_JAR)
+    class_path: tuple[str, ...] = ()
+    if local_files and os.path.isfile(LOCAL_FS_JAR):   # local mode: the driver's JVM runs the tasks too
+        class_path = (LOCAL_FS_JAR,)
         for key, value in LOCAL_FS_CONF.items():
             builder = builder.config(key, value)
-    else:
+    elif local_files:
         log.warning("%s is missing (run `make setup`, or install the wheel): local checkpoints are written with "
                     "Hadoop's own local file system, a chmod process per file", LOCAL_FS_JAR)
-    with _forked_workers():
+    with _forked_workers(), _appended_to_class_path(class_path):
         spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+@contextlib.contextmanager
+def _appended_to_class_path(jars: Iterable[str]) -> Iterator[None]:
+    """While a new local session's JVM is launched, ``jars`` come last on its class path: through
+    ``SPARK_DIST_CLASSPATH``, which Spark's launcher appends after Spark's own jars (``spark.driver.extraClassPath``
+    would put them first, and the JVM would refuse the class archive, whose class path is Spark's jars)."""
+    jars = list(jars)
+    before = os.environ.get(DIST_CLASSPATH)
+    if jars:
+        os.environ[DIST_CLASSPATH] = os.pathsep.join(([before] if before else []) + jars)
+    try:
+        yield
+    finally:
+        if jars and before is None:
+            del os.environ[DIST_CLASSPATH]
+        elif jars:
+            os.environ[DIST_CLASSPATH] = before
 
 
 _fork_server = None   # this process's ForkServer, once a local session has started one

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from streams_on_spark.partitioner import murmur2, partition_for_key
+from streams_on_spark.runtime.spark.session import CLASS_ARCHIVE_ENV
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark]
 
@@ -44,6 +45,12 @@ APP = textwrap.dedent('''\
     EXECUTOR_CLASS = b"org.apache.spark.executor.CoarseGrainedExecutorBackend"
 
 
+    def archives(pid):
+        """The class archives (.jsa) the JVM ``pid`` has mapped."""
+        with open(f"/proc/{pid}/maps") as maps:
+            return sorted({line.split()[-1] for line in maps if line.rstrip().endswith(".jsa")})
+
+
     def where():
         """Where this Python process is and which streams_on_spark it imports (raises if it cannot)."""
         import streams_on_spark
@@ -55,7 +62,8 @@ APP = textwrap.dedent('''\
             with open(f"/proc/{jvm}/stat") as f:
                 jvm = int(f.read().rsplit(")", 1)[1].split()[1])
         return {"pid": os.getpid(), "host": socket.gethostname(), "cwd": os.getcwd(),
-                "executor_jvm": jvm if jvm > 1 else None, "module": streams_on_spark.__file__}
+                "executor_jvm": jvm if jvm > 1 else None, "module": streams_on_spark.__file__,
+                "archives": archives(jvm) if jvm > 1 else []}
 
 
     def partitions(keys):
@@ -107,7 +115,8 @@ APP = textwrap.dedent('''\
     except ImportError as e:
         driver_module = repr(e)
     print("DRIVER " + json.dumps({"master": sc.getConf().get("spark.master"), "app_id": sc.applicationId,
-                                  "pid": os.getpid(), "host": socket.gethostname(), "module": driver_module}),
+                                  "pid": os.getpid(), "host": socket.gethostname(), "module": driver_module,
+                                  "archives": archives(os.getppid())}),   # spark-submit's JVM started this Python
           flush=True)
     rows = sc.parallelize(KEYS, 2).mapPartitions(partitions).collect()
     print("RDD " + json.dumps(rows), flush=True)
@@ -188,6 +197,13 @@ def test_the_wheel_runs_on_the_cluster(spark_submit, spark_cluster, library_py_f
     assert planner["pid"] != driver["pid"] and planner["executor_jvm"] is None, planner
     assert planner["module"].endswith(shipped), planner
     assert all(json.loads(r["executor"])["module"].endswith(shipped) for r in source), source
+
+    # Under `make test` the driver's and the executors' JVMs started from the class archive it built (their class path
+    # is Spark's jars, which the archive was written with; conftest's class_archive_env passes it).
+    archive = os.environ.get(CLASS_ARCHIVE_ENV)
+    if archive:
+        assert os.path.realpath(archive) in driver["archives"], driver
+        assert all(os.path.realpath(archive) in r["archives"] for r in rdd), {r["executor_jvm"]: r["archives"] for r in rdd}
 
     # When the application ends, the worker stops its executors.
     assert spark_cluster.wait_for_no_executors() == [], "executors of a finished application still run"

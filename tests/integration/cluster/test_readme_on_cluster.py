@@ -24,7 +24,7 @@ def readme_cluster_block() -> str:
     return re.search(r"^```\n(.*?)^```", section, re.S | re.M).group(1)
 
 
-def test_readme_cluster_block_runs_as_written(spark_master, kafka_bootstrap):
+def test_readme_cluster_block_runs_as_written(spark_master, kafka_bootstrap, class_archive_env):
     block = readme_cluster_block()
     assert "spark://<host>:7077" in block and "<address>" in block
     run_id = uuid.uuid4().hex[:8]
@@ -34,7 +34,7 @@ def test_readme_cluster_block_runs_as_written(spark_master, kafka_bootstrap):
     path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p != venv_bin)
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV", "PYTHONPATH", "SPARK_HOME")}
-    env.update(PATH=path, SPARK_LOCAL_IP="127.0.0.1")
+    env.update(PATH=path, SPARK_LOCAL_IP="127.0.0.1", **class_archive_env)
     result = subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True, timeout=900, env=env,
                             cwd=ROOT)
     assert result.returncode == 0, result.stdout[-2000:] + "\n--- stderr ---\n" + result.stderr[-6000:]

@@ -49,7 +49,7 @@ def readme_kafka_commands() -> str:
     return rest.rstrip()
 
 
-def test_readme_spark_submit_command_runs_as_written(kafka_bootstrap):
+def test_readme_spark_submit_command_runs_as_written(kafka_bootstrap, class_archive_env):
     commands = readme_kafka_commands()
     assert "--packages org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0" in commands
     assert 'export STREAMS_ON_SPARK_KAFKA="$(cat .deps/kafka-run/bootstrap)"' in commands
@@ -64,7 +64,7 @@ def test_readme_spark_submit_command_runs_as_written(kafka_bootstrap):
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV", "PYTHONPATH",
                         "STREAMS_ON_SPARK_KAFKA")}
-    env.update(PATH=path, SPARK_LOCAL_IP="127.0.0.1")
+    env.update(PATH=path, SPARK_LOCAL_IP="127.0.0.1", **class_archive_env)
     args = f" --repeat 2 --input-topic readme-in-{run_id} --output-topic readme-out-{run_id}"
     result = subprocess.run(["bash", "-e", "-c", commands + args], capture_output=True, text=True, timeout=600,
                             env=env, cwd=ROOT)

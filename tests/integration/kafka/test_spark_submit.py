@@ -15,14 +15,14 @@ pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def test_wordcount_example_under_spark_submit(kafka_bootstrap, tmp_path):
+def test_wordcount_example_under_spark_submit(kafka_bootstrap, class_archive_env, tmp_path):
     spark_submit = Path(sys.executable).parent / "spark-submit"
     assert spark_submit.exists(), "pyspark's spark-submit should be installed beside the venv's python"
     jars = kafka_jars()
     assert jars, "run `make deps-spark-kafka` first"
     run = uuid.uuid4().hex[:8]
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
-           "SPARK_LOCAL_IP": "127.0.0.1"}
+           "SPARK_LOCAL_IP": "127.0.0.1", **class_archive_env}
     result = subprocess.run(
         [str(spark_submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false", "--jars", ",".join(jars),
          str(ROOT / "examples" / "wordcount.py"), "--bootstrap-servers", kafka_bootstrap, "--repeat", "2",

@@ -37,3 +37,19 @@ def test_the_suites_local_session_maps_the_archive_make_test_built(spark):
         mapped = {line.split()[-1] for line in maps if len(line.split()) >= 6}
     assert os.path.realpath(archive) in mapped or archive in mapped, (
         f"the session's JVM (pid {jvm}) did not map {archive}: it started without the archive")
+
+
+def test_a_local_sessions_own_jars_come_after_sparks_and_the_environment_is_restored(monkeypatch):
+    """The local file system's jar goes last on the JVM's class path (SPARK_DIST_CLASSPATH, which Spark's launcher
+    appends after its jars: the archive's class path must be the JVM's first entries), only while the JVM starts."""
+    from streams_on_spark.runtime.spark.session import DIST_CLASSPATH, _appended_to_class_path
+    monkeypatch.delenv(DIST_CLASSPATH, raising=False)
+    with _appended_to_class_path(["/a.jar"]):
+        assert os.environ[DIST_CLASSPATH] == "/a.jar"
+    assert DIST_CLASSPATH not in os.environ
+    monkeypatch.setenv(DIST_CLASSPATH, "/hadoop/*")
+    with _appended_to_class_path(["/a.jar"]):
+        assert os.environ[DIST_CLASSPATH] == "/hadoop/*:/a.jar"
+    assert os.environ[DIST_CLASSPATH] == "/hadoop/*"
+    with _appended_to_class_path([]):
+        assert os.environ[DIST_CLASSPATH] == "/hadoop/*"

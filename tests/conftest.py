@@ -2,7 +2,28 @@
 suite and its users start Spark one way: ``spark`` is ``spark_session``, created only when a test asks for it."""
 from __future__ import annotations
 
+import os
+from typing import Callable, NoReturn
+
 import pytest
+
+# what `make test` exports: any of them set means the services and files it provides must be there (fail, never skip)
+MAKE_TEST_ENV = ("STREAMS_ON_SPARK_KAFKA", "STREAMS_ON_SPARK_SPARK_MASTER", "STREAMS_ON_SPARK_WHEEL")
+
+
+def _unavailable(reason: str) -> NoReturn:
+    """Skip for a developer's plain `pytest` run; fail under `make test` (its variables set) and in CI (``CI=true``):
+    CI must never pass with a test silently skipped because what `make test` provides is missing."""
+    in_ci = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+    if in_ci or any(os.environ.get(name) for name in MAKE_TEST_ENV):
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def unavailable() -> Callable[[str], NoReturn]:
+    """``unavailable(reason)``: skip a developer's plain run, fail under `make test` and in CI."""
+    return _unavailable
 
 
 @pytest.fixture(scope="session")

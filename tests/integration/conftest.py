@@ -1,5 +1,5 @@
-"""Fixtures shared by the integration tests: the Kafka broker `make test` starts, and the skip-or-fail rule for the
-services it starts (the broker, the Spark cluster, the wheel).
+"""Fixtures shared by the integration tests: the Kafka broker `make test` starts (tests/conftest.py's `unavailable`
+is the skip-or-fail rule for it, the Spark cluster and the wheel), and the class archive's options for spark-submit.
 
 `make test` starts a KRaft broker on loopback (`make kafka-up`) and exports its address as ``STREAMS_ON_SPARK_KAFKA``.
 A test that needs it then FAILS when that broker does not answer. Without the variable (plain ``pytest`` on a machine
@@ -9,30 +9,11 @@ fail: CI must never pass with its Kafka tests silently skipped.
 from __future__ import annotations
 
 import os
-from typing import Callable, NoReturn
+from typing import Callable
 
 import pytest
 
 KAFKA_ENV = "STREAMS_ON_SPARK_KAFKA"
-# what `make test` exports: any of them set means the services must be there (fail, never skip)
-MAKE_TEST_ENV = (KAFKA_ENV, "STREAMS_ON_SPARK_SPARK_MASTER", "STREAMS_ON_SPARK_WHEEL")
-
-
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
-
-
-def _unavailable(reason: str) -> NoReturn:
-    """Skip for a developer's plain `pytest` run; fail under `make test` (variable set) and in CI."""
-    if any(os.environ.get(name) for name in MAKE_TEST_ENV) or _in_ci():
-        pytest.fail(reason, pytrace=False)
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
-def unavailable() -> Callable[[str], NoReturn]:
-    """``unavailable(reason)``: skip a developer's plain run, fail under `make test` and in CI."""
-    return _unavailable
 
 
 @pytest.fixture(scope="session")
@@ -47,11 +28,11 @@ def class_archive_env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def kafka_bootstrap() -> str:
+def kafka_bootstrap(unavailable) -> str:
     """The bootstrap address of the test broker; it answered a metadata request."""
     address = os.environ.get(KAFKA_ENV, "").strip()
     if not address:
-        _unavailable(f"{KAFKA_ENV} is not set: run `make test`, or `make kafka-up` and "
+        unavailable(f"{KAFKA_ENV} is not set: run `make test`, or `make kafka-up` and "
                      f"`export {KAFKA_ENV}=<the address it prints>`")
     from kafka import KafkaAdminClient
     try:

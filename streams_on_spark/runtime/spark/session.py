@@ -72,8 +72,13 @@ QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"   # the JVM's notes on an archive 
 
 
 def java_options_with_archive(java_options: str) -> str:
-    """``java_options`` plus the class archive ``STREAMS_ON_SPARK_CLASS_ARCHIVE`` names, where that file exists."""
+    """``java_options`` plus the class archive ``STREAMS_ON_SPARK_CLASS_ARCHIVE`` names, where that file exists (a
+    warning names a missing one: the JVM then starts without it)."""
     archive = os.environ.get(CLASS_ARCHIVE_ENV, "")
+    if archive and not os.path.isfile(archive):
+        log.warning("%s=%s, but there is no such file: the JVM starts without a class archive (build it with "
+                    "`python -m streams_on_spark.class_archive %s` or `make class-archive`)", CLASS_ARCHIVE_ENV,
+                    archive, archive)
     if not archive or not os.path.isfile(archive):
         return java_options
     return f"{java_options} -XX:SharedArchiveFile={archive} {QUIET}".strip()

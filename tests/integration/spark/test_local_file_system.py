@@ -77,3 +77,27 @@ def test_a_checkpoint_renames_its_files_into_place(spark_session, tmp_path):
     assert mode(tmp_path / "0") == 0o644   # Hadoop's default file permission less its umask (022)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".0.crc", "0"]   # no temp file left behind
 
+
+
+def test_a_spark_env_sh_that_sets_the_dist_class_path_leaves_hadoops_own_file_system_and_says_so(tmp_path):
+    """The local file system's jar reaches the JVM through SPARK_DIST_CLASSPATH (after Spark's jars, where the class
+    archive needs it); a spark-env.sh exporting its own (a Hadoop-free Spark's setup) replaces it. The session then
+    writes with Hadoop's own local file system and says why, instead of failing on a class it cannot load."""
+    import subprocess
+    import sys
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "spark-env.sh").write_text(f"export SPARK_DIST_CLASSPATH={tmp_path / 'hadoop-jars'}\n")
+    app = ("import logging, sys; logging.basicConfig(level=logging.WARNING)\n"
+           "from streams_on_spark.runtime.spark.session import local_session\n"
+           "spark = local_session('dist-class-path')\n"
+           "jvm = spark._jvm\n"
+           "fs = jvm.org.apache.hadoop.fs.FileSystem.getLocal(spark._jsc.hadoopConfiguration())\n"
+           "print('fs', fs.getClass().getName(), fs.mkdirs(jvm.org.apache.hadoop.fs.Path(sys.argv[1])))\n")
+    env = {**os.environ, "SPARK_CONF_DIR": str(conf), "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    run = subprocess.run([sys.executable, "-c", app, str(tmp_path / "out")], capture_output=True, text=True, env=env,
+                         timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "fs org.apache.hadoop." in run.stdout and run.stdout.rstrip().endswith(" True"), run.stdout   # Hadoop's own
+    assert (tmp_path / "out").is_dir()
+    assert "is not on the class path of the session's JVM (does a spark-env.sh set SPARK_DIST_CLASSPATH?)" in run.stderr

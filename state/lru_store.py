@@ -44,7 +44,11 @@ class LruKeyValueBytesStore(InMemoryKeyValueBytesStore):
 
 class LruMapBytesStoreSupplier(KeyValueBytesStoreSupplier):
     """``Stores.lru_map(name, max_cache_size)``: makes :class:`LruKeyValueBytesStore` instances. Not kept by an engine
-    in its own table (the recency order is the store's): Spark snapshots its entries, in that order, with the task."""
+    in its own table (the recency order is the store's): Spark snapshots its entries, in that order, with the task.
+    Its store's position follows the in-memory store's but for ``delete``, which moves it (``MemoryLRUCache.delete``
+    calls ``StoreQueryUtils.updatePosition``, ``InMemoryKeyValueStore.delete`` does not)."""
+
+    delete_moves_position = True
 
     def __init__(self, name: str, max_cache_size: int) -> None:
         super().__init__(name)

@@ -336,11 +336,14 @@ class KeyValueStore(SerdeStore, Generic[K, V]):
 
     Its position follows the writes of Kafka's store of the same kind (``StoreQueryUtils.updatePosition``): every
     write of a cached store (``CachingKeyValueStore``); an in-memory store's puts, not its ``delete``
-    (``InMemoryKeyValueStore.delete`` leaves the position, ``put(key, None)`` does not); a RocksDB store's puts and
-    deletes, not a ``put_if_absent`` of None (which writes nothing), and a ``put_all`` even of no entries."""
+    (``InMemoryKeyValueStore.delete`` leaves the position, ``put(key, None)`` does not); an ``lru_map`` store's as the
+    in-memory one's, its ``delete`` included (``MemoryLRUCache.delete`` moves it); a RocksDB store's puts and deletes,
+    not a ``put_if_absent`` of None (which writes nothing), and a ``put_all`` even of no entries."""
 
     #: Kafka's in-memory store's rules rather than RocksDB's (set by the builder from its supplier)
     in_memory = False
+    #: whether ``delete`` moves the position (all but Kafka's ``InMemoryKeyValueStore``; set by the builder)
+    delete_moves_position = True
 
     def __init__(self, inner: InMemoryKeyValueBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
         self._init_serdes(inner, key_serde, value_serde)
@@ -375,7 +378,7 @@ class KeyValueStore(SerdeStore, Generic[K, V]):
 
     def delete(self, key: K) -> Optional[V]:
         old = self.inner.delete(self._kser(key))
-        if not self.in_memory or self._cached:   # InMemoryKeyValueStore.delete leaves the position
+        if self.delete_moves_position or self._cached:   # InMemoryKeyValueStore.delete leaves the position
             self._written()
         return self._vde(old)
 
@@ -621,6 +624,8 @@ class KeyValueBytesStoreSupplier:
 
     #: Kafka's in-memory store, whose rules the typed store's position follows (:class:`KeyValueStore`)
     in_memory = True
+    #: ``InMemoryKeyValueStore.delete`` leaves the position (Kafka's other key-value stores' move it)
+    delete_moves_position = False
 
     def __init__(self, name: str) -> None:
         if not name:
@@ -642,6 +647,7 @@ class PersistentKeyValueBytesStoreSupplier(KeyValueBytesStoreSupplier):
     """
 
     in_memory = False
+    delete_moves_position = True
 
     def __init__(self, name: str, timestamped: bool = True) -> None:
         super().__init__(name)
@@ -802,6 +808,7 @@ class KeyValueStoreBuilder(SupplierStoreBuilder):
             inner = CachingKeyValueBytesStore(inner)
         store = self.store_type(inner, self.key_serde, self.value_serde)
         store.in_memory = getattr(self.supplier, "in_memory", False)
+        store.delete_moves_position = getattr(self.supplier, "delete_moves_position", True)
         return store
 
 

@@ -1025,9 +1025,9 @@ def interactive_queries(variant: str, config: dict) -> Topology:
 
 
 POSITION_TIME = 200_000
-POSITION_STORES = ("pos-kv-mem", "pos-kv-rocks", "pos-kv-cached", "pos-kv-null", "pos-ses-mem", "pos-ses-rocks",
-                   "pos-ses-cached", "pos-ses-mem-late", "pos-ses-rocks-late", "pos-win-mem-dups", "pos-win-rocks-dups",
-                   "pos-win-mem-late", "pos-win-rocks-late")
+POSITION_STORES = ("pos-kv-mem", "pos-kv-rocks", "pos-kv-cached", "pos-kv-null", "pos-kv-lru", "pos-ses-mem",
+                   "pos-ses-rocks", "pos-ses-cached", "pos-ses-mem-late", "pos-ses-rocks-late", "pos-win-mem-dups",
+                   "pos-win-rocks-dups", "pos-win-mem-late", "pos-win-rocks-late")
 
 
 def position_stores(builder: StreamsBuilder) -> None:
@@ -1038,6 +1038,7 @@ def position_stores(builder: StreamsBuilder) -> None:
             Stores.key_value_store_builder(Stores.in_memory_key_value_store("pos-kv-cached"), S, L)
             .with_caching_enabled(),
             Stores.key_value_store_builder(Stores.in_memory_key_value_store("pos-kv-null"), S, L),
+            Stores.key_value_store_builder(Stores.lru_map("pos-kv-lru", 10), S, L),
             Stores.session_store_builder(Stores.in_memory_session_store("pos-ses-mem", 100), S, L),
             Stores.session_store_builder(Stores.persistent_session_store("pos-ses-rocks", 100), S, L),
             Stores.session_store_builder(Stores.in_memory_session_store("pos-ses-cached", 100), S, L)
@@ -1076,7 +1077,7 @@ class PositionDeletes(PositionWrites):
         key, st = record.key, self.stores
         session = Windowed(key, SessionWindow(POSITION_TIME, POSITION_TIME))
         late = Windowed(key, SessionWindow(0, 0))
-        for name in ("pos-kv-mem", "pos-kv-rocks", "pos-kv-cached"):
+        for name in ("pos-kv-mem", "pos-kv-rocks", "pos-kv-cached", "pos-kv-lru"):
             st[name].delete(key)
         st["pos-kv-null"].put(key, None)
         for name in ("pos-ses-mem", "pos-ses-rocks", "pos-ses-cached"):

@@ -362,7 +362,7 @@ final class QueryScenarios {
 
     static final long POSITION_TIME = 200_000L;
     static final String[] POSITION_STORES = {"pos-kv-mem", "pos-kv-rocks", "pos-kv-cached", "pos-kv-null",
-        "pos-ses-mem", "pos-ses-rocks", "pos-ses-cached", "pos-ses-mem-late", "pos-ses-rocks-late", "pos-win-mem-dups",
+        "pos-kv-lru", "pos-ses-mem", "pos-ses-rocks", "pos-ses-cached", "pos-ses-mem-late", "pos-ses-rocks-late", "pos-win-mem-dups",
         "pos-win-rocks-dups", "pos-win-mem-late", "pos-win-rocks-late"};
 
     /** The stores of PositionWrites and PositionDeletes: one subtopology reading "pos-writes" and "pos-deletes". */
@@ -374,6 +374,8 @@ final class QueryScenarios {
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("pos-kv-cached"), S, L)
                 .withCachingEnabled());
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("pos-kv-null"), S, L));
+        // MemoryLRUCache.delete moves the position, InMemoryKeyValueStore.delete does not
+        builder.addStateStore(Stores.keyValueStoreBuilder(Stores.lruMap("pos-kv-lru", 10), S, L));
         builder.addStateStore(Stores.sessionStoreBuilder(Stores.inMemorySessionStore("pos-ses-mem", retention), S, L));
         builder.addStateStore(Stores.sessionStoreBuilder(Stores.persistentSessionStore("pos-ses-rocks", retention), S,
                 L));
@@ -452,6 +454,7 @@ final class QueryScenarios {
             kv("pos-kv-mem").delete(key);
             kv("pos-kv-rocks").delete(key);
             kv("pos-kv-cached").delete(key);
+            kv("pos-kv-lru").delete(key);
             kv("pos-kv-null").put(key, null);
             session("pos-ses-mem").remove(session(key, POSITION_TIME));
             session("pos-ses-rocks").remove(session(key, POSITION_TIME));

@@ -294,6 +294,11 @@ class WindowStore(SerdeStore, Generic[K, V]):
 class TimestampedWindowStore(TimestampedValues, WindowStore[K, ValueAndTimestamp]):
     """Values are :class:`ValueAndTimestamp` (8-byte timestamp + value bytes); what windowed DSL aggregations use."""
 
+    #: built over :class:`WindowToTimestampedBytesStore`: IQv2 answers with plain values, as Kafka's (set by the
+    #: builder; ``WindowToTimestampedWindowByteStoreAdapter.query`` passes the plain bytes through, and the metered
+    #: store reads them with the plain value deserializer: ``StoreQueryUtils.deserializeValue``)
+    queries_plain_values = False
+
     def put(self, key: K, value: Optional[ValueAndTimestamp], window_start_timestamp: int) -> None:
         kb, data = self._kser(key), self._vser(value)
         if not self._cached:
@@ -479,9 +484,12 @@ class TimestampedWindowStoreBuilder(WindowStoreBuilder):
     def build(self, bytes_store: Any = None) -> WindowStore:
         """As Kafka's: over a persistent supplier without timestamps, through :class:`WindowToTimestampedBytesStore`
         (beneath the record cache)."""
-        if isinstance(self.supplier, PersistentWindowBytesStoreSupplier) and not self.supplier.timestamped:
+        adapted = isinstance(self.supplier, PersistentWindowBytesStoreSupplier) and not self.supplier.timestamped
+        if adapted:
             bytes_store = WindowToTimestampedBytesStore(self.supplier.get() if bytes_store is None else bytes_store)
-        return super().build(bytes_store)
+        store = super().build(bytes_store)
+        store.queries_plain_values = adapted
+        return store
 
 
 __all__ = [

@@ -2,7 +2,8 @@
 
 Which query a store answers, and in what shape, is Kafka's: key-value stores ``KeyQuery`` and ``RangeQuery``
 (timestamped ones plain values, and ``TimestampedKeyQuery``/``TimestampedRangeQuery`` with ``ValueAndTimestamp``);
-window stores ``WindowKeyQuery`` and ``WindowRangeQuery.with_window_start_range``; session stores
+window stores ``WindowKeyQuery`` and ``WindowRangeQuery.with_window_start_range`` (a timestamped one built over a
+store without timestamps with plain values, as Kafka's adapter answers); session stores
 ``WindowRangeQuery.with_key``; versioned stores ``VersionedKeyQuery`` (a ``KeyQuery`` or ``RangeQuery`` on one
 raises ``UnsupportedOperationError``, as Kafka's throws). Anything else fails with ``UNKNOWN_QUERY_TYPE``. Answers are read after a commit, when the record caches are flushed, so ``skip_cache``
 reads what a cached read would.
@@ -88,10 +89,14 @@ def _handler(store: Any, query: Query) -> Optional[Callable[[Any, Any], Any]]:
         return {KeyQuery: _key, RangeQuery: _range}.get(kind)
     if isinstance(store, (WindowStore, TimestampedWindowStoreFacadeForHeaders)):
         if kind is WindowKeyQuery:
-            return _window_key
-        if kind is WindowRangeQuery and query.time_from is not None:
-            return _window_range
-        return None
+            handler = _window_key
+        elif kind is WindowRangeQuery and query.time_from is not None:
+            handler = _window_range
+        else:
+            return None
+        if getattr(store, "queries_plain_values", False):   # over Kafka's adapter from a store without timestamps
+            return lambda s, q: plain_values(handler(s, q))
+        return handler
     if isinstance(store, (SessionStore, SessionStoreFacadeForHeaders)):
         return _session_key if kind is WindowRangeQuery and query.key is not None else None
     return None

@@ -28,10 +28,12 @@ import org.apache.kafka.streams.state.Stores;
  * where the record cache does not answer. Over {@code lruMap} (not persistent) a timestamped store keeps them.
  *
  * <p>"processor": {@link StoreReadScenarios.Interpreter} runs writes and reads against such stores (every record has
- * the key "g": one task holds them at any partition count). "dsl": counts materialized over
+ * the key "g": one task holds them at any partition count), then IQv2 queries on the adapted and lruMap-backed
+ * stores (the key-value adapter answers with the timestamp -1, the window adapter with plain values). "dsl": counts
+ * materialized over
  * {@code persistentKeyValueStore} (cached and not) and {@code lruMap} (room for every key), a table-table join whose
  * right table is over {@code persistentKeyValueStore} (the join's timestamp is the larger of the two sides', the
- * right one read back as -1), read through the driver and IQv1; Kafka's argument checks and texts.
+ * right one read back as -1), read through the driver, IQv1 and IQv2; Kafka's argument checks and texts.
  * "store-factories-lru": counts over an {@code lruMap} of two entries (a key evicted counts from 1 again; not per-key
  * comparable at 4 partitions: which keys share a task decides the evictions). Mirrored in
  * tests/conformance/test_kafka_reference.py (store_factories, store_factories_lru).
@@ -110,8 +112,21 @@ final class StoreFactoryScenarios {
         s.read("plain-ts-kv", "kv", "get b");
         s.read("plain-ts-win", "timestamped-window", "fetch a 0 20");
         s.read("plain-ts-win", "timestamped-window", "all");
+        // IQv2 through the adapters: KeyValueToTimestampedKeyValueByteStoreAdapter.query gives values the timestamp
+        // -1; WindowToTimestampedWindowByteStoreAdapter.query passes the plain bytes through, which the metered store
+        // reads as plain values (StoreQueryUtils.deserializeValue: not timestamped, not the key-value adapter)
+        for (final String query : ADAPTED_KV_QUERIES) {
+            s.read("plain-ts-kv", "iqv2", query);
+            s.read("lru-ts", "iqv2", query);
+        }
+        s.read("plain-ts-win", "iqv2", "WindowKeyQuery a 0 20");
+        s.read("plain-ts-win", "iqv2", "WindowRangeQuery 0 20");
         return s;
     }
+
+    /** IQv2 queries on a timestamped key-value store built over a supplier without timestamps. */
+    static final String[] ADAPTED_KV_QUERIES = {"KeyQuery b", "KeyQuery zz", "TimestampedKeyQuery b",
+        "RangeQuery ~ ~", "TimestampedRangeQuery ~ ~", "TimestampedRangeQuery ~ ~ desc"};
 
     static <V> Materialized<String, V, KeyValueStore<Bytes, byte[]>> over(final KeyValueBytesStoreSupplier supplier,
                                                                           final Serde<V> values) {
@@ -183,6 +198,10 @@ final class StoreFactoryScenarios {
         s.read("counts-plain-uncached", "iq-timestamped-kv", "all");
         s.read("counts-plain-uncached", "iq-kv", "get b");
         s.read("right-plain", "iq-timestamped-kv", "all");
+        for (final String query : ADAPTED_KV_QUERIES) {
+            s.read("counts-plain-uncached", "iqv2", query.replace(" b", " a"));
+        }
+        s.read("right-plain", "iqv2", "TimestampedKeyQuery k");
         return s;
     }
 

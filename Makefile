@@ -207,7 +207,7 @@ stress-submit: $(SETUP_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) ## Run the sp
 test-unit: $(SETUP_STAMP) $(GRAPHVIZ_STAMP) ## Run the fast unit tests only (tests/unit)
 	$(PYTEST) tests/unit $(PYTEST_ARGS)
 
-test-goldens-spark: $(SETUP_STAMP) ## Every Kafka golden on the Spark engine at 1 and 4 partitions (~12 min; the suite runs 1 partition)
+test-goldens-spark: $(SETUP_STAMP) ## Every Kafka golden on the Spark engine at 1 and 4 partitions (~30 min on a loaded 2-core box; the suite runs 1 partition)
 	STREAMS_ON_SPARK_GOLDENS=all $(PYTEST) tests/conformance/test_kafka_reference.py -m spark $(PYTEST_ARGS)
 
 run: $(SETUP_STAMP) ## Run the word count on Spark over embedded topics, 4 partitions (examples/wordcount.py)

@@ -2094,7 +2094,8 @@ def test_describe_matches_kafka(name):
 
 
 # Every golden runs on Spark at 1 partition in the suite (about 3 s each). STREAMS_ON_SPARK_GOLDENS=all (`make
-# test-goldens-spark`, ~5 more minutes: outside the suite's time budget) adds Spark at 4 partitions where the
+# test-goldens-spark`, 62 more cases, minutes each for the foreign-key joins: outside the suite's time budget; its
+# last result in docs/architecture.md) adds Spark at 4 partitions where the
 # comparison per key applies.
 ALL_ON_SPARK = os.environ.get("STREAMS_ON_SPARK_GOLDENS") == "all"
 # Where Spark differs from Kafka's driver, and why (strict xfails: one that starts to pass fails the run).

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from streams_on_spark.connectors.kafka_config import (  # noqa: F401 - MASK, is_secret, mask_config re-exported
+from streams_on_spark.connectors.kafka_config import (  # noqa: F401 - re-exported: see __all__
     MASK,
     _guard_kafka_python_logs,
     _jaas_options,
@@ -38,6 +38,7 @@ from streams_on_spark.connectors.kafka_config import (  # noqa: F401 - MASK, is_
     client_settings_of,
     is_secret,
     mask_config,
+    quiet_kafka_python_clients,
     quiet_kafka_python_logs,
 )
 from streams_on_spark.connectors.kafka_producer import (
@@ -50,7 +51,8 @@ from streams_on_spark.record_batch import RecordBatch, encode_by_partition
 from streams_on_spark.records import ConsumerRecord, ProducerRecord
 from streams_on_spark.errors import StreamsException
 
-__all__ = ["KafkaConnector", "KafkaTopicWriter", "kafka_jars", "mask_config", "is_secret", "JARS_ENV", "MASK"]
+__all__ = ["KafkaConnector", "KafkaTopicWriter", "kafka_jars", "mask_config", "is_secret", "quiet_kafka_python_clients",
+           "JARS_ENV", "MASK"]
 
 log = logging.getLogger(__name__)
 
@@ -162,8 +164,7 @@ class KafkaGlobalReader:
     def _open(self) -> Any:
         if self._consumer is None:
             from kafka import KafkaConsumer
-            quiet_kafka_python_logs(self.bootstrap_servers)
-            _guard_kafka_python_logs(())
+            quiet_kafka_python_clients(self.bootstrap_servers)
             self._consumer = KafkaConsumer(bootstrap_servers=self.bootstrap_servers, enable_auto_commit=False,
                                            auto_offset_reset="earliest",
                                            request_timeout_ms=max(self.timeout_ms, 1000), **self.python_config)

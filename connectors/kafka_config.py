@@ -261,6 +261,17 @@ def quiet_kafka_python_logs(bootstrap_servers: str = "") -> None:
         _OUTAGE_FILTER.active = True
 
 
+def quiet_kafka_python_clients(bootstrap_servers: str = "") -> None:
+    """The quieting the library's own kafka-python clients get (:func:`quiet_kafka_python_logs`: below WARNING off,
+    an outage one line, secrets masked), for an application's own clients: an admin creating its topics, a producer
+    feeding them. Call it before creating them (the examples do, in ``configure_logging``): kafka-python's INFO
+    lines then never show, and neither do its warnings that the library drops (a slow I/O task's "It is blocking
+    the event loop"). A level the application set on the ``kafka`` logger is left alone, as are its lines."""
+    import kafka  # noqa: F401 - kafka-python's loggers exist from its import on, and the filters go on each of them
+    quiet_kafka_python_logs(bootstrap_servers)
+    _guard_kafka_python_logs(())
+
+
 def _guard_kafka_python_logs(secrets: Iterable[str]) -> None:
     """Register ``secrets`` and put the redacting and outage filters on every kafka-python logger that exists now
     (they are module-level, created when kafka-python's modules are imported, so call this after importing a

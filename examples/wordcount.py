@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--describe", action="store_true", help="print the topology's description first")
     parser.add_argument("--verbose", action="store_true", help="log every micro-batch (the library at DEBUG)")
     args = parser.parse_args(argv)
-    # the library logs start, progress and warnings at INFO; Spark and Kafka clients stay at WARNING (docs/logging.md)
+    # the library logs start, progress and warnings at INFO; Spark and the Kafka clients only warnings (docs/logging.md)
     configure_logging(args.verbose)
 
     topology = word_count_topology(args.input_topic, args.output_topic)

@@ -2,7 +2,6 @@
 ends, unless the application configured the ``kafka`` logger itself."""
 from __future__ import annotations
 
-import importlib
 import logging
 import socket
 import time
@@ -18,20 +17,6 @@ from streams_on_spark.connectors.kafka_config import (
 )
 
 OURS = "streams_on_spark.connectors.kafka_config"
-
-
-@pytest.fixture
-def fresh_filter(monkeypatch):
-    """A filter and ``kafka`` logger as in a new process (no level set), restored afterwards."""
-    fresh = kafka_config._OutageFilter()
-    monkeypatch.setattr(kafka_config, "_OUTAGE_FILTER", fresh)
-    monkeypatch.setattr(logging.getLogger("kafka"), "level", logging.NOTSET)
-    importlib.import_module("kafka")   # creates kafka-python's loggers
-    for name in ["kafka"] + [n for n in list(logging.Logger.manager.loggerDict) if n.startswith("kafka.")]:
-        logger = logging.getLogger(name)   # without the filters other tests' connectors put there
-        others = [f for f in logger.filters if not isinstance(f, kafka_config._OutageFilter)]
-        monkeypatch.setattr(logger, "filters", others)
-    yield fresh
 
 
 def closed_port() -> int:

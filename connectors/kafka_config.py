@@ -2,6 +2,7 @@
 ``sasl.jaas.config`` read for its options, Kafka's (Java) client settings as kafka-python's keywords."""
 from __future__ import annotations
 
+import importlib
 import logging
 import re
 import socket
@@ -267,7 +268,7 @@ def quiet_kafka_python_clients(bootstrap_servers: str = "") -> None:
     feeding them. Call it before creating them (the examples do, in ``configure_logging``): kafka-python's INFO
     lines then never show, and neither do its warnings that the library drops (a slow I/O task's "It is blocking
     the event loop"). A level the application set on the ``kafka`` logger is left alone, as are its lines."""
-    import kafka  # noqa: F401 - kafka-python's loggers exist from its import on, and the filters go on each of them
+    importlib.import_module("kafka")   # kafka-python's loggers exist from its import on; the filters go on each
     quiet_kafka_python_logs(bootstrap_servers)
     _guard_kafka_python_logs(())
 

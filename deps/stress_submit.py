@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TEST = "tests/integration/kafka/test_spark_submit.py"
+TEST = "tests/integration/kafka/test_spark_submit.py::test_the_word_count_under_spark_submit_with_the_checkout_jars"
 
 
 def spin(stop_at: float) -> None:

@@ -9,11 +9,17 @@ fail: CI must never pass with its Kafka tests silently skipped.
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Callable
 
 import pytest
 
 KAFKA_ENV = "STREAMS_ON_SPARK_KAFKA"
+ROOT = Path(__file__).resolve().parents[2]
+FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```", re.S | re.M)
 
 
 @pytest.fixture(scope="session")
@@ -79,3 +85,71 @@ def read_topic(kafka_bootstrap) -> Callable[..., list]:
     offsets now (``committed``: as a read_committed consumer)."""
     return lambda topic, partitions, timeout_s=60, committed=False: _read_topic(kafka_bootstrap, topic, partitions,
                                                                                  timeout_s, committed)
+
+
+
+class DocumentedCommands:
+    """The command blocks of README.md and docs/, run as written: :meth:`block` finds one, :meth:`commands` splits it
+    into its commands, :meth:`run` runs a script of them (and the arguments a test adds) as a new user's shell would,
+    with ``class_archive_env`` (the suite's faster JVM start) added."""
+
+    def __init__(self, class_archive_env: dict[str, str]) -> None:
+        self.class_archive_env = class_archive_env
+
+    def block(self, page: str, section: str, starting: str = "") -> str:
+        """The first command block (```console, ```bash or a bare ```) under the heading ``section`` (e.g.
+        "## spark-submit") of ``page`` (README.md, docs/kafka.md, ...) whose first line starts with ``starting``."""
+        lines = (ROOT / page).read_text(encoding="utf-8").split("\n")
+        assert section in lines, f"{page} has no heading {section!r}"
+        below, fenced = [], False
+        for line in lines[lines.index(section) + 1:]:
+            if not fenced and line.startswith("#"):
+                break                       # the next heading (a '#' line inside a fence is a comment)
+            fenced ^= line.startswith("```")
+            below.append(line)
+        blocks = [body for language, body in FENCE.findall("\n".join(below) + "\n")
+                  if language in ("", "bash", "console", "sh", "shell") and body.startswith(starting)]
+        assert blocks, f"{page} has no command block under {section!r} starting with {starting!r}"
+        return blocks[0]
+
+    @staticmethod
+    def commands(block: str) -> list[str]:
+        """A block's commands as the shell reads them: continuation lines kept, comments dropped."""
+        commands, current = [], ""
+        for line in block.splitlines():
+            code = line.split("  #")[0].rstrip()
+            current += code + ("\n" if code.endswith("\\") else "")
+            if not code.endswith("\\"):
+                if current.strip():
+                    commands.append(current)
+                current = ""
+        return commands
+
+    @staticmethod
+    def require_kafka_up(kafka_bootstrap: str) -> None:
+        """Fail unless .deps/kafka-run/bootstrap, where the blocks read the broker's address (`make kafka-up` writes
+        it), names the test broker."""
+        written = ROOT / ".deps" / "kafka-run" / "bootstrap"
+        if not written.is_file() or written.read_text().strip() != kafka_bootstrap:
+            pytest.fail(f"the documented commands read the broker's address from {written} (`make kafka-up` writes "
+                        f"it), which does not name the test broker {kafka_bootstrap}: run the suite with `make test`",
+                        pytrace=False)
+
+    def run(self, script: str, timeout_s: float = 600, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess:
+        """``script`` with ``bash -e`` in ``cwd`` (the checkout), in a new user's shell: no activated venv (the
+        venv's bin off PATH), none of the test run's PYSPARK_PYTHON, PYSPARK_DRIVER_PYTHON, VIRTUAL_ENV or
+        STREAMS_ON_SPARK_KAFKA; only binding to loopback (SPARK_LOCAL_IP), the class archive's options for
+        spark-submit (a JVM of another class path refuses the archive quietly) and ``env`` added."""
+        venv_bin = str(Path(sys.executable).parent)
+        path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p != venv_bin)
+        shell = {k: v for k, v in os.environ.items()
+                 if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV", KAFKA_ENV)}
+        shell.update(PATH=path, SPARK_LOCAL_IP="127.0.0.1", **{**self.class_archive_env, **env})
+        return subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True, timeout=timeout_s,
+                              env=shell, cwd=cwd)
+
+
+@pytest.fixture(scope="session")
+def documented(class_archive_env) -> DocumentedCommands:
+    """README's and docs/' command blocks, and a new user's shell to run them in (:class:`DocumentedCommands`)."""
+    return DocumentedCommands(class_archive_env)

@@ -1,70 +1,79 @@
-"""The wheel as a user gets it: installed into a fresh venv with pip (its pinned dependencies from the package index,
-through pip's cache), then the examples run on the in-process driver from outside the source tree, importing the
+"""The wheel as a user gets it: docs/your-project.md's commands run as written in a project directory outside the
+checkout (the clone the page's install block names, ``~/streams-on-spark``, replaced by the checkout) — a fresh venv, the wheel and the sdist pip-installed
+into it (their pinned dependencies from the package index, through pip's cache), the page's sample project installed
+with its test extra, its tests run by the plugin on both engines, its application spark-submitted with the project
+zipped for ``--py-files`` — then the examples on the in-process driver from outside the source tree, importing the
 library from that venv only.
 
-`make test` builds the wheel first and passes it in ``STREAMS_ON_SPARK_WHEEL``; a plain ``pytest`` builds it with
-`make wheel`. Any failure to build or install fails the test (pip's output in the message), never skips it.
+The page's first block, ``make dist``, builds what the others install (its own test is the one below). Any failure
+to build or install fails the test (pip's output in the message), never skips it.
 """
 from __future__ import annotations
 
-import os
+import importlib.util
+import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+PAGE = "docs/your-project.md"
 
 
-def the_wheel() -> Path:
-    """The wheel `make test` built, else one `make wheel` builds now."""
-    given = os.environ.get("STREAMS_ON_SPARK_WHEEL", "").strip()
-    if given:
-        wheel = Path(given)
-        assert wheel.is_file(), f"STREAMS_ON_SPARK_WHEEL={given} is not a file"
-        return wheel
-    built = subprocess.run(["make", "-s", "wheel"], cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert built.returncode == 0, f"`make wheel` failed:\n{built.stdout[-3000:]}\n{built.stderr[-3000:]}"
-    wheels = sorted((ROOT / "dist").glob("streams_on_spark-*-py3-none-any.whl"))
-    assert len(wheels) == 1, f"`make wheel` left {wheels} in dist/"
-    return wheels[0]
+def write_sample_project(root: Path) -> None:
+    """The page's sample project, written by tests/unit/docs/test_your_project.py's ``write_project``."""
+    path = ROOT / "tests" / "unit" / "docs" / "test_your_project.py"
+    spec = importlib.util.spec_from_file_location("your_project_page", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.write_project(root)
 
 
-def run(args: list[str], cwd: Path, env: dict[str, str], timeout: int = 900) -> subprocess.CompletedProcess:
-    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+def succeeded(result: subprocess.CompletedProcess, what: str) -> subprocess.CompletedProcess:
+    assert result.returncode == 0, f"{what} failed:\n{result.stdout[-4000:]}\n--- stderr ---\n{result.stderr[-4000:]}"
+    return result
 
 
-@pytest.mark.timeout(1800)
-def test_the_wheel_installs_into_a_fresh_venv_and_runs_the_examples(tmp_path):
-    wheel = the_wheel()
-    venv = tmp_path / "venv"
-    python = venv / "bin" / "python"
-    # the user's shell: no PYTHONPATH or activated venv pointing back at the checkout
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYSPARK_PYTHON",
-                                                             "PYSPARK_DRIVER_PYTHON")}
-    made = run([sys.executable, "-m", "venv", str(venv)], tmp_path, env)
-    assert made.returncode == 0 and python.exists(), f"python -m venv failed:\n{made.stderr}"
-    installed = run([str(python), "-m", "pip", "install", "--progress-bar", "off", "--disable-pip-version-check",
-                     str(wheel)], tmp_path, env, timeout=1500)
-    assert installed.returncode == 0, f"pip install {wheel.name} failed:\n{installed.stdout[-4000:]}\n{installed.stderr[-4000:]}"
+@pytest.mark.timeout(2400)
+def test_the_pages_commands_install_the_wheel_and_run_the_project_and_the_examples(documented, tmp_path):
+    succeeded(subprocess.run(["make", "-s", "dist"], cwd=ROOT, capture_output=True, text=True, timeout=900),
+              "`make dist`")
+    project = tmp_path / "clicks"
+    project.mkdir()
+
+    def run(script: str, what: str, cwd: Path = project) -> subprocess.CompletedProcess:
+        # nothing of the checkout on the Python path: the library comes from the project's venv; the clone the
+        # install block exported stays in the environment of the commands after it, as in the user's shell
+        return succeeded(documented.run(script, timeout_s=1500, cwd=cwd, PYTHONPATH="",
+                                        STREAMS_ON_SPARK_CLONE=str(ROOT)), what)
+
+    install = documented.block(PAGE, "## Install the package", "export STREAMS_ON_SPARK_CLONE=~/streams-on-spark")
+    run(install.replace("~/streams-on-spark", str(ROOT), 1), "the install block")   # the placeholder: the clone
+    venv = project / ".venv"
+    where = run('.venv/bin/python -c "import streams_on_spark; print(streams_on_spark.__file__)"', "the import")
+    assert Path(where.stdout.strip()).is_relative_to(venv), f"imported from {where.stdout.strip()}, not the venv"
+
+    write_sample_project(project)
+    page = (ROOT / PAGE).read_text(encoding="utf-8")
+    (install_project,) = re.findall(r"`(\.venv/bin/pip install --find-links .+? -e '\.\[test\]')`", page)
+    run(install_project, "the project's install")
+    local, both = documented.commands(documented.block(PAGE, "## A project", ".venv/bin/pytest"))
+    assert "2 passed" in run(local, local).stdout                   # [local-1p], [local-4p]
+    assert "4 passed" in run(both, both).stdout                     # and [spark-1p], [spark-4p]
+    shipped = run(documented.block(PAGE, "## Ship your modules to the executors"), "the --py-files block")
+    assert "clicks on /home: 2" in shipped.stdout, shipped.stdout[-2000:]
 
     app = tmp_path / "app"                        # the examples, copied: outside the source tree
     shutil.copytree(ROOT / "examples", app, ignore=shutil.ignore_patterns("__pycache__"))
-    where = run([str(python), "-c", "import streams_on_spark; print(streams_on_spark.__file__)"], app, env)
-    assert where.returncode == 0, where.stderr
-    assert Path(where.stdout.strip()).is_relative_to(venv), f"imported from {where.stdout.strip()}, not the venv"
-
-    counted = run([str(python), "wordcount.py", "--engine", "local", "--repeat", "2"], app, env)
-    assert counted.returncode == 0, counted.stdout[-2000:] + counted.stderr[-4000:]
+    python = venv / "bin" / "python"
+    counted = run(f"{python} wordcount.py --engine local --repeat 2", "the word count", cwd=app)
     assert "top 10 words: the=46" in counted.stdout, counted.stdout
-    deduplicated = run([str(python), "deduplication.py", "--engine", "local"], app, env)
-    assert deduplicated.returncode == 0, deduplicated.stdout[-2000:] + deduplicated.stderr[-4000:]
+    deduplicated = run(f"{python} deduplication.py --engine local", "the deduplication", cwd=app)
     assert "local: 7 unique events of 11" in deduplicated.stdout, deduplicated.stdout
     # the command line the wheel declares is on the venv's path
-    described = run([str(venv / "bin" / "streams-on-spark"), "--help"], app, env)
-    assert described.returncode == 0, described.stderr
+    run(f"{venv / 'bin' / 'streams-on-spark'} --help", "streams-on-spark --help", cwd=app)
 
 
 def test_make_dist_builds_the_wheel_and_an_sdist_with_the_same_modules():

@@ -1,43 +1,56 @@
-"""The example runs under ``spark-submit`` (the one that ships with pyspark) against the test broker."""
+"""docs/kafka.md's "The connector jars" block against the test broker, run as written: the word count under the
+``spark-submit`` that ships with pyspark with the jars of the checkout (``--jars``), and under a plain python that
+finds them through ``STREAMS_ON_SPARK_KAFKA_JARS``. (Its ``--packages`` command is README's, which
+test_examples_on_kafka.py runs; tests/unit/docs/test_command_blocks.py keeps the two the same.)"""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
-from streams_on_spark.connectors.kafka import kafka_jars
-
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
-ROOT = Path(__file__).resolve().parents[3]
+PAGE, SECTION = "docs/kafka.md", "## The connector jars"
 
 
-def test_wordcount_example_under_spark_submit(kafka_bootstrap, class_archive_env, tmp_path):
-    spark_submit = Path(sys.executable).parent / "spark-submit"
-    assert spark_submit.exists(), "pyspark's spark-submit should be installed beside the venv's python"
-    jars = kafka_jars()
-    assert jars, "run `make deps-spark-kafka` first"
+def connector_jars_commands(documented, kafka_bootstrap) -> dict[str, str]:
+    """The block's commands by what brings the connector: "export" (the broker's address), "--packages", "--jars" and
+    "STREAMS_ON_SPARK_KAFKA_JARS"."""
+    documented.require_kafka_up(kafka_bootstrap)
+    export, packages, jars, plain = documented.commands(documented.block(PAGE, SECTION))
+    assert export.startswith("export STREAMS_ON_SPARK_KAFKA="), export
+    assert "--packages" in packages and "--jars" in jars and plain.startswith("STREAMS_ON_SPARK_KAFKA_JARS="), plain
+    return {"export": export, "--packages": packages, "--jars": jars, "STREAMS_ON_SPARK_KAFKA_JARS": plain}
+
+
+def run_word_count(documented, export: str, command: str, name: str):
     run = uuid.uuid4().hex[:8]
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
-           "SPARK_LOCAL_IP": "127.0.0.1", **class_archive_env}
-    result = subprocess.run(
-        [str(spark_submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false", "--jars", ",".join(jars),
-         str(ROOT / "examples" / "wordcount.py"), "--bootstrap-servers", kafka_bootstrap, "--repeat", "2",
-         "--input-topic", f"submit-in-{run}", "--output-topic", f"submit-out-{run}"],
-        capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    script = f"{export}\n{command} --repeat 2 --input-topic {name}-in-{run} --output-topic {name}-out-{run}\n"
+    return documented.run(script)
+
+
+def test_the_word_count_under_spark_submit_with_the_checkout_jars(documented, kafka_bootstrap):
+    commands = connector_jars_commands(documented, kafka_bootstrap)
+    result = run_word_count(documented, commands["export"], commands["--jars"], "submit")
     assert result.returncode == 0, _failure(result.stderr)
-    # the console says what a user needs: under 30 lines, Spark's and kafka-python's INFO left out, and nothing from
-    # pyspark 4.2's transformWithStateInPandas driver worker, which prints "Starting Streaming
-    # TransformWithStateInPandas Python worker." on each query start before any code of the library runs in it, to
-    # the JVM's stderr: under a local master its stdout is /dev/null (session.py's forked workers, docs/logging.md)
+    # the console says what a user needs: under 30 lines, Spark's and kafka-python's INFO left out (and its "It is
+    # blocking the event loop" notes of a loaded machine: the examples take the library's quieting of kafka-python
+    # before their own clients exist), and nothing from pyspark 4.2's transformWithStateInPandas driver worker, which
+    # prints "Starting Streaming TransformWithStateInPandas Python worker." on each query start before any code of the
+    # library runs in it, to the JVM's stderr: under a local master its stdout is /dev/null (session.py's forked
+    # workers, docs/logging.md)
     console = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
     assert not [line for line in console if "TransformWithStateInPandas Python worker" in line], "\n".join(console)
     assert len(console) < 30, "\n".join(console)
-    assert not any(" INFO kafka." in line for line in console), "\n".join(console)
+    assert not [line for line in console if " kafka." in line], "\n".join(console)
     # the bundled text has "the" 23 times; sent twice
+    assert "top 10 words: the=46" in result.stdout, result.stdout[-1500:] + "\n--- stderr ---\n" + result.stderr[-6000:]
+
+
+def test_the_word_count_under_a_plain_python_with_the_jars_variable(documented, kafka_bootstrap):
+    commands = connector_jars_commands(documented, kafka_bootstrap)
+    result = run_word_count(documented, commands["export"], commands["STREAMS_ON_SPARK_KAFKA_JARS"], "plain")
+    assert result.returncode == 0, _failure(result.stderr)
+    assert "spark: master local[2]" in result.stdout, result.stdout[-1500:]   # the session it started itself
     assert "top 10 words: the=46" in result.stdout, result.stdout[-1500:] + "\n--- stderr ---\n" + result.stderr[-6000:]
 
 

@@ -1,6 +1,8 @@
 """docs/your-project.md's sample project, as a user makes it: its pyproject.toml and its ```py files written into a
 directory outside the repository, then pytest run there in a subprocess — the plugin found by its entry point (no
-conftest), `pythonpath = ["src"]` importing the project, `--streams-partitions=1,4` running the test twice.
+conftest), `pythonpath = ["src"]` importing the project, `--streams-partitions=1,4` running the test twice. (With
+the library installed from the wheel, the page's own commands run in tests/integration/test_wheel_install.py, which
+writes the project with ``write_project``.)
 
 The page's project files are ```py blocks (not ```python: those run on their own in test_docs_examples, where the
 test file could not import the project)."""
@@ -23,15 +25,16 @@ def blocks(language: str) -> list[str]:
 
 
 def write_project(root: Path) -> None:
-    """pyproject.toml, the package (src/clicks) and its test, from the page."""
+    """pyproject.toml, the package (src/clicks), its test and its application (count_clicks.py), from the page."""
     (pyproject,) = blocks("toml")
-    topology, test = blocks("py")
+    topology, test, app = blocks("py")
     (root / "src" / "clicks").mkdir(parents=True)
     (root / "tests").mkdir()
     (root / "pyproject.toml").write_text(pyproject)
     (root / "src" / "clicks" / "__init__.py").write_text("")
     (root / "src" / "clicks" / "topology.py").write_text(topology)
     (root / "tests" / "test_topology.py").write_text(test)
+    (root / "count_clicks.py").write_text(app)
 
 
 def test_the_pyproject_depends_on_the_library_and_configures_pytest():

@@ -286,6 +286,11 @@ class CachingBytesStore(ABC):
         """The value a cache key has in the store beneath (what a flush sends as the old value)."""
         return self._stored
 
+    @property
+    def write_stored(self) -> Callable[[Any, Optional[bytes]], Any]:
+        """``write(cache key, value)`` into the store beneath (what a flush writes through)."""
+        return self._write
+
     # ------------------------------------------------------------------ snapshots
     def entries(self) -> Any:
         if self._dirty:
@@ -343,6 +348,11 @@ class CachingKeyValueBytesStore(CachingBytesStore):
              reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
         """The bytes stores' lazy scan; here over the snapshot :meth:`range` (cached entries merged in)."""
         return iter(self.range(key_from, key_to, reverse))
+
+    def read_stored_many(self, keys: list[bytes]) -> list[Optional[bytes]]:
+        """The values ``keys`` have in the store beneath, in order (one multi-get where it has ``get_many``)."""
+        get_many = getattr(self.wrapped, "get_many", None)
+        return get_many(keys) if get_many is not None else [self.wrapped.get(key) for key in keys]
 
     def write_through(self) -> None:
         """Flush every write as it is made (nothing held): what a commit right after each record leaves where that

@@ -83,6 +83,14 @@ class LocalKeyValueBytesStore(StateStore):
             return pending[key]
         return self._db.get(key)
 
+    def get_many(self, keys: list[bytes]) -> list[Optional[bytes]]:
+        """The values of ``keys``, in order (None where absent): one RocksDB multi-get, the batch's writes over it."""
+        values = self._db.get(keys)
+        pending = self.pending
+        if pending:
+            values = [pending[key] if key in pending else value for key, value in zip(keys, values)]
+        return values
+
     def put(self, key: bytes, value: Optional[bytes]) -> None:
         pending = self.pending
         if key not in pending:

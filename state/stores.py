@@ -132,6 +132,10 @@ class InMemoryKeyValueBytesStore(StateStore):
     def get(self, key: bytes) -> Optional[bytes]:
         return self._map.get(key)
 
+    def get_many(self, keys: list[bytes]) -> list[Optional[bytes]]:
+        """The values of ``keys``, in order (None where absent)."""
+        return list(map(self._map.get, keys))
+
     def put(self, key: bytes, value: Optional[bytes]) -> None:
         if value is None:
             self.delete(key)

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections import OrderedDict
+import struct
 from operator import itemgetter
 from typing import Any, Callable, Iterator, Optional
 
-from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CacheEntry, CachingKeyValueBytesStore
+from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore
 from streams_on_spark.state.stores import _TS, TimestampedKeyValueStore, ValueAndTimestamp
 
+from streams_on_spark.runtime.cache_replay import CacheReplay
 from streams_on_spark.partitioner import memoised_hash, memoised_utf8_key, partition_for_key, remember_utf8_key
 from streams_on_spark.record_batch import PREFIX, PartitionedRecords
 from streams_on_spark.records import ProducerRecord
@@ -303,7 +304,11 @@ class BatchAggregation:
                 return False
             projected += grows
         if projected > cache.max_bytes:
-            return False
+            # more than the cache holds: counted here where every key comes once (each record is its key's only one,
+            # so the cache sees the records' own order) and the fold may go on through the evictions
+            if not self.evicting or len(raw_keys) != n:
+                return False
+            return self._count_through_evictions(task, queue, offset, keys, raw_keys, timestamps)
         lasts = groups["i_max"].to_numpy()[order].tolist()
         counts = groups["i_count"].to_numpy()[order].tolist()
         newest = groups["t_max"].to_numpy()[order].tolist()
@@ -326,56 +331,85 @@ class BatchAggregation:
                 self._put(store, key, count, ts)
         finally:
             ctx.current = ctx.record = ctx.queue = None
-        queue.next_offset = offset + n
-        newest_of_all = int(timestamps.max())
-        if newest_of_all > queue.partition_time:
-            queue.partition_time = newest_of_all
-        if queue.partition_time > task.stream_time:
-            task.stream_time = queue.partition_time
-        task.metrics.processed += n
+        _took_batch(task, queue, offset, timestamps)
+        return True
+
+    def _count_through_evictions(self, task: Any, queue: Any, offset: int, keys: list, raw_keys: list[bytes],
+                                 timestamps: Any) -> bool:
+        """``count()`` of a record batch whose every key comes once (``raw_keys[i]`` is record ``i``'s) and whose new
+        entries do not fit the cache, with the cache's eviction rule (:class:`CacheReplay`): what
+        :meth:`_run_evicting` leaves for the same records. The keys' values before the batch are read at once (one
+        multi-get from the store beneath): a key that comes once is not written before its record. False (nothing
+        done) where the cache is not as reads and writes leave it or a count would pass a Long's range."""
+        store = self.processor.store
+        replay = CacheReplay.of(store, self.node, task.context)
+        if replay is None:
+            return False
+        clean, kept, dirty, limit = replay.clean, replay.kept, replay.dirty, replay.limit
+        vde, topic, unpack = store.plain_value_serde.deserialize, store._topic, _TS.unpack_from
+        olds: list[Optional[tuple[int, int]]] = []
+        for kb, data in zip(raw_keys, replay.cache_store.read_stored_many(raw_keys)):
+            state = dirty.get(kb)
+            if state is not None:
+                old = (state[1], state[2])
+            else:
+                if kb in clean:
+                    data = replay.old_value(kb)
+                old = None if data is None else (vde(topic, data[8:]), unpack(data)[0])
+            if old is not None and not _MIN_LONG <= old[0] < _MAX_LONG:
+                return False
+            olds.append(old)
+        fixed = 16 + ENTRY_OVERHEAD_BYTES   # a Long's entry: see _entry_sizer
+        size = replay.size
+        off = offset
+        for key, kb, ts, old in zip(keys, raw_keys, timestamps.tolist(), olds):
+            state = dirty.pop(kb, None)   # re-dirtied: to the end
+            if state is not None:
+                old_size = state[3]
+            else:
+                old_size = clean.pop(kb, 0)
+                if old_size:
+                    del kept[kb]
+            if old is None:
+                count, new_ts = 1, ts
+            else:
+                count, new_ts = old[0] + 1, (old[1] if old[1] > ts else ts)
+            new_size = len(kb) + fixed
+            dirty[kb] = [key, count, new_ts, new_size, ts, (), queue, off]
+            size += new_size - old_size
+            while size > limit and clean:   # the eldest clean entry leaves (what make_room does first, inline)
+                evicted, evicted_size = clean.popitem(last=False)
+                del kept[evicted]
+                size -= evicted_size
+            if size > limit:
+                size = replay.make_room(size, queue, off)
+            off += 1
+        replay.size = size
+        replay.leave()
+        store.position_offsets[queue.topic_partition] = off - 1   # every record wrote its key
+        _took_batch(task, queue, offset, timestamps)
         return True
 
     def _run_evicting(self, task: Any, runs: list[tuple[Any, list]]) -> None:
-        """The rest of a batch after the cache's first eviction, folded with the cache's own eviction rule.
-
-        Every record's read is followed by its write, so the cache is, in least recently used order, the entries no
-        record touched since they were last flushed (clean) and then the entries written since (dirty, in the order
-        of their last write). While the cache is over budget the eldest clean entry leaves (unobservable: the store
-        holds its value); when none is left the eldest is dirty, and its eviction flushes every dirty entry, in order,
-        as :meth:`CachingBytesStore.flush` does (written through, forwarded downstream), before it leaves. Nothing
-        below the aggregation can tell when that happens (``evicting``: stateless operators and sinks only, the
-        task's only store). The cache is left as the per-record path leaves it; from a record whose aggregate
-        serializes to null the per-record path takes over."""
+        """The rest of a batch after the cache's first eviction, folded with the cache's own eviction rule
+        (:class:`~streams_on_spark.runtime.cache_replay.CacheReplay`). Nothing below the aggregation can tell when
+        the cache flushes (``evicting``: stateless operators and sinks only, the task's only store). The cache is left
+        as the per-record path leaves it; from a record whose aggregate serializes to null the per-record path takes
+        over."""
         processor, store = self.processor, self.processor.store
-        cache_store = store.record_cache
-        entries, task_cache = cache_store.cached_entries, cache_store.budget
-        dirty_before = cache_store.dirty_keys
-        clean: OrderedDict[bytes, int] = OrderedDict()
-        kept: dict[bytes, Any] = {}   # the clean entries' CacheEntry objects
-        dirty: dict[bytes, list] = {}   # key bytes -> [key, aggregate, its timestamp, entry size, writer ts, headers]
-        for kb, entry in entries.items():
-            if kb in dirty_before:
-                if entry.typed is None:
-                    return   # a delete: the per-record path decides
-                key, agg, ts = entry.typed
-                dirty[kb] = [key, agg, ts, entry.size, entry.timestamp, entry.headers, entry.queue, entry.offset]
-            elif dirty:
-                return   # a clean entry after a dirty one (cannot happen, see above): the per-record path decides
-            else:
-                clean[kb] = entry.size
-                kept[kb] = entry
-        if list(dirty) != list(dirty_before):
+        replay = CacheReplay.of(store, self.node, task.context)
+        if replay is None:
             return
-        kser, vser, topic = store._kser, store.plain_value_serde.serialize, store._topic
-        vde, stored = store.plain_value_serde.deserialize, cache_store.read_stored
+        clean, dirty, limit = replay.clean, replay.dirty, replay.limit
+        kser, topic = store._kser, store._topic
+        vde, stored = store.plain_value_serde.deserialize, replay.cache_store.read_stored
         initializer, aggregator = (None, processor.reducer) if self.reduce else (processor.initializer,
                                                                                    processor.aggregator)
         reduce, entry_size = self.reduce, _entry_sizer(store)
-        size, limit = task_cache.size, task_cache.max_bytes
+        size = replay.size
         key_bytes: dict[Any, bytes] = {}
         consumed: dict[Any, int] = {}
         processed = 0
-        ctx = task.context
         stop = False
         for queue, records in runs:
             done = 0
@@ -396,7 +430,7 @@ class BatchAggregation:
                         new_ts = state[2] if state[2] > ts else ts
                     else:
                         old_size = clean.get(kb, 0)
-                        data = stored(kb)
+                        data = replay.old_value(kb) if old_size else stored(kb)
                         if data is None:
                             agg, new_ts = (value if reduce else aggregator(key, value, initializer())), ts
                         else:
@@ -412,45 +446,19 @@ class BatchAggregation:
                 if state is not None:
                     del dirty[kb]   # re-dirtied: to the end
                 elif old_size:
-                    del clean[kb], kept[kb]
+                    replay.take_clean(kb)
                 dirty[kb] = [key, agg, new_ts, new_size, ts, headers, queue, off]
                 size += new_size - old_size
-                while size > limit:
-                    if clean:
-                        evicted, evicted_size = clean.popitem(last=False)
-                        kept.pop(evicted, None)
-                        size -= evicted_size
-                        continue
-                    if not dirty:
-                        break
-                    ctx.queue, ctx.offset, ctx.current = queue, off, self.node
-                    for flushed, (fkey, fagg, fts, fsize, wts, wheaders, wqueue, woff) in dirty.items():
-                        if wqueue is not None:   # each entry from its writer, as CachingBytesStore.flush
-                            ctx.queue, ctx.offset = wqueue, woff
-                        data = _TS.pack(fts) + vser(topic, fagg)
-                        cache_store.flush_entry(flushed, data, (fkey, fagg, fts), wts, wheaders)
-                        clean[flushed] = fsize
-                        kept[flushed] = CacheEntry(data, wts, wheaders, fsize, None)
-                        ctx.queue, ctx.offset = queue, off
-                    dirty = {}
-                    ctx.current = ctx.queue = None
-                    evicted, evicted_size = clean.popitem(last=False)
-                    kept.pop(evicted, None)
-                    size -= evicted_size
+                if size > limit:
+                    size = replay.make_room(size, queue, off)
                 done += 1
             processed += done
             if done:
                 consumed[queue] = consumed.get(queue, 0) + done
             if stop:
                 break
-        # the cache as the per-record path leaves it
-        entries.clear()
-        for kb in clean:
-            entries[kb] = kept[kb]
-        for kb, (key, agg, ts, held, wts, wheaders, wqueue, woff) in dirty.items():
-            entries[kb] = CacheEntry(_TS.pack(ts) + vser(topic, agg), wts, wheaders, held, (key, agg, ts), wqueue, woff)
-        cache_store.set_dirty_keys(dirty)
-        task_cache.size = size
+        replay.size = size
+        replay.leave()
         store.position_offsets.update(_last_writes(consumed))
         _consume(task, consumed, processed)
 
@@ -598,6 +606,19 @@ def _last_writes(consumed: dict[Any, int]) -> dict[tuple[str, int], int]:
     return written
 
 
+def _took_batch(task: Any, queue: Any, offset: int, timestamps: Any) -> None:
+    """``queue``'s record batch from ``offset`` (its ``timestamps``, a numpy array) processed whole by a columnar
+    path: the queue's next offset and partition time, the stream time and the processed count as the per-record
+    path leaves them."""
+    queue.next_offset = offset + len(timestamps)
+    newest = int(timestamps.max())
+    if newest > queue.partition_time:
+        queue.partition_time = newest
+    if queue.partition_time > task.stream_time:
+        task.stream_time = queue.partition_time
+    task.metrics.processed += len(timestamps)
+
+
 def _consume(task: Any, consumed: dict[Any, int], processed: int) -> None:
     """Take the records a batch path processed (``consumed``: queue -> how many from its head) out of their queues,
     leaving the queues, times and processed count as the per-record path leaves them after those records."""
@@ -648,6 +669,7 @@ def _merged_runs(queues: list) -> list[tuple[Any, list]]:
 
 
 _MIN_LONG, _MAX_LONG = -0x8000000000000000, 0x7FFFFFFFFFFFFFFF
+_LONG = struct.Struct(">q")
 _UNFAILING_DESERIALIZERS = (StringSerde, ByteArraySerde)   # any bytes give a value
 
 
@@ -906,6 +928,9 @@ class _Compiler:
         call = f"{self._bind(serde.serialize)}({topic}, {value})"
         if _utf8_serde(serde):
             return f"{value}.encode('utf-8', 'replace') if {value}.__class__ is str else {call}"
+        if type(serde) is LongSerde:   # Kafka's LongSerializer for an int64 (a bool is not an int here)
+            self.env["_long"] = _LONG.pack
+            return f"_long({value}) if {value}.__class__ is int and {_MIN_LONG} <= {value} <= {_MAX_LONG} else {call}"
         return call
 
     def _slow_send(self, node: Any) -> Callable[..., None]:

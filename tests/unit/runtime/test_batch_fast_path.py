@@ -36,6 +36,7 @@ from streams_on_spark import (
 )
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.partitioner import partition_for_key
+from streams_on_spark.processor.api import TaskId
 from streams_on_spark.record_batch import PartitionedRecords, RecordBatch
 from streams_on_spark.records import ProducerRecord
 from streams_on_spark.error_handlers import ProductionExceptionHandler, Response
@@ -893,3 +894,65 @@ def test_a_batch_with_more_keys_than_the_cache_holds_folds_on_through_its_evicti
     inputs = many_keys(6000, 1500, seed=batch + cache_bytes)
     for partitions in (1, 3):
         assert assert_same(evicting_aggregations(kind), config, inputs, partitions, batch) > 0
+
+
+def keys_once_per_batch(batches: int, size: int, distinct: int, seed: int) -> list[ProducerRecord]:
+    """``batches`` runs of ``size`` records whose keys are distinct within a run and met again in later runs (a store
+    being filled, then updated), timestamps out of order; one partition, no headers: what a count takes as columns."""
+    rng = random.Random(seed)
+    return [ProducerRecord("left", 0, rng.randrange(10_000), f"key-{k}-{'k' * (k % 23)}".encode(), b"v", ())
+            for _ in range(batches) for k in rng.sample(range(distinct), size)]
+
+
+def spied_through_evictions() -> tuple[list, Any]:
+    """What ``BatchAggregation._count_through_evictions`` returned, call by call, and the patch that records it."""
+    taken: list = []
+    original = BatchAggregation._count_through_evictions
+    return taken, mock.patch.object(BatchAggregation, "_count_through_evictions",
+                                    lambda *args: taken.append(original(*args)) or taken[-1])
+
+
+@pytest.mark.parametrize("cache_bytes", [60, 2_000, 20_000])
+def test_a_batch_of_keys_each_once_is_counted_from_its_columns_through_the_evictions(cache_bytes):
+    """More new keys than the cache holds, each once in its batch (a store being filled): counted from the batch's
+    columns with the cache's eviction rule, it gives the records, order, stores, caches and positions record by record
+    gives (60 bytes: every write flushes as it is evicted)."""
+    config = {"application.id": "filling", "statestore.cache.max.bytes": cache_bytes}
+    inputs = keys_once_per_batch(6, 400, 1000, seed=cache_bytes)
+    slow_out, slow_state, _ = batch_run(evicting_aggregations("count")(), config, inputs, 1, False, 400)
+    taken, spy = spied_through_evictions()
+    with spy:
+        fast_out, fast_state, _ = batch_run(evicting_aggregations("count")(), config, inputs, 1, True, 400,
+                                            partitioned=True)
+    assert fast_out == slow_out
+    assert fast_state == slow_state
+    assert len(taken) == 6 and all(taken)
+
+
+def test_a_second_record_batch_in_one_call_counts_on_through_the_entries_the_first_left_dirty():
+    """Two record batches of one partition in one task call: the second meets the first's dirty entries (some of them
+    its keys again) and evicts them as record by record."""
+    inputs = keys_once_per_batch(2, 300, 400, seed=5)
+    halves = []
+    for first in (0, 300):   # held as bytes, as a Spark task reads them
+        encoded = RecordBatch.of_columns("left", 0, *map(list, zip(*[(r.timestamp, r.key, r.value, r.headers)
+                                                                     for r in inputs[first:first + 300]])))
+        halves.append(("left", 0, first, RecordBatch("left", 0, encoded.data, encoded.ends)))
+    results = []
+    taken, spy = spied_through_evictions()
+    for fast in (False, True):
+        topology = evicting_aggregations("count")()
+        builder = topology.internal_builder
+        builder.application_id = "filling"
+        config = TaskConfig.from_config({"application.id": "filling", "statestore.cache.max.bytes": 5_000,
+                                         "batch.fast.path": fast})
+        task = StreamTask(TaskId(0, 0), builder.subtopologies()[0], builder, config, lambda topic: 1, lambda: 0,
+                          partition_output=True)
+        with spy:
+            task.process_record_batches(halves)
+        before_commit = cache_contents(task)
+        task.commit()
+        results.append(([r for b in task.collector.drain_batches() for r in b.records()], before_commit,
+                        cache_contents(task), task.snapshot(), task.state.positions()))
+    assert results[0] == results[1]
+    assert taken == [True, True]

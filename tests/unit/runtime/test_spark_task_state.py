@@ -3,7 +3,6 @@ only at the version Spark holds and otherwise rebuilt from the changelog, compac
 stood in for by plain objects with the same methods (the Spark tests run the real ones)."""
 from __future__ import annotations
 
-import functools
 import random
 
 import pytest
@@ -122,7 +121,7 @@ def test_a_store_that_keeps_its_size_is_not_compacted_again_and_again(tmp_path, 
 def test_expired_window_segments_travel_through_the_changelog_in_chunks(tmp_path, monkeypatch):
     from streams_on_spark.state.stores import bytes_store_over
     from streams_on_spark.state.window_stores import PersistentWindowBytesStoreSupplier, WindowStoreBuilder
-    monkeypatch.setattr(module, "_chunks", functools.partial(module._chunks, max_bytes=200))   # rows of ~200 bytes
+    monkeypatch.setattr(module, "CHANGELOG_ROW_BYTES", 200)   # rows of ~200 bytes
     builder = WindowStoreBuilder(PersistentWindowBytesStoreSupplier("counts", 120_000, 10_000, False))
     handle, meta = Handle(), None
 
@@ -150,6 +149,24 @@ def test_expired_window_segments_travel_through_the_changelog_in_chunks(tmp_path
     assert after == [(b"late", 500_000, b"v"), (b"later", 501_000, b"v")]
     assert len(handle.changelog.rows) > 2
     assert window_batch(str(tmp_path / "elsewhere"), 2, []) == after   # rebuilt: the old segments stay deleted
+
+
+@pytest.mark.parametrize("max_bytes", [1, 200, 5_000, 1 << 20])
+def test_a_batchs_changes_are_split_into_rows_of_about_the_row_size_in_their_order(max_bytes):
+    rng = random.Random(max_bytes)
+    changes = {store: {f"{store}-{i}".encode() * rng.randrange(1, 4): None if rng.random() < 0.1 else b"v" * rng.randrange(30)
+                       for i in range(rng.randrange(1, 400))} for store in ("a", "b", "c")}
+    changes["b"][None] = b"b-200"   # a window store's delete_below bound travels last with its store's entries
+    rows = list(module._split(changes, max_bytes))
+    joined: dict = {}
+    for row in rows:
+        for store, entries in row.items():
+            joined.setdefault(store, []).extend(entries.items())
+    assert joined == {store: list(entries.items()) for store, entries in changes.items()}
+    sizes = [sum(len(k or b"") + len(v or b"") + 16 for entries in row.values() for k, v in entries.items())
+             for row in rows]
+    assert all(0 < size < max_bytes + 200 for size in sizes)
+    assert all(size >= max_bytes / 2 for size in sizes[:-1])
 
 
 @pytest.mark.spark

@@ -9,7 +9,7 @@
    no repartition topic). Same session, same data; all runs checked to produce the same final counts. Two rounds:
    the data there when the queries start (their start, planning and first batch measured), and the data arriving at
    queries already running (their first, empty batch done: steady state). Prints words/s for each and the ratios.
-2. State cost: per-batch time of a count whose one task's store already holds 10k, 1M or 10M keys when a batch
+2. State cost (``--only state``; ``--only fill``: only the fill's keys/s): per-batch time of a count whose one task's store already holds 10k, 1M or 10M keys when a batch
    updates the same 10k keys (median of 3 batches), and the Python workers' peak memory (VmHWM).
 3. Window store cost: the same with a count in one-hour windows (10k and 1M keys in the window).
 4. Global table cost: per-batch time of a stream joined with a global table of 1k vs 1M entries, a batch of 10k
@@ -231,8 +231,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small-store", type=int, default=10_000)
     parser.add_argument("--big-global", type=int, default=1_000_000)
     parser.add_argument("--small-global", type=int, default=1_000)
+    parser.add_argument("--fill-keys", type=int, default=2_000_000,
+                        help="the fill section's distinct keys, in batches of 1M (default 2M)")
     parser.add_argument("--only", default="throughput,state,windows,global",
-                        help="sections to run, comma-separated")
+                        help="sections to run, comma-separated (also: fill)")
     parser.add_argument("--java-options", default="",
                         help="the local session's JVM options (default: none, the JVM's own JIT; local_session's "
                              "default is -XX:TieredStopAtLevel=1)")
@@ -244,6 +246,10 @@ def main(argv: list[str] | None = None) -> int:
     spark = local_session("bench-spark-engine", java_options=args.java_options)
     if "throughput" in sections and throughput(spark, args):
         return 1
+    if "fill" in sections:
+        fill_s, _ = state_cost(spark, args.fill_keys, args.small_store, rounds=1)
+        print(f"filling one task's store with {args.fill_keys:,} distinct keys (batches of 1M): {fill_s:.2f} s, "
+              f"{args.fill_keys / fill_s:,.0f} keys/s")
     if "state" in sections:
         state_section(spark, "store", (args.small_store, args.mid_store, args.big_store), args.small_store,
                       key_count, memory=True)

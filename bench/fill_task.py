@@ -19,6 +19,8 @@ import shutil
 import sys
 import tempfile
 import time
+from types import SimpleNamespace
+from typing import Any
 
 import pandas as pd
 
@@ -35,41 +37,15 @@ from streams_on_spark.runtime.spark.task_state import TaskState  # noqa: E402
 from streams_on_spark.topology.partitions import TopicLayout  # noqa: E402
 
 
-class _Value:
-    row = None
-
-    def get(self):
-        return self.row
-
-    def update(self, row):
-        self.row = tuple(row)
-
-
-class _List:
-    def __init__(self):
-        self.rows = []
-
-    def get(self):
-        return iter(self.rows)
-
-    def appendValue(self, row):  # noqa: N802 - Spark's name
-        self.rows.append(tuple(row))
-
-    def clear(self):
-        self.rows = []
-
-
-class _Handle:
-    """Spark's state variables of one task's group (``transformWithStateInPandas``), as plain objects."""
-
-    def __init__(self):
-        self.value, self.changelog = _Value(), _List()
-
-    def getValueState(self, name, schema):  # noqa: N802
-        return self.value
-
-    def getListState(self, name, schema):  # noqa: N802
-        return self.changelog
+def _state_handle() -> Any:
+    """Spark's state variables of one task's group (``transformWithStateInPandas``), stood in for by plain objects."""
+    value: list = [None]
+    changelog: list = []
+    value_state = SimpleNamespace(get=lambda: value[0], update=lambda row: value.__setitem__(0, tuple(row)))
+    list_state = SimpleNamespace(get=lambda: iter(changelog), appendValue=lambda row: changelog.append(tuple(row)),
+                                 clear=changelog.clear)
+    return SimpleNamespace(getValueState=lambda name, schema: value_state,
+                           getListState=lambda name, schema: list_state)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,8 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         config = TaskConfig.from_config({"application.id": "bench-fill", "state.dir": os.path.join(root, "state")})
         layout = TopicLayout.of(builder, "bench-fill", {"keys": 1, "counts-out": 1})
         function = SubtopologyTaskFunction(builder, 0, config, layout, WrittenOutput(EmbeddedTopicWriter(topics.root)))
-        handle = _Handle()
-        state = TaskState(handle)
+        state = TaskState(_state_handle())
         for batch in range(args.batches):
             records = RecordBatch("keys", 0)
             for i in range(batch * args.keys, (batch + 1) * args.keys):

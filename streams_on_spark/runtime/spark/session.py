@@ -124,13 +124,14 @@ def local_session(app_name: str = "streams-on-spark", cores: int = 2, jars: Iter
         spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     if class_path and LOCAL_FS_JAR not in spark._jvm.java.lang.System.getProperty("java.class.path").split(os.pathsep):
-        # a spark-env.sh that sets SPARK_DIST_CLASSPATH itself (Spark's launcher sources it) replaced ours
+        # a spark-env.sh that sets SPARK_DIST_CLASSPATH itself (Spark's launcher sources it) replaced ours, or the
+        # JVM was already running
         hadoop = spark.sparkContext._jsc.hadoopConfiguration()
         for key in LOCAL_FS_CONF:
             hadoop.unset(key.removeprefix("spark.hadoop."))
-        log.warning("%s is not on the class path of the session's JVM (does a spark-env.sh set %s?): local "
-                    "checkpoints are written with Hadoop's own local file system, a chmod process per file",
-                    LOCAL_FS_JAR, DIST_CLASSPATH)
+        log.warning("%s is not on the class path of the session's JVM (does a spark-env.sh set %s, or was Spark "
+                    "started before?): local checkpoints are written with Hadoop's own local file system, a chmod "
+                    "process per file", LOCAL_FS_JAR, DIST_CLASSPATH)
     return spark
 
 

@@ -17,6 +17,9 @@ PYTEST      := $(VENV)/bin/pytest
 STAMPS      := .stamps
 SETUP_STAMP := $(STAMPS)/setup
 PYTEST_ARGS ?=
+# `make test`'s pytest-xdist workers, each with its own Spark session (TEST_WORKERS=0: one process); the cluster's
+# tests run on one worker (tests/conftest.py)
+TEST_WORKERS ?= 2
 
 # Jars resolved with Maven from Maven Central (deps/*/pom.xml) into .deps/ (ignored; kept by `make clean`:
 # resolving them takes a minute or two, once per machine). MAVEN_REPO_LOCAL=dir overrides ~/.m2/repository.
@@ -193,9 +196,9 @@ test: $(SETUP_STAMP) $(GRAPHVIZ_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) $(WH
 	export STREAMS_ON_SPARK_SPARK_MASTER="$$(cat $(SPARK_CLUSTER_RUN)/master)"; \
 	export STREAMS_ON_SPARK_SPARK_CLUSTER_DIR="$(abspath $(SPARK_CLUSTER_RUN))"; \
 	export STREAMS_ON_SPARK_WHEEL="$(abspath $(WHEEL))"; \
-	echo "$(PYTEST) $(PYTEST_ARGS)  (STREAMS_ON_SPARK_KAFKA=$$STREAMS_ON_SPARK_KAFKA" \
+	echo "$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)  (STREAMS_ON_SPARK_KAFKA=$$STREAMS_ON_SPARK_KAFKA" \
 		"STREAMS_ON_SPARK_SPARK_MASTER=$$STREAMS_ON_SPARK_SPARK_MASTER STREAMS_ON_SPARK_WHEEL=$(WHEEL))"; \
-	$(PYTEST) $(PYTEST_ARGS)
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # The spark-submit test 20 times in a row with two busy loops loading the machine (not part of `make test`).
 stress-submit: $(SETUP_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) ## Run the spark-submit test 20x under CPU load (deps/stress_submit.py)

@@ -31,3 +31,11 @@ def spark(spark_session):
     """The plugin's ``spark_session``: one local session (with the Kafka connector's jars when `make
     deps-spark-kafka` resolved them), stopped at the end of the run."""
     return spark_session
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`make test` runs on two pytest-xdist workers (``--dist loadgroup``); the cluster's tests share one worker, so
+    one application at a time runs on the test cluster, whose executors they count and kill."""
+    for item in items:
+        if item.get_closest_marker("cluster"):
+            item.add_marker(pytest.mark.xdist_group("cluster"))

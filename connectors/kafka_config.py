@@ -7,6 +7,7 @@ import logging
 import re
 import socket
 import threading
+import time
 from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,9 @@ class _OutageFilter(logging.Filter):
     NOISE = re.compile(r"^Metadata refresh: failed Cancelled|It is blocking the event loop")
     RECOVERED = re.compile(r": Connected$|^Bootstrap complete")
     ADDRESS = re.compile(r"\bat \[?([\w.\-]+:\d+)")   # "Attempting bootstrap to bootstrap-0 at host:port ..."
+    # a broker that is back takes connections before it serves every request (its metadata, its coordinators still
+    # loading): a failure this soon after the recovery is its start, not a new outage (the first failure after it is)
+    SETTLE_S = 10.0
 
     def __init__(self) -> None:
         super().__init__("")
@@ -139,6 +143,8 @@ class _OutageFilter(logging.Filter):
         self.bootstraps: list[str] = []
         self.address: Optional[str] = None   # the broker kafka-python last tried (from its INFO lines)
         self.down: Optional[str] = None      # where the outage is, while there is one
+        self.recovered_at = float("-inf")    # when the last outage was said to be over (``clock()``)
+        self.clock: Callable[[], float] = time.monotonic
         self._lock = threading.Lock()
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -165,7 +171,7 @@ class _OutageFilter(logging.Filter):
     def unreachable(self, where: str, reason: str) -> None:
         """Say once per outage that Kafka at ``where`` is unreachable (whoever noticed it first)."""
         with self._lock:
-            if self.down is not None:
+            if self.down is not None or self.clock() - self.recovered_at < self.SETTLE_S:
                 return
             self.down = where
         log.warning("Kafka at %s is unreachable (%s); retrying", where, reason)
@@ -174,6 +180,8 @@ class _OutageFilter(logging.Filter):
         """Say once that Kafka is reachable again, if an outage was reported."""
         with self._lock:
             where, self.down = self.down, None
+            if where is not None:
+                self.recovered_at = self.clock()
         if where is not None:
             log.warning("Kafka at %s is reachable again", where)
 

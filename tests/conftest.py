@@ -35,7 +35,8 @@ def spark(spark_session):
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """`make test` runs on two pytest-xdist workers (``--dist loadgroup``); the cluster's tests share one worker, so
-    one application at a time runs on the test cluster, whose executors they count and kill."""
+    one application at a time runs on the test cluster, whose executors they count and kill (test_wheel_install.py
+    joins them: it runs `make dist` in the checkout, as README's cluster block does)."""
     for item in items:
         if item.get_closest_marker("cluster"):
             item.add_marker(pytest.mark.xdist_group("cluster"))

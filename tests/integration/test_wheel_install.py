@@ -20,8 +20,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "docs/your-project.md"
-# both tests run `make dist` in the checkout, which replaces dist/'s sdist: one worker runs them, one after the other
-pytestmark = pytest.mark.xdist_group("make-dist")
+# both tests run `make dist` in the checkout, which replaces dist/'s sdist, as README's cluster block does: they run on
+# the cluster tests' worker (tests/conftest.py), one after the other
+pytestmark = pytest.mark.xdist_group("cluster")
 
 
 def write_sample_project(root: Path) -> None:

@@ -60,6 +60,29 @@ def test_the_recovery_is_one_line_too(fresh_filter, caplog):
     ]
 
 
+def test_a_failure_while_the_broker_that_is_back_settles_is_no_new_outage(fresh_filter, caplog):
+    """A broker that is back takes connections before it serves metadata (seen at load 10-19 on a restarted broker:
+    "Connected", then "No node available for metadata refresh"): no second outage line for that; a failure after
+    ``SETTLE_S`` (10 s) is a new outage."""
+    now = [100.0]
+    fresh_filter.clock = lambda: now[0]   # the filter's own clock (time.monotonic), set by hand
+    quiet_kafka_python_logs("broker:9092")
+    _guard_kafka_python_logs(())
+    caplog.set_level(logging.DEBUG)
+    manager, net = logging.getLogger("kafka.net.manager"), logging.getLogger("kafka.net.connection")
+    manager.error("Connection failed: %s", "KafkaConnectionError: 111 ECONNREFUSED")
+    net.info("<KafkaConnection node_id=1 (connected)>: Connected")
+    now[0] += 9.0
+    logging.getLogger("kafka.cluster").warning("No node available for metadata refresh - backoff/retry")
+    now[0] += 1
+    manager.error("Connection failed: %s", "KafkaConnectionError: 111 ECONNREFUSED")
+    assert [r.getMessage() for r in caplog.records] == [
+        "Kafka at broker:9092 is unreachable (Connection failed: KafkaConnectionError: 111 ECONNREFUSED); retrying",
+        "Kafka at broker:9092 is reachable again",
+        "Kafka at broker:9092 is unreachable (Connection failed: KafkaConnectionError: 111 ECONNREFUSED); retrying",
+    ]
+
+
 def test_an_application_that_set_the_kafka_level_gets_every_line(fresh_filter, caplog, monkeypatch):
     monkeypatch.setattr(logging.getLogger("kafka"), "level", logging.INFO)   # asked for kafka-python's logs
     quiet_kafka_python_logs("broker:9092")

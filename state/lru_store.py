@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from streams_on_spark.state.stores import InMemoryKeyValueBytesStore, KeyValueBytesStoreSupplier
+from streams_on_spark.state.stores import InMemoryKeyValueBytesStore, KeyValueBytesStoreSupplier, PositionRules
 
 
 class LruKeyValueBytesStore(InMemoryKeyValueBytesStore):
@@ -48,7 +48,7 @@ class LruMapBytesStoreSupplier(KeyValueBytesStoreSupplier):
     Its store's position follows the in-memory store's but for ``delete``, which moves it (``MemoryLRUCache.delete``
     calls ``StoreQueryUtils.updatePosition``, ``InMemoryKeyValueStore.delete`` does not)."""
 
-    delete_moves_position = True
+    position_rules = PositionRules(in_memory=True, delete_moves=True)
 
     def __init__(self, name: str, max_cache_size: int) -> None:
         super().__init__(name)

@@ -335,22 +335,46 @@ class SerdeStore(StateStore):
         return f"{type(self).__name__}({self.name!r})"
 
 
+@dataclass(frozen=True)
+class PositionRules:
+    """Which writes of a key-value store move its IQv2 position: those Kafka's store of the supplier's kind moves it
+    with (``StoreQueryUtils.updatePosition``). A supplier says its kind once (its ``position_rules``), and the typed
+    store built over it takes them from it (:class:`KeyValueStore`)."""
+
+    #: Kafka's in-memory stores' rules rather than RocksDB's: a ``put_if_absent`` of None moves the position (RocksDB's
+    #: writes nothing), an empty ``put_all`` does not (RocksDB's updates it after its empty batch)
+    in_memory: bool
+    #: ``delete`` moves the position (``InMemoryKeyValueStore.delete`` does not; RocksDB's and ``MemoryLRUCache``'s do)
+    delete_moves: bool
+
+
+#: Kafka's ``RocksDBStore`` (and a store over a supplier of the application's own: Kafka's default kind)
+ROCKSDB_POSITION = PositionRules(in_memory=False, delete_moves=True)
+#: Kafka's ``InMemoryKeyValueStore``
+IN_MEMORY_POSITION = PositionRules(in_memory=True, delete_moves=False)
+
+
+def position_rules_of(supplier: Any) -> PositionRules:
+    """The position rules of the stores ``supplier`` makes (RocksDB's for a supplier not of this library)."""
+    return getattr(supplier, "position_rules", ROCKSDB_POSITION)
+
+
 class KeyValueStore(SerdeStore, Generic[K, V]):
     """A typed key-value store: serdes around an :class:`InMemoryKeyValueBytesStore`.
 
-    Its position follows the writes of Kafka's store of the same kind (``StoreQueryUtils.updatePosition``): every
-    write of a cached store (``CachingKeyValueStore``); an in-memory store's puts, not its ``delete``
-    (``InMemoryKeyValueStore.delete`` leaves the position, ``put(key, None)`` does not); an ``lru_map`` store's as the
-    in-memory one's, its ``delete`` included (``MemoryLRUCache.delete`` moves it); a RocksDB store's puts and deletes,
-    not a ``put_if_absent`` of None (which writes nothing), and a ``put_all`` even of no entries."""
+    Its position follows the writes of Kafka's store of the same kind (``StoreQueryUtils.updatePosition``), the
+    ``position_rules`` of its supplier: every write of a cached store (``CachingKeyValueStore``); an in-memory store's
+    puts, not its ``delete`` (``InMemoryKeyValueStore.delete`` leaves the position, ``put(key, None)`` does not); an
+    ``lru_map`` store's as the in-memory one's, its ``delete`` included (``MemoryLRUCache.delete`` moves it); a RocksDB
+    store's puts and deletes, not a ``put_if_absent`` of None (which writes nothing), and a ``put_all`` even of no
+    entries."""
 
-    #: Kafka's in-memory store's rules rather than RocksDB's (set by the builder from its supplier)
-    in_memory = False
-    #: whether ``delete`` moves the position (all but Kafka's ``InMemoryKeyValueStore``; set by the builder)
-    delete_moves_position = True
-
-    def __init__(self, inner: InMemoryKeyValueBytesStore, key_serde: Any = None, value_serde: Any = None) -> None:
+    def __init__(self, inner: InMemoryKeyValueBytesStore, key_serde: Any = None, value_serde: Any = None,
+                 supplier: Any = None) -> None:
+        """``supplier``: the one ``inner`` comes from (or stands in for, an engine's own bytes store): its kind's
+        position rules are the store's (RocksDB's without one)."""
         self._init_serdes(inner, key_serde, value_serde)
+        self.position_rules = position_rules_of(supplier)
 
     def get(self, key: K) -> Optional[V]:
         return self._vde(self.inner.get(self._kser(key)))
@@ -361,7 +385,7 @@ class KeyValueStore(SerdeStore, Generic[K, V]):
 
     def _rocksdb_rules(self) -> bool:
         """Whether the position follows Kafka's uncached RocksDB store (else its in-memory or caching store)."""
-        return not self._cached and not self.in_memory
+        return not self._cached and not self.position_rules.in_memory
 
     def put_if_absent(self, key: K, value: V) -> Optional[V]:
         kb = self._kser(key)
@@ -382,7 +406,7 @@ class KeyValueStore(SerdeStore, Generic[K, V]):
 
     def delete(self, key: K) -> Optional[V]:
         old = self.inner.delete(self._kser(key))
-        if self.delete_moves_position or self._cached:   # InMemoryKeyValueStore.delete leaves the position
+        if self.position_rules.delete_moves or self._cached:   # InMemoryKeyValueStore.delete leaves the position
             self._written()
         return self._vde(old)
 
@@ -464,8 +488,10 @@ class TimestampedValues(SerdeStore):
     value_type: Any = ValueAndTimestamp
     stored_serde: Any = ValueAndTimestampSerde
 
-    def __init__(self, inner: Any, key_serde: Any = None, value_serde: Any = None) -> None:
-        super().__init__(inner, key_serde, None)
+    def __init__(self, inner: Any, key_serde: Any = None, value_serde: Any = None, *store_args: Any) -> None:
+        """``store_args``: what the store kind's own constructor takes after the serdes (a key-value store's
+        supplier)."""
+        super().__init__(inner, key_serde, None, *store_args)   # type: ignore[call-arg]
         self.plain_value_serde = value_serde
         if value_serde is not None:
             self.value_serde = self.stored_serde(value_serde)
@@ -626,10 +652,8 @@ class ReadOnlyStore:
 class KeyValueBytesStoreSupplier:
     """Makes the bytes store a builder wraps (``Stores.in_memory_key_value_store``)."""
 
-    #: Kafka's in-memory store, whose rules the typed store's position follows (:class:`KeyValueStore`)
-    in_memory = True
-    #: ``InMemoryKeyValueStore.delete`` leaves the position (Kafka's other key-value stores' move it)
-    delete_moves_position = False
+    #: Kafka's in-memory store's, which the typed store's position follows (:class:`KeyValueStore`)
+    position_rules = IN_MEMORY_POSITION
 
     def __init__(self, name: str) -> None:
         if not name:
@@ -650,8 +674,7 @@ class PersistentKeyValueBytesStoreSupplier(KeyValueBytesStoreSupplier):
     on Spark. A timestamped store built over one without timestamps keeps none (:class:`PlainToTimestampedBytesStore`).
     """
 
-    in_memory = False
-    delete_moves_position = True
+    position_rules = ROCKSDB_POSITION
 
     def __init__(self, name: str, timestamped: bool = True) -> None:
         super().__init__(name)
@@ -810,10 +833,7 @@ class KeyValueStoreBuilder(SupplierStoreBuilder):
         inner = self.supplier.get() if bytes_store is None else bytes_store
         if self.caching_enabled:
             inner = CachingKeyValueBytesStore(inner)
-        store = self.store_type(inner, self.key_serde, self.value_serde)
-        store.in_memory = getattr(self.supplier, "in_memory", False)
-        store.delete_moves_position = getattr(self.supplier, "delete_moves_position", True)
-        return store
+        return self.store_type(inner, self.key_serde, self.value_serde, self.supplier)
 
 
 class TimestampedKeyValueStoreBuilder(KeyValueStoreBuilder):
@@ -833,7 +853,7 @@ def bytes_store_over(builder: StoreBuilder, table: Any) -> Any:
     return builder.bytes_store_over(table)
 
 
-__all__ = ["StateStore", "bytes_store_over", "InMemoryKeyValueBytesStore", "KeyValueIterator", "KeyValueStore", "TimestampedKeyValueStore",
+__all__ = ["StateStore", "PositionRules", "ROCKSDB_POSITION", "IN_MEMORY_POSITION", "position_rules_of", "bytes_store_over", "InMemoryKeyValueBytesStore", "KeyValueIterator", "KeyValueStore", "TimestampedKeyValueStore",
            "ValueAndTimestamp", "ValueAndTimestampSerde", "KeyValueStoreFacade", "KeyValueBytesStoreSupplier",
            "PlainToTimestampedBytesStore", "TimestampAdapter", "without_timestamps",
            "StoreBuilder", "KeyValueStoreBuilder", "TimestampedKeyValueStoreBuilder", "KeyValue", "IllegalStateError",

@@ -39,6 +39,7 @@ from streams_on_spark.state.stores import (
     TimestampedValues,
     ValueAndTimestamp,
     invalid_range,
+    plain_values,
 )
 from streams_on_spark.window import (
     LONG_MAX,
@@ -227,6 +228,14 @@ class WindowStore(SerdeStore, Generic[K, V]):
     def observed_stream_time(self) -> int:
         return self.inner.observed_stream_time
 
+    def query_answer(self, rows: KeyValueIterator) -> KeyValueIterator:
+        """An IQv2 query's answer, ``rows`` as this store reads them. Kafka's query goes down the store's layers to
+        the bytes store, which answers it (``StateStore.query``): one of this library's answers as read; an adapter
+        answers its own way (:meth:`WindowToTimestampedBytesStore.query_answer`)."""
+        layer = self.inner.wrapped if isinstance(self.inner, CachingWindowBytesStore) else self.inner
+        answer = getattr(layer, "query_answer", None)   # the bytes store's own, if it has one
+        return rows if answer is None else answer(rows)
+
     def put(self, key: K, value: Optional[V], window_start_timestamp: int) -> None:
         """Put ``value`` into the window of ``key`` starting at ``window_start_timestamp``; None deletes."""
         if self.inner.put(self._kser(key), self._vser(value), window_start_timestamp):
@@ -293,11 +302,6 @@ class WindowStore(SerdeStore, Generic[K, V]):
 
 class TimestampedWindowStore(TimestampedValues, WindowStore[K, ValueAndTimestamp]):
     """Values are :class:`ValueAndTimestamp` (8-byte timestamp + value bytes); what windowed DSL aggregations use."""
-
-    #: built over :class:`WindowToTimestampedBytesStore`: IQv2 answers with plain values, as Kafka's (set by the
-    #: builder; ``WindowToTimestampedWindowByteStoreAdapter.query`` passes the plain bytes through, and the metered
-    #: store reads them with the plain value deserializer: ``StoreQueryUtils.deserializeValue``)
-    queries_plain_values = False
 
     def put(self, key: K, value: Optional[ValueAndTimestamp], window_start_timestamp: int) -> None:
         kb, data = self._kser(key), self._vser(value)
@@ -370,6 +374,10 @@ class WindowStoreFacade:
 
     def approximate_num_entries(self) -> int:
         return self.store.approximate_num_entries()
+
+    def query_answer(self, rows: KeyValueIterator) -> KeyValueIterator:
+        """An IQv2 query's answer read through the view: the store's (:meth:`WindowStore.query_answer`)."""
+        return self.store.query_answer(rows)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
@@ -448,7 +456,14 @@ class WindowStoreBuilder(SegmentedStoreBuilder):
 class WindowToTimestampedBytesStore(TimestampAdapter):
     """Kafka's ``WindowToTimestampedWindowByteStoreAdapter``: what a timestamped window store is built over when its
     supplier's persistent store keeps no timestamps (``Stores.persistent_window_store``). Writes drop the 8-byte
-    timestamp, reads give every value the timestamp -1 (a record cache above still answers with its timestamps)."""
+    timestamp, reads give every value the timestamp -1 (a record cache above still answers with its timestamps), IQv2
+    queries are answered with plain values (:meth:`query_answer`)."""
+
+    def query_answer(self, rows: KeyValueIterator) -> KeyValueIterator:
+        """An IQv2 query's answer through the adapter: the plain values beneath, without the timestamps reads give
+        them (Kafka's adapter's ``query`` passes its store's plain bytes up, and the metered store reads them with
+        the plain value deserializer: ``StoreQueryUtils.deserializeValue``)."""
+        return plain_values(rows)
 
     def put(self, key: bytes, value: Optional[bytes], window_start_timestamp: int) -> bool:
         return self.wrapped.put(key, None if value is None else value[8:], window_start_timestamp)
@@ -484,12 +499,9 @@ class TimestampedWindowStoreBuilder(WindowStoreBuilder):
     def build(self, bytes_store: Any = None) -> WindowStore:
         """As Kafka's: over a persistent supplier without timestamps, through :class:`WindowToTimestampedBytesStore`
         (beneath the record cache)."""
-        adapted = isinstance(self.supplier, PersistentWindowBytesStoreSupplier) and not self.supplier.timestamped
-        if adapted:
+        if isinstance(self.supplier, PersistentWindowBytesStoreSupplier) and not self.supplier.timestamped:
             bytes_store = WindowToTimestampedBytesStore(self.supplier.get() if bytes_store is None else bytes_store)
-        store = super().build(bytes_store)
-        store.queries_plain_values = adapted
-        return store
+        return super().build(bytes_store)
 
 
 __all__ = [

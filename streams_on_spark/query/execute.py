@@ -2,8 +2,8 @@
 
 Which query a store answers, and in what shape, is Kafka's: key-value stores ``KeyQuery`` and ``RangeQuery``
 (timestamped ones plain values, and ``TimestampedKeyQuery``/``TimestampedRangeQuery`` with ``ValueAndTimestamp``);
-window stores ``WindowKeyQuery`` and ``WindowRangeQuery.with_window_start_range`` (a timestamped one built over a
-store without timestamps with plain values, as Kafka's adapter answers); session stores
+window stores ``WindowKeyQuery`` and ``WindowRangeQuery.with_window_start_range`` (answered as the store's bytes store
+answers: a timestamped one built over a store without timestamps with plain values, as Kafka's adapter answers); session stores
 ``WindowRangeQuery.with_key``; versioned stores ``VersionedKeyQuery`` (a ``KeyQuery`` or ``RangeQuery`` on one
 raises ``UnsupportedOperationError``, as Kafka's throws). Anything else fails with ``UNKNOWN_QUERY_TYPE``. Answers are read after a commit, when the record caches are flushed, so ``skip_cache``
 reads what a cached read would.
@@ -89,14 +89,8 @@ def _handler(store: Any, query: Query) -> Optional[Callable[[Any, Any], Any]]:
         return {KeyQuery: _key, RangeQuery: _range}.get(kind)
     if isinstance(store, (WindowStore, TimestampedWindowStoreFacadeForHeaders)):
         if kind is WindowKeyQuery:
-            handler = _window_key
-        elif kind is WindowRangeQuery and query.time_from is not None:
-            handler = _window_range
-        else:
-            return None
-        if getattr(store, "queries_plain_values", False):   # over Kafka's adapter from a store without timestamps
-            return lambda s, q: plain_values(handler(s, q))
-        return handler
+            return _window_key
+        return _window_range if kind is WindowRangeQuery and query.time_from is not None else None
     if isinstance(store, (SessionStore, SessionStoreFacadeForHeaders)):
         return _session_key if kind is WindowRangeQuery and query.key is not None else None
     return None
@@ -121,11 +115,11 @@ def _plain_range(store: Any, query: Any) -> Any:
 
 
 def _window_key(store: Any, query: Any) -> Any:
-    return store.fetch(query.key, query.time_from, query.time_to)
+    return store.query_answer(store.fetch(query.key, query.time_from, query.time_to))
 
 
 def _window_range(store: Any, query: Any) -> Any:
-    return store.fetch_all(query.time_from, query.time_to)
+    return store.query_answer(store.fetch_all(query.time_from, query.time_to))
 
 
 def _session_key(store: Any, query: Any) -> Any:

@@ -137,13 +137,13 @@ class DocumentedCommands:
 
     def run(self, script: str, timeout_s: float = 600, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess:
         """``script`` with ``bash -e`` in ``cwd`` (the checkout), in a new user's shell: no activated venv (the
-        venv's bin off PATH), none of the test run's PYSPARK_PYTHON, PYSPARK_DRIVER_PYTHON, VIRTUAL_ENV or
-        STREAMS_ON_SPARK_KAFKA; only binding to loopback (SPARK_LOCAL_IP), the class archive's options for
+        venv's bin off PATH), none of the test run's PYSPARK_PYTHON, PYSPARK_DRIVER_PYTHON, VIRTUAL_ENV, SPARK_HOME
+        or STREAMS_ON_SPARK_KAFKA; only binding to loopback (SPARK_LOCAL_IP), the class archive's options for
         spark-submit (a JVM of another class path refuses the archive quietly) and ``env`` added."""
         venv_bin = str(Path(sys.executable).parent)
         path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p != venv_bin)
         shell = {k: v for k, v in os.environ.items()
-                 if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV", KAFKA_ENV)}
+                 if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV", "SPARK_HOME", KAFKA_ENV)}
         shell.update(PATH=path, SPARK_LOCAL_IP="127.0.0.1", **{**self.class_archive_env, **env})
         return subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True, timeout=timeout_s,
                               env=shell, cwd=cwd)

@@ -21,7 +21,7 @@ Warm-up, the same for every run: an unmeasured pass over the first ``--warmup-wo
 fresh driver. Only the pipe loop is timed (driver construction and read-back are not), for ours and Java alike;
 each Java run is a JVM of its own. Every run's final counts are checked against the plain loop's (Java's through
 the number of distinct words, their sum and a checksum of its store, which it checks against its output topic).
-Prints each run's words/s and the ratios ours/python and ours/java.
+Prints each run's words/s (ours: with the pipe loop's CPU time beside) and the ratios ours/python and ours/java.
 
 The Java runs need target/kafka-streams-driver-wordcount.jar, which ``make bench`` builds (Maven, Maven Central);
 run directly, the script builds it with mvn if it is missing:
@@ -96,7 +96,9 @@ def word_count_topology():
     return builder.build()
 
 
-def run_driver(lines: list[str], partitions: int, cache_bytes: int | None = None) -> tuple[float, dict[str, int]]:
+def run_driver(lines: list[str], partitions: int,
+               cache_bytes: int | None = None) -> tuple[float, float, dict[str, int]]:
+    """The pipe loop's wall and CPU seconds (this process's user + sys: the box may be shared) and the final counts."""
     config = {"application.id": "bench-wc"}
     if cache_bytes is not None:
         config["statestore.cache.max.bytes"] = cache_bytes
@@ -107,12 +109,12 @@ def run_driver(lines: list[str], partitions: int, cache_bytes: int | None = None
               .build())
     with driver:
         topic = driver.create_input_topic("sentences", Serdes.String(), Serdes.String(), start_timestamp=0)
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         for i, line in enumerate(lines):
             topic.pipe_input(f"line-{i}", line)
             if i % 10000 == 9999:
                 log.info("piped %d sentences", i + 1)
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
         produced = driver.create_output_topic("word-counts-out", Serdes.String(), Serdes.Long()).get_queue_size()
         if produced != sum(len(line.split()) for line in lines):
             raise RuntimeError(f"expected one count update per word, got {produced} output records")
@@ -120,7 +122,7 @@ def run_driver(lines: list[str], partitions: int, cache_bytes: int | None = None
         for p in range(partitions):
             for key, value in driver.get_key_value_store("word-counts", p).all():
                 counts[key] = value
-    return elapsed, counts
+    return elapsed, cpu, counts
 
 
 def run_baseline(lines: list[str], partitions: int) -> tuple[float, dict[str, int]]:
@@ -209,8 +211,9 @@ def main(argv: list[str] | None = None) -> int:
                 cache = 0 if name == "ours-nocache" else None
                 if warm:
                     run_driver(warm, args.partitions, cache_bytes=cache)
-                seconds[name], counts = run_driver(lines, args.partitions, cache_bytes=cache)
+                seconds[name], cpu, counts = run_driver(lines, args.partitions, cache_bytes=cache)
                 ok = counts == expected
+                notes[name] = f"pipe loop's CPU {cpu:.2f} s, {cpu / args.words * 1e6:.2f} µs a word"
             else:
                 seconds[name], fields = run_java(input_file, len(warm), work,
                                                  cache_bytes=0 if name == "java-nocache" else None,

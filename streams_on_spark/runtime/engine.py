@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, AbstractSet, Any, Callable, Mapping, Protocol, runtime_checkable
 
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.records import ProducerRecord
@@ -28,7 +28,7 @@ class Engine(Protocol):
     def global_stores(self) -> dict[str, Any]:
         """The global stores by name."""
 
-    def source_topics(self) -> set[str]:
+    def source_topics(self) -> AbstractSet[str]:
         """The topics records may be piped into."""
 
     def partitions(self, topic: str) -> int:

@@ -30,7 +30,7 @@ from operator import itemgetter
 from typing import Any, Callable, Iterator, Optional
 
 from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore
-from streams_on_spark.state.stores import _TS, TimestampedKeyValueStore, ValueAndTimestamp
+from streams_on_spark.state.stores import _IMMUTABLE, _TS, TimestampedKeyValueStore, ValueAndTimestamp
 
 from streams_on_spark.runtime.cache_replay import CacheReplay
 from streams_on_spark.partitioner import memoised_hash, memoised_utf8_key, partition_for_key, remember_utf8_key
@@ -38,6 +38,7 @@ from streams_on_spark.record_batch import PREFIX, PartitionedRecords
 from streams_on_spark.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.operators import aggregations, shared, stateless, tables
+from streams_on_spark.change import Change
 from streams_on_spark.processor.api import Record
 from streams_on_spark.runtime.nodes import SinkProcessor, SourceProcessor
 from streams_on_spark.serde import ByteArraySerde, LongSerde, StringSerde
@@ -57,9 +58,13 @@ class FusedChains:
 
     @staticmethod
     def plan(task: Any) -> Optional["FusedChains"]:
-        """The fused chains of ``task``, or None where the task must keep the per-record path."""
-        if task.stores or task._stream_schedules or task._wall_schedules or not _default_handler(task):
+        """The fused chains of ``task``, or None where the task must keep the per-record path. A task with stores
+        has them only as the driver's aggregation written through (:func:`_written_through_steps`)."""
+        if task._stream_schedules or task._wall_schedules or not _default_handler(task):
             return None
+        if task.stores:
+            steps = _written_through_steps(task)
+            return None if steps is None else FusedChains(steps)
         for node in task.nodes.values():
             kind = type(node.processor)
             if kind not in _FUSABLE and kind is not SourceProcessor and kind is not SinkProcessor:
@@ -568,6 +573,73 @@ def written_through(task: Any) -> list[Any]:
         return []
     node = _cached_aggregation(task)
     return [node.processor.store.record_cache] if node is not None and _stateless_below(node) else []
+
+
+def _written_through_steps(task: Any) -> Optional[dict[str, Callable[..., None]]]:
+    """Each source's step, ``step(records, queue, append)``, for a task whose ``count``/``aggregate`` writes through
+    (:func:`written_through`): for each record, what :meth:`StreamTask.process_one`, the source, the
+    ``KStreamAggregate``, its typed store and its record cache writing through do, in their order, without a
+    ``Record`` for the source, its forward, and the cache's chain of listeners: the key's bytes read from the store
+    beneath, the aggregate written back, ``Change(new, old)`` forwarded (stamped with the aggregate's timestamp,
+    with the record's headers) through the aggregation's own forward, then the store's position moved. A null key or
+    value goes to the processor (which drops it), an aggregate serializing to null to the cache (a delete, forwarded
+    where the key existed); a failure is the task's, as on the per-record path. None where the task is not such a
+    task (a ``reduce`` keeps the per-record path)."""
+    caches = written_through(task)
+    node = _cached_aggregation(task) if caches else None
+    if (node is None or type(node.processor) is not aggregations.KStreamAggregate or caches[0] in task._caches
+            or any(type(source.processor) is not SourceProcessor for source, _ in task.partition_group.sources.values())):
+        return None
+    processor, ctx, errors = node.processor, task.context, task.errors
+    store = processor.store
+    cache = store.record_cache
+    read, write, delete = cache.read_stored, cache.write_stored, cache.delete
+    kser, topic, written = store._kser, store._topic, store._written
+    vde, vser = store.plain_value_serde.deserialize, store.plain_value_serde.serialize
+    longs = _long_sized(store)   # Kafka's LongSerializer and deserializer inline for an int64 and 8 bytes
+    initializer, aggregator = processor.initializer, processor.aggregator
+    counting = aggregator is aggregations.count_adder   # count(): the aggregate plus one, no call
+    send_old_values, forward, process = processor.send_old_values, processor.forward, processor.process
+    unpack, pack, unpack_long, pack_long = _TS.unpack_from, _TS.pack, _LONG.unpack_from, _LONG.pack
+
+    def step(records: Any, queue: Any, append: Any) -> None:
+        for ts, off, key, value, headers, raw_key, raw_value in records:
+            ctx.queue, ctx.offset, ctx.current = queue, off, node
+            ctx.source_raw = (raw_key, raw_value)
+            try:
+                if key is None or value is None:
+                    process(Record(key, value, ts, headers))   # the processor drops it
+                    continue
+                kb = kser(key)
+                data = read(kb)
+                if data is None:
+                    agg, new_ts = initializer(), ts
+                else:
+                    agg = unpack_long(data, 8)[0] if longs and len(data) == 16 else vde(topic, data[8:])
+                    old_ts = unpack(data)[0]
+                    new_ts = ts if ts > old_ts else old_ts
+                new = agg + 1 if counting else aggregator(key, value, agg)
+                if longs and new.__class__ is int and _MIN_LONG <= new <= _MAX_LONG:
+                    raw = pack_long(new)
+                else:
+                    raw = None if new is None else vser(topic, new)
+                if key.__class__ not in _IMMUTABLE:   # the typed store's write serializes the key again (an immutable
+                    kb = kser(key)                     # key's bytes are memoised)
+                if raw is None:   # the typed store's delete through the cache, which reads the writer's record
+                    ctx.record = Record(key, value, ts, headers)
+                    delete(kb)
+                else:   # the cache's flush of the write
+                    old = read(kb) if send_old_values else None
+                    if write(kb, pack(new_ts) + raw) and cache.flushed_into_position is not None:
+                        cache.flushed_into_position()
+                    forward(Record(key, Change(new, None if old is None else vde(topic, old[8:])), new_ts, headers))
+                written()
+            except Exception as e:
+                errors.handle_processing_error(e, queue.topic, queue.partition, off, Record(key, value, ts, headers))
+            finally:
+                ctx.current = ctx.queue = ctx.record = None
+                ctx.source_raw = (None, None)
+    return {topic: step for topic in task.partition_group.sources}
 
 
 def _long_sized(store: Any) -> bool:

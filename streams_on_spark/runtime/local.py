@@ -24,10 +24,6 @@ from streams_on_spark.topology.partitions import driver_partition_counts, driver
 log = logging.getLogger(__name__)
 
 
-def _by_stream_time(item: tuple[TaskId, StreamTask]) -> tuple[int, TaskId]:
-    return item[1].stream_time, item[0]
-
-
 class LocalEngine:
     """All tasks in this process; topics are in-memory logs with offsets."""
 
@@ -58,6 +54,7 @@ class LocalEngine:
                 for partition in range(self.counts[topic]):
                     tid = TaskId(sub.id, partition)
                     routes[partition].append((tid, self.tasks[tid]))
+        self._source_topics = frozenset(self.routes) | self._global_topics   # fixed once the tasks are built
         self._ready: dict[TaskId, StreamTask] = {}
         self.thread_id = threading.current_thread().name   # Kafka's driver tags its metrics with its thread
         self._sensors = TaskSensors()
@@ -69,8 +66,8 @@ class LocalEngine:
     def partitions(self, topic: str) -> int:
         return self.counts.get(topic, 1)
 
-    def source_topics(self) -> set[str]:
-        return set(self.routes) | set(self.global_task.topics())
+    def source_topics(self) -> frozenset[str]:
+        return self._source_topics
 
     def _append(self, record: ProducerRecord) -> None:
         topic, partition, timestamp, key, value, headers = record
@@ -133,9 +130,16 @@ class LocalEngine:
             if len(ready) == 1:
                 tid, task = next(iter(ready.items()))
                 bound = None
-            else:
-                tid, task = min(ready.items(), key=_by_stream_time)
-                bound = min((t.stream_time, i) for i, t in ready.items() if i != tid)
+            else:   # the lowest (stream time, id) and the next one, in one pass
+                first = bound = None
+                for i, t in ready.items():
+                    at = (t.stream_time, i)
+                    if first is None or at < first:
+                        first, bound = at, first
+                    elif bound is None or at < bound:
+                        bound = at
+                tid = first[1]   # type: ignore[index]
+                task = ready[tid]
             size = len(ready)
             collector = task.collector
             process_one, has_records = task.process_one, task.has_records

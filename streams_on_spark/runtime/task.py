@@ -430,7 +430,8 @@ class StreamTask:
         chains = self._chains
         if chains is None:
             chains = self._fused_chains()
-        if chains:   # a stateless task (no stores, no punctuation): its fused chain over this one record
+        if chains:   # a stateless task (no stores, no punctuation), or the driver's aggregation written through:
+            # its fused chain (step) over this one record
             chains.chains[best.topic]((queued,), best, self.collector.buffer.append)
             self.metrics.processed += 1
             return True

@@ -748,7 +748,8 @@ def test_every_golden_piped_through_the_driver_gives_the_same_with_and_without_t
     if name in ("wordcount-cached", "repartition") and partitions > 1:
         assert "fused" in paths, f"{name}: no task ran its fused chain"
     if name == "wordcount-cached" and partitions > 1:
-        assert "through" in paths, f"{name}: the count's cache did not write through"
+        # the count's cache writes through, and its task takes each record in one step (_written_through_steps)
+        assert "fusedthrough" in paths, f"{name}: the count's cache did not write through in one step"
 
 
 def nullable_aggregate(downstream_processor: bool = False):
@@ -796,6 +797,9 @@ def test_aggregations_piped_through_the_driver_give_the_same_with_and_without_th
     # with the operators before the repartition, so its cache keeps holding writes until the commit
     one_subtopology = topology in (two_topic_count, two_topic_reduce)
     assert ("through" in "".join(paths)) == (cache_bytes > 0 and (partitions > 1 or one_subtopology))
+    # a count or an aggregate written through takes each record in one step; a reduce, node by node
+    stepped = "fusedthrough" in paths
+    assert stepped == (topology is not two_topic_reduce and "through" in "".join(paths))
 
 
 def test_a_cache_with_a_processor_of_the_users_downstream_keeps_holding_writes_until_the_commit():
@@ -852,6 +856,30 @@ def test_a_function_failing_below_an_aggregation_fails_the_task_at_its_operator_
         errors.append(str(failure.value).split("stacktrace=")[0])
     assert errors[0] == errors[1]
     assert "processor=third, topic=left, partition=0, offset=2" in errors[0]
+
+
+@pytest.mark.parametrize("fails", ["aggregator", "store's serializer"])
+def test_an_aggregation_failing_in_the_drivers_step_fails_the_task_as_the_per_record_path_does(fails):
+    """The driver's one step for an aggregation written through (its read, aggregator, write and forward) fails the
+    task naming the aggregation and the record, as the nodes and the store's layers one by one do."""
+    def topology():
+        builder = StreamsBuilder()
+        aggregator = ((lambda k, v, agg: agg + int(v)) if fails == "aggregator" else
+                      (lambda k, v, agg: agg + 1 if v != "x" else "not a long"))
+        (builder.stream("left", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
+         .aggregate(lambda: 0, aggregator, Materialized.with_(S, L), Named.as_("sum"))
+         .to_stream().to("sums", Produced.with_(S, L)))
+        return builder.build()
+
+    inputs = [ProducerRecord("left", 0, i, b"k%d" % (i % 2), v, ()) for i, v in enumerate([b"1", b"2", b"x", b"4"])]
+    outcomes = []
+    for fast in (False, True):
+        with pytest.raises(StreamsException) as failure:
+            driver_run(topology(), {"application.id": "sum"}, inputs, 1, fast)
+        outcomes.append((str(failure.value).split("stacktrace=")[0], type(failure.value.__cause__)))
+    assert outcomes[0] == outcomes[1]
+    assert ("processor=sum, topic=left, partition=0, offset=2" if fails == "aggregator" else
+            "LongSerializer cannot serialize a value of type str") in outcomes[0][0]
 
 
 def many_keys(n: int, distinct: int, seed: int) -> list[ProducerRecord]:

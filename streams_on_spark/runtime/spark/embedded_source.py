@@ -37,6 +37,7 @@ __all__ = [
     "EmbeddedTopicsDataSource",
     "EmbeddedTopicsStreamReader",
     "EmbeddedTopicPartition",
+    "EmbeddedTopicRanges",
     "SCHEMA",
     "BATCH_SCHEMA",
     "register",
@@ -71,6 +72,11 @@ _ARROW_SCHEMA = pa.schema(
     ]
 )
 _READ_CHUNK = 65536  # records per Arrow batch yielded by read()
+# A micro-batch with at most this many new records is read by one Spark task, whatever the number of topic-partitions
+# it spans: each input partition is a task with its own Python worker call (~20-40 ms of fixed cost on the 2-core
+# machine), and a downstream query's few records spread over every partition of its repartition topic, so 4 tasks
+# ran in 2 waves on 2 cores for a handful of records (bench/RESULTS.md, issue 25's trigger floor)
+SMALL_BATCH_RECORDS = 4096
 _MAX_BATCH_BYTES = 64 << 20  # with layout=batches, a row's data stays far below Arrow's 2 GiB per binary column
 
 # layout=batches: one row per chunk of consecutive records of a topic-partition, as a RecordBatch (offset = the
@@ -111,6 +117,17 @@ class EmbeddedTopicPartition(InputPartition):
 
     def __repr__(self) -> str:
         return f"EmbeddedTopicPartition({self.topic}-{self.partition} [{self.start}, {self.end}))"
+
+
+class EmbeddedTopicRanges(InputPartition):
+    """One Spark input partition reading several topic-partitions' ranges, in order (a small micro-batch's)."""
+
+    def __init__(self, ranges: Sequence[EmbeddedTopicPartition]) -> None:
+        super().__init__(tuple(r.value for r in ranges))
+        self.ranges = tuple(ranges)
+
+    def __repr__(self) -> str:
+        return f"EmbeddedTopicRanges({', '.join(map(repr, self.ranges))})"
 
 
 def _to_record_batch(topic: str, partition: int, start: int, columns: tuple[list[int], list[Optional[bytes]], list[Optional[bytes]], list[Headers]]) -> pa.RecordBatch:
@@ -274,8 +291,9 @@ class EmbeddedTopicsStreamReader(DataSourceStreamReader, _AvailableNowMixin):
         return self._current()
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
-        """One input partition per topic-partition with new records in [start, end); none if nothing is new."""
-        result: list[InputPartition] = []
+        """One input partition per topic-partition with new records in [start, end), or one for them all when they
+        are :data:`SMALL_BATCH_RECORDS` or fewer; none if nothing is new."""
+        result: list[EmbeddedTopicPartition] = []
         for topic in self.topics:
             ends = end.get(topic, {})
             starts = start.get(topic, {})
@@ -285,10 +303,20 @@ class EmbeddedTopicsStreamReader(DataSourceStreamReader, _AvailableNowMixin):
                     raise ValueError(f"{topic}-{p}: start offset {s} is after end offset {e} (was the topic recreated?)")
                 if s < e:
                     result.append(EmbeddedTopicPartition(self.root, topic, int(p), s, e))
+        if len(result) > 1 and sum(r.end - r.start for r in result) <= SMALL_BATCH_RECORDS:
+            return [EmbeddedTopicRanges(result)]
         return result
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
-        """Yield the partition's records in offset order, as Arrow batches of the source schema."""
+        """Yield the partition's records in offset order (per topic-partition), as Arrow batches of the source
+        schema."""
+        if isinstance(partition, EmbeddedTopicRanges):
+            for one in partition.ranges:
+                yield from self._read_range(one)
+            return
+        yield from self._read_range(partition)
+
+    def _read_range(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, EmbeddedTopicPartition), partition
         with EmbeddedTopics(partition.root) as store:
             for chunk_start in range(partition.start, partition.end, _READ_CHUNK):

@@ -13,10 +13,12 @@ from streams_on_spark.runtime.spark.embedded_source import (
     BATCH_SCHEMA,
     SCHEMA,
     EmbeddedTopicPartition,
+    EmbeddedTopicRanges,
     EmbeddedTopicsDataSource,
     EmbeddedTopicsStreamReader,
 )
 from streams_on_spark.record_batch import RecordBatch
+from streams_on_spark.runtime.spark import embedded_source
 from streams_on_spark.records import ProducerRecord
 from pyspark.sql.datasource import CaseInsensitiveDict
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, SupportsTriggerAvailableNow
@@ -39,7 +41,14 @@ def _reader(root: str, **options: str) -> EmbeddedTopicsStreamReader:
     return reader
 
 
-def test_stream_reader_plans_one_partition_per_topic_partition_with_new_records(topics):
+def _ranges(planned) -> list[tuple[str, int, int, int]]:
+    """(topic, partition, start, end) of every range the planned input partitions read, in order."""
+    ranges = [r for p in planned for r in (p.ranges if isinstance(p, EmbeddedTopicRanges) else (p,))]
+    return [(r.topic, r.partition, r.start, r.end) for r in ranges]
+
+
+def test_stream_reader_plans_one_partition_per_topic_partition_with_new_records(topics, monkeypatch):
+    monkeypatch.setattr(embedded_source, "SMALL_BATCH_RECORDS", 6)   # 7 new records: not a small batch
     topics.create_topic("a", 3)
     topics.create_topic("b", 1)
     topics.append(_records("a", 0, 4) + _records("a", 2, 2) + _records("b", 0, 1))
@@ -57,6 +66,28 @@ def test_stream_reader_plans_one_partition_per_topic_partition_with_new_records(
     assert (copy.root, copy.topic, copy.partition, copy.start, copy.end) == (topics.root, "a", 0, 0, 4)
     with pytest.raises(ValueError, match="a-0: start offset 5 is after end offset 4"):
         reader.partitions({"a": {"0": 5}}, end)
+
+
+def test_a_small_batch_is_one_input_partition_reading_every_range_in_order(topics, monkeypatch):
+    """A micro-batch of a few records spread over topic-partitions is one Spark task, not one per topic-partition
+    (each a Python worker call: the fixed cost of a downstream query's batch)."""
+    monkeypatch.setattr(embedded_source, "SMALL_BATCH_RECORDS", 7)
+    topics.create_topic("a", 3)
+    topics.create_topic("b", 1)
+    topics.append(_records("a", 0, 4) + _records("a", 2, 2) + _records("b", 0, 1))
+    reader = _reader(topics.root, topics="a, b")
+    start, end = reader.initialOffset(), reader.latestOffset()
+    planned = reader.partitions(start, end)
+    assert len(planned) == 1 and isinstance(planned[0], EmbeddedTopicRanges)
+    assert _ranges(planned) == [("a", 0, 0, 4), ("a", 2, 0, 2), ("b", 0, 0, 1)]
+    copy = pickle.loads(pickle.dumps(planned[0]))   # Spark ships input partitions pickled
+    rows = pa.Table.from_batches(list(pickle.loads(pickle.dumps(reader)).read(copy))).to_pylist()
+    assert [(r["topic"], r["partition"], r["offset"]) for r in rows] == (
+        [("a", 0, o) for o in range(4)] + [("a", 2, o) for o in range(2)] + [("b", 0, 0)])
+    # one topic-partition, or more records than a small batch: as before
+    assert _ranges(reader.partitions(start, {"a": {"0": 4, "1": 0, "2": 0}, "b": {"0": 0}})) == [("a", 0, 0, 4)]
+    topics.append(_records("a", 1, 1))
+    assert [type(p) for p in reader.partitions(start, reader.latestOffset())] == [EmbeddedTopicPartition] * 4
 
 
 def test_stream_reader_read_yields_arrow_batches_in_offset_order(topics):
@@ -96,7 +127,7 @@ def test_available_now_freezes_the_target_and_read_limits_cap_batches(topics):
         nxt = reader.latestOffset(offset, ReadMaxRows(8))
         if nxt == offset:
             break
-        assert sum(p.end - p.start for p in reader.partitions(offset, nxt)) <= 8
+        assert sum(end - start for _, _, start, end in _ranges(reader.partitions(offset, nxt))) <= 8
         offset, batches = nxt, batches + 1
     assert offset == {"a": {"0": 10, "1": 30}} and batches == 5
 

@@ -629,7 +629,7 @@ def _written_through_steps(task: Any) -> Optional[dict[str, Callable[..., None]]
                     ctx.record = Record(key, value, ts, headers)
                     delete(kb)
                 else:   # the cache's flush of the write
-                    old = read(kb) if send_old_values else None
+                    old = data if send_old_values else None   # the value before this write, read above
                     if write(kb, pack(new_ts) + raw) and cache.flushed_into_position is not None:
                         cache.flushed_into_position()
                     forward(Record(key, Change(new, None if old is None else vde(topic, old[8:])), new_ts, headers))

@@ -147,13 +147,30 @@ def tail(path: Path, lines: int = 40) -> str:
         return f"({path} does not exist)"
 
 
+def started_bootstrap(pid: int, run: Path, timeout_s: float) -> str | None:
+    """The address of our running broker ``pid``; a broker that another kafka-up is still starting has no bootstrap
+    file yet, so wait for it (None: it did not come within ``timeout_s``, or the broker went away)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return (run / "bootstrap").read_text().strip()
+        except FileNotFoundError:
+            if time.monotonic() >= deadline or not is_our_broker(pid, run):
+                return None
+            time.sleep(0.3)
+
+
 def up(jars: Path, run: Path, timeout_s: float) -> int:
     if not any(jars.glob("kafka_2.13-*.jar")):
         print(f"kafka-up: no broker jars in {jars}; run `make deps-kafka-broker` first", file=sys.stderr)
         return 2
     pid = read_pid(run)
     if pid is not None and is_our_broker(pid, run):
-        bootstrap = (run / "bootstrap").read_text().strip()
+        bootstrap = started_bootstrap(pid, run, timeout_s)
+        if bootstrap is None:
+            print(f"kafka-up: broker pid {pid} was being started by another kafka-up and did not answer within "
+                  f"{timeout_s:.0f}s (logs in {run})", file=sys.stderr)
+            return 1
         if answers(bootstrap, 5):
             print(f"kafka-up: broker already running (pid {pid}) at {bootstrap}")
             print(bootstrap)

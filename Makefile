@@ -107,7 +107,8 @@ setup $(SPARK_ENV_TARGETS) bench-latency bench-scale-out bench-test-time: $(LOCA
 # A class-data-sharing archive of the classes a Spark JVM loads (streams_on_spark/class_archive.py,
 # runtime/spark/session.py): a local session started while STREAMS_ON_SPARK_CLASS_ARCHIVE names it (the suite's, the
 # applications its tests start, `make run` once it exists) starts in about half the time, and so do the drivers the
-# tests spark-submit (tests/integration/conftest.py's class_archive_env) and the test cluster's daemons and executors.
+# tests spark-submit (tests/integration/conftest.py's fast_jvm_env, with C1 only) and the test cluster's daemons and
+# executors.
 # Written by one word count run (~1 min, ~175 MB); rebuilt when the installed packages change (the JVM refuses an
 # archive whose class path changed, and starts as without one).
 CLASS_ARCHIVE := $(DEPS)/spark-classes.jsa

@@ -1,5 +1,6 @@
 """Fixtures shared by the integration tests: the Kafka broker `make test` starts (tests/conftest.py's `unavailable`
-is the skip-or-fail rule for it, the Spark cluster and the wheel), and the class archive's options for spark-submit.
+is the skip-or-fail rule for it, the Spark cluster and the wheel), and a spark-submit's JVM options (the class
+archive, the C1 compiler).
 
 `make test` starts a KRaft broker on loopback (`make kafka-up`) and exports its address as ``STREAMS_ON_SPARK_KAFKA``.
 A test that needs it then FAILS when that broker does not answer. Without the variable (plain ``pytest`` on a machine
@@ -23,14 +24,15 @@ FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```", re.S | re.M)
 
 
 @pytest.fixture(scope="session")
-def class_archive_env() -> dict[str, str]:
-    """What a spark-submit's environment adds so that its driver and executors start from the class archive `make test`
-    builds (``STREAMS_ON_SPARK_CLASS_ARCHIVE``; a local session reads it itself): ``SPARK_SUBMIT_OPTS``, the options
-    spark-submit's launcher gives the driver's JVM, with the archive and ``spark.executor.extraJavaOptions`` naming it
-    too. Empty without an archive; a command line's own ``--conf`` still wins."""
-    from streams_on_spark.runtime.spark.session import java_options_with_archive
-    options = java_options_with_archive("")
-    return {"SPARK_SUBMIT_OPTS": f'{options} "-Dspark.executor.extraJavaOptions={options}"'} if options else {}
+def fast_jvm_env() -> dict[str, str]:
+    """What a spark-submit's environment adds so that its driver and executors start as a local session's JVM does:
+    from the class archive `make test` builds (``STREAMS_ON_SPARK_CLASS_ARCHIVE``) and with the C1 compiler only
+    (``LOCAL_JAVA_OPTIONS``: the tests' JVMs are short-lived, and C2's compilations cost them more CPU than they give
+    back). ``SPARK_SUBMIT_OPTS`` carries the options to the driver's JVM, and ``spark.executor.extraJavaOptions`` to
+    the executors'. A command line's own ``--conf`` still wins."""
+    from streams_on_spark.runtime.spark.session import LOCAL_JAVA_OPTIONS, java_options_with_archive
+    options = java_options_with_archive(LOCAL_JAVA_OPTIONS)
+    return {"SPARK_SUBMIT_OPTS": f'{options} "-Dspark.executor.extraJavaOptions={options}"'}
 
 
 @pytest.fixture(scope="session")
@@ -91,10 +93,10 @@ def read_topic(kafka_bootstrap) -> Callable[..., list]:
 class DocumentedCommands:
     """The command blocks of README.md and docs/, run as written: :meth:`block` finds one, :meth:`commands` splits it
     into its commands, :meth:`run` runs a script of them (and the arguments a test adds) as a new user's shell would,
-    with ``class_archive_env`` (the suite's faster JVM start) added."""
+    with ``fast_jvm_env`` (the suite's faster JVM start) added."""
 
-    def __init__(self, class_archive_env: dict[str, str]) -> None:
-        self.class_archive_env = class_archive_env
+    def __init__(self, fast_jvm_env: dict[str, str]) -> None:
+        self.fast_jvm_env = fast_jvm_env
 
     def block(self, page: str, section: str, starting: str = "") -> str:
         """The first command block (```console, ```bash or a bare ```) under the heading ``section`` (e.g.
@@ -144,12 +146,12 @@ class DocumentedCommands:
         path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p != venv_bin)
         shell = {k: v for k, v in os.environ.items()
                  if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV", "SPARK_HOME", KAFKA_ENV)}
-        shell.update(PATH=path, SPARK_LOCAL_IP="127.0.0.1", **{**self.class_archive_env, **env})
+        shell.update(PATH=path, SPARK_LOCAL_IP="127.0.0.1", **{**self.fast_jvm_env, **env})
         return subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True, timeout=timeout_s,
                               env=shell, cwd=cwd)
 
 
 @pytest.fixture(scope="session")
-def documented(class_archive_env) -> DocumentedCommands:
+def documented(fast_jvm_env) -> DocumentedCommands:
     """README's and docs/' command blocks, and a new user's shell to run them in (:class:`DocumentedCommands`)."""
-    return DocumentedCommands(class_archive_env)
+    return DocumentedCommands(fast_jvm_env)

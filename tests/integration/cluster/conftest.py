@@ -259,13 +259,13 @@ def submit_env() -> dict[str, str]:
 
 
 @pytest.fixture
-def spark_submit(spark_cluster, executor_python, class_archive_env, tmp_path) -> Callable[..., Submission]:
+def spark_submit(spark_cluster, executor_python, fast_jvm_env, tmp_path) -> Callable[..., Submission]:
     """Runs ``.venv/bin/spark-submit --master <cluster> ... app args`` in tmp_path and returns a Submission.
 
     Driver: the venv's python; executors: `executor_python`. Everything on loopback, no UI, the driver's scratch in
     tmp_path, a failed task not retried (a failure shows at once). ``py_files`` becomes ``--py-files``; ``conf``
     adds ``--conf`` pairs; ``while_running(proc)`` is called about every 0.25 s while spark-submit runs; ``env`` is
-    added to spark-submit's environment (the driver's, never the executors'), after `class_archive_env`."""
+    added to spark-submit's environment (the driver's, never the executors'), after `fast_jvm_env`."""
     spark_submit_bin = VENV_PYTHON.parent / "spark-submit"
     assert spark_submit_bin.exists(), f"pyspark's spark-submit should be installed beside {VENV_PYTHON}"
 
@@ -294,7 +294,7 @@ def spark_submit(spark_cluster, executor_python, class_archive_env, tmp_path) ->
         started = time.monotonic()
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=tmp_path,
-                                    env={**submit_env(), **class_archive_env, **(env or {})}, start_new_session=True)
+                                    env={**submit_env(), **fast_jvm_env, **(env or {})}, start_new_session=True)
             try:
                 while proc.poll() is None:
                     if time.monotonic() - started > timeout_s:

@@ -199,7 +199,7 @@ def test_the_wheel_runs_on_the_cluster(spark_submit, spark_cluster, library_py_f
     assert all(json.loads(r["executor"])["module"].endswith(shipped) for r in source), source
 
     # Under `make test` the driver's and the executors' JVMs started from the class archive it built (their class path
-    # is Spark's jars, which the archive was written with; conftest's class_archive_env passes it).
+    # is Spark's jars, which the archive was written with; conftest's fast_jvm_env passes it).
     archive = os.environ.get(CLASS_ARCHIVE_ENV)
     if archive:
         assert os.path.realpath(archive) in driver["archives"], driver

@@ -15,8 +15,8 @@ pytestmark = pytest.mark.spark
 APP = Path(__file__).parent / "apps" / "connect_app.py"
 
 
-def test_kafka_streams_runs_in_a_spark_connect_session(class_archive_env, tmp_path):
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1", **class_archive_env}
+def test_kafka_streams_runs_in_a_spark_connect_session(fast_jvm_env, tmp_path):
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1", **fast_jvm_env}
     run = subprocess.run([sys.executable, str(APP)], env=env, capture_output=True, text=True, cwd=tmp_path,
                          timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

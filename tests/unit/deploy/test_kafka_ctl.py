@@ -7,6 +7,7 @@ import importlib.util
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,10 @@ def starting_broker(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "kafka.Kafka",
                              str(run / "server.properties")])
     (run / "broker.pid").write_text(f"{proc.pid}\n")
+    deadline = time.monotonic() + 30
+    while not kafka_ctl.is_our_broker(proc.pid, run):   # until the child has exec'd its command line
+        assert time.monotonic() < deadline, "the stand-in broker did not start"
+        time.sleep(0.01)
     yield run, jars, proc
     proc.kill()
     proc.wait()

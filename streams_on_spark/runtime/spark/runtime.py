@@ -212,10 +212,10 @@ class SparkRuntime:
     def process_all_available(self, timeout_s: float = 600.0) -> None:
         """Run the queries until every topic they read is fully processed (quiescence), logging progress and lag.
 
-        A round asks each query to process what is available; the topology is quiescent when a round grew no
-        topic that a query reads, and every query's last committed batch has read its topics to their end offsets
-        and no query is in the middle of a trigger. Output-only topics may still grow afterwards, e.g. from
-        wall-clock punctuation.
+        A round asks each query, upstream first, to process what is available; the topology is quiescent when
+        every query's last committed batch has read its topics to their end offsets, no query is in the middle of a
+        trigger, and no topic that a query reads grew meanwhile (see :meth:`_quiescent`). Output-only topics may
+        still grow afterwards, e.g. from wall-clock punctuation.
         """
         deadline = time.monotonic() + timeout_s
         rounds = 0
@@ -225,8 +225,7 @@ class SparkRuntime:
                 self._await(sid)
                 self._log_progress(sid)
             rounds += 1
-            if (self._end_offsets() == before and all(self.lag(sid) == 0 for sid in self.queries)
-                    and not any(self._in_trigger(sid) for sid in self.queries)):
+            if self._quiescent(before):
                 log.debug("quiescent after %d round(s)", rounds)
                 return
             if time.monotonic() > deadline:
@@ -235,6 +234,25 @@ class SparkRuntime:
                                        f"lag per query {lags}); is a subtopology feeding itself?")
             if rounds > 1:
                 time.sleep(0.05)  # let a query that saw no data yet pick up its next trigger
+
+    def _quiescent(self, before: dict[str, list[int]]) -> bool:
+        """Whether the queries are done, after a round that began with the end offsets ``before``.
+
+        Seen at one moment (the end offsets read again after the queries' lags and triggers, and unchanged): every
+        query's committed batches have read its topics to their end and none is running a batch with data. A query
+        that runs a batch has records beyond its last committed batch, so nothing could write while it was seen;
+        the round may have grown the topics (the upstream query's output, which the downstream query read in the
+        same round) without a second round of empty triggers to prove it. Queries with wall-clock timeouts run
+        batches without input (``_in_trigger`` does not see them): with those, a whole round must grow nothing.
+        """
+        settled = self._end_offsets()
+        if any(self.lag(sid) for sid in self.queries) or any(self._in_trigger(sid) for sid in self.queries):
+            return False
+        if settled == before:
+            return True
+        if any(self.functions[sid].wall_clock_timeouts for sid in self.queries):
+            return False
+        return self._end_offsets() == settled
 
     def stalled(self, seconds: float) -> bool:
         """Whether no query reported progress (a batch, or an idle query's no-data report) for ``seconds``, as seen

@@ -64,10 +64,12 @@ def key_count():
     return builder.build()
 
 
-def run_ours(spark, lines: list[str], pipeline: bool = False, running: bool = False) -> tuple[float, dict[str, int]]:
+def run_ours(spark, lines: list[str], pipeline: bool = False, running: bool = False,
+             timeline=None) -> tuple[float, dict[str, int]]:
     """Seconds from the sentences' arrival to the last count. ``running``: the application ran its queries' first
     (empty) batches before the sentences arrive (planned, Python workers up), as a running application meets new
-    data; else the sentences arrive just after ``start()``, so the queries' start is measured too."""
+    data; else the sentences arrive just after ``start()``, so the queries' start is measured too. ``timeline``:
+    called with the measured round's start and end (epoch seconds) and the queries by name (bench/round_timeline.py)."""
     with EmbeddedTopics() as topics, tempfile.TemporaryDirectory() as checkpoints:
         topics.create_topic("sentences", PARTITIONS)
         topics.create_topic("word-counts-out", PARTITIONS)
@@ -79,18 +81,22 @@ def run_ours(spark, lines: list[str], pipeline: bool = False, running: bool = Fa
                 streams.process_all_available()
             topics.append([ProducerRecord("sentences", i % PARTITIONS, i, None, line.encode(), ())
                            for i, line in enumerate(lines)])
-            start = time.perf_counter()
+            start, since = time.perf_counter(), time.time()
             streams.process_all_available()
             elapsed = time.perf_counter() - start
+            if timeline is not None:
+                runtime = streams._running()
+                timeline(since, time.time(), {runtime.query_name(sid): q for sid, q in runtime.queries.items()})
             counts = {}
             for p, task in streams.read_tasks(1).items():
                 counts.update({kv.key: kv.value.value for kv in task.stores["word-counts"].all()})
     return elapsed, counts
 
 
-def run_baseline(spark, lines: list[str], running: bool = False) -> tuple[float, dict[str, int]]:
+def run_baseline(spark, lines: list[str], running: bool = False, timeline=None) -> tuple[float, dict[str, int]]:
     """Seconds of the hand-written query over the sentences: from its start (they are there before it), or with
-    ``running`` from their arrival at the query already running (its first, empty batch done)."""
+    ``running`` from their arrival at the query already running (its first, empty batch done). ``timeline``: as
+    :func:`run_ours`'s."""
     from pyspark.sql import functions as F
     register(spark)
     counts: dict[str, int] = {}
@@ -112,9 +118,11 @@ def run_baseline(spark, lines: list[str], running: bool = False) -> tuple[float,
         if running:
             query.processAllAvailable()
             topics.append(records)
-        start = time.perf_counter()
+        start, since = time.perf_counter(), time.time()
         query.processAllAvailable()
         elapsed = time.perf_counter() - start
+        if timeline is not None:
+            timeline(since, time.time(), {"hand-written": query})
         query.stop()
     return elapsed, counts
 

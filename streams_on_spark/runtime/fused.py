@@ -580,14 +580,16 @@ def _written_through_steps(task: Any) -> Optional[dict[str, Callable[..., None]]
     (:func:`written_through`): for each record, what :meth:`StreamTask.process_one`, the source, the
     ``KStreamAggregate``, its typed store and its record cache writing through do, in their order, without a
     ``Record`` for the source, its forward, and the cache's chain of listeners: the key's bytes read from the store
-    beneath, the aggregate written back, ``Change(new, old)`` forwarded (stamped with the aggregate's timestamp,
+    beneath, the aggregate written back, ``Change(new, None)`` forwarded (stamped with the aggregate's timestamp,
     with the record's headers) through the aggregation's own forward, then the store's position moved. A null key or
     value goes to the processor (which drops it), an aggregate serializing to null to the cache (a delete, forwarded
     where the key existed); a failure is the task's, as on the per-record path. None where the task is not such a
-    task (a ``reduce`` keeps the per-record path)."""
+    task: a ``reduce``, and an aggregation asked for old values, keep the per-record path (nothing that may stand
+    below the step, :data:`_AFTER_AGGREGATION`, asks a table for them, so the step forwards ``Change(new, None)``)."""
     caches = written_through(task)
     node = _cached_aggregation(task) if caches else None
-    if (node is None or type(node.processor) is not aggregations.KStreamAggregate or caches[0] in task._caches
+    if (node is None or type(node.processor) is not aggregations.KStreamAggregate or node.processor.send_old_values
+            or caches[0] in task._caches
             or any(type(source.processor) is not SourceProcessor for source, _ in task.partition_group.sources.values())):
         return None
     processor, ctx, errors = node.processor, task.context, task.errors
@@ -599,7 +601,7 @@ def _written_through_steps(task: Any) -> Optional[dict[str, Callable[..., None]]
     longs = _long_sized(store)   # Kafka's LongSerializer and deserializer inline for an int64 and 8 bytes
     initializer, aggregator = processor.initializer, processor.aggregator
     counting = aggregator is aggregations.count_adder   # count(): the aggregate plus one, no call
-    send_old_values, forward, process = processor.send_old_values, processor.forward, processor.process
+    forward, process = processor.forward, processor.process
     unpack, pack, unpack_long, pack_long = _TS.unpack_from, _TS.pack, _LONG.unpack_from, _LONG.pack
 
     def step(records: Any, queue: Any, append: Any) -> None:
@@ -629,10 +631,9 @@ def _written_through_steps(task: Any) -> Optional[dict[str, Callable[..., None]]
                     ctx.record = Record(key, value, ts, headers)
                     delete(kb)
                 else:   # the cache's flush of the write
-                    old = data if send_old_values else None   # the value before this write, read above
                     if write(kb, pack(new_ts) + raw) and cache.flushed_into_position is not None:
                         cache.flushed_into_position()
-                    forward(Record(key, Change(new, None if old is None else vde(topic, old[8:])), new_ts, headers))
+                    forward(Record(key, Change(new, None), new_ts, headers))
                 written()
             except Exception as e:
                 errors.handle_processing_error(e, queue.topic, queue.partition, off, Record(key, value, ts, headers))

@@ -811,6 +811,41 @@ def test_a_cache_with_a_processor_of_the_users_downstream_keeps_holding_writes_u
     assert "fused" in "".join(paths)
 
 
+def counted_counts(only_to_stream: bool):
+    """A count whose table something asks for old values: counted again by count (Kafka's ``KTableRepartitionMap``
+    subtracts the old count and adds the new), or, with ``only_to_stream``, asked for them with nothing but
+    ``to_stream`` below, which no DSL operator builds (the driver's step must still leave it to the per-record path)."""
+    builder = StreamsBuilder()
+    counts = builder.stream("left", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S)).count()
+    if only_to_stream:
+        counts.enable_sending_old_values(True)
+    else:
+        counts = counts.group_by(lambda key, count: KeyValue(str(count), key), Grouped.with_(S, S)).count()
+    counts.to_stream().to("out", Produced.with_(S, L))
+    return builder.build()
+
+
+@pytest.mark.parametrize("only_to_stream", [False, True])
+def test_an_aggregation_asked_for_old_values_keeps_the_per_record_path_in_the_driver(only_to_stream):
+    """The driver's one step forwards ``Change(new, None)``: an aggregation sending old values is not planned into it,
+    and gives what Kafka's driver gives (counts of counts: the old count's group loses the key as the new one gains
+    it)."""
+    inputs = [ProducerRecord("left", 0, ts, key, b"v", ()) for ts, key in enumerate([b"a", b"a", b"b"])]
+    config = {"application.id": "counted"}
+    topology = counted_counts(only_to_stream)
+    engine = LocalEngine(topology.internal_builder, TaskConfig.from_config(config, commit_every_record=True),
+                         {"left": 1}, False, 0)
+    assert [node.processor.send_old_values for task in engine.tasks.values() for node in task.nodes.values()
+            if node.name.startswith("KSTREAM-AGGREGATE-")] == [True]
+    for partitions in (1, 3):
+        paths = assert_same_in_driver(lambda: counted_counts(only_to_stream), config, inputs, partitions)
+        assert "fusedthrough" not in paths
+        assert ("through" in "".join(paths)) == only_to_stream
+    out, _, _ = driver_run(counted_counts(only_to_stream), config, inputs, 1, True)
+    assert [(r.key.decode(), L.deserialize("out", r.value)) for r in out if r.topic == "out"] == (
+        [("a", 1), ("a", 2), ("b", 1)] if only_to_stream else [("1", 1), ("1", 0), ("2", 1), ("1", 1)])
+
+
 def test_a_fused_forward_leaves_a_task_image_as_what_plans_it_again():
     """A stateful processor's forward with stateless operators below is generated code: a task image (pickled between
     Spark's Python workers) carries what plans it again, not the code, and the copy gives what the original gives."""

@@ -488,13 +488,11 @@ class TimestampedValues(SerdeStore):
     value_type: Any = ValueAndTimestamp
     stored_serde: Any = ValueAndTimestampSerde
 
-    def __init__(self, inner: Any, key_serde: Any = None, value_serde: Any = None, *store_args: Any) -> None:
-        """``store_args``: what the store kind's own constructor takes after the serdes (a key-value store's
-        supplier)."""
-        super().__init__(inner, key_serde, None, *store_args)   # type: ignore[call-arg]
+    def _init_serdes(self, inner: Any, key_serde: Any, value_serde: Any) -> None:
+        """Called by the store kind's own constructor (which takes what that kind needs, a key-value store's
+        supplier): ``value_serde`` is the plain values' serde, the stored bytes' is :attr:`stored_serde` over it."""
+        super()._init_serdes(inner, key_serde, None if value_serde is None else self.stored_serde(value_serde))
         self.plain_value_serde = value_serde
-        if value_serde is not None:
-            self.value_serde = self.stored_serde(value_serde)
 
     def init(self, context: Any) -> None:
         super().init(context)

@@ -17,9 +17,10 @@ PYTEST      := $(VENV)/bin/pytest
 STAMPS      := .stamps
 SETUP_STAMP := $(STAMPS)/setup
 PYTEST_ARGS ?=
-# `make test`'s pytest-xdist workers, each with its own Spark session (TEST_WORKERS=0: one process); the cluster's
-# tests run on one worker (tests/conftest.py)
+# The pytest-xdist workers of `make test` and `make test-goldens-spark`, each with its own Spark session
+# (TEST_WORKERS=0: one process); the cluster's tests run on one worker (tests/conftest.py)
 TEST_WORKERS ?= 2
+PYTEST_WORKERS = -n $(TEST_WORKERS) --dist loadgroup
 
 # Jars resolved with Maven from Maven Central (deps/*/pom.xml) into .deps/ (ignored; kept by `make clean`:
 # resolving them takes a minute or two, once per machine). MAVEN_REPO_LOCAL=dir overrides ~/.m2/repository.
@@ -188,7 +189,7 @@ $(WHEEL): $(WHEEL_SOURCES) | $(SETUP_STAMP)
 # trap, also on Ctrl-C/TERM); the kafka- and cluster-marked tests find them through STREAMS_ON_SPARK_KAFKA and
 # STREAMS_ON_SPARK_SPARK_MASTER (+ STREAMS_ON_SPARK_WHEEL, the library they ship) and fail (never skip) if they do
 # not answer.
-test: $(SETUP_STAMP) $(GRAPHVIZ_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) $(WHEEL) ## Run the whole pytest suite (tests/), with a Kafka broker and a Spark cluster for tests/integration
+test: $(SETUP_STAMP) $(GRAPHVIZ_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) $(WHEEL) ## Run the whole pytest suite (tests/) on TEST_WORKERS pytest-xdist workers (default 2, 0: one process), with a Kafka broker and a Spark cluster for tests/integration
 	@$(MAKE) --no-print-directory kafka-up
 	@trap '$(MAKE) --no-print-directory spark-cluster-down; $(MAKE) --no-print-directory kafka-down' EXIT; \
 	trap 'exit 130' INT; trap 'exit 143' TERM; \
@@ -197,9 +198,9 @@ test: $(SETUP_STAMP) $(GRAPHVIZ_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) $(WH
 	export STREAMS_ON_SPARK_SPARK_MASTER="$$(cat $(SPARK_CLUSTER_RUN)/master)"; \
 	export STREAMS_ON_SPARK_SPARK_CLUSTER_DIR="$(abspath $(SPARK_CLUSTER_RUN))"; \
 	export STREAMS_ON_SPARK_WHEEL="$(abspath $(WHEEL))"; \
-	echo "$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)  (STREAMS_ON_SPARK_KAFKA=$$STREAMS_ON_SPARK_KAFKA" \
+	echo "$(PYTEST) $(PYTEST_WORKERS) $(PYTEST_ARGS)  (STREAMS_ON_SPARK_KAFKA=$$STREAMS_ON_SPARK_KAFKA" \
 		"STREAMS_ON_SPARK_SPARK_MASTER=$$STREAMS_ON_SPARK_SPARK_MASTER STREAMS_ON_SPARK_WHEEL=$(WHEEL))"; \
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(PYTEST) $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # The spark-submit test 20 times in a row with two busy loops loading the machine (not part of `make test`).
 stress-submit: $(SETUP_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) ## Run the spark-submit test 20x under CPU load (deps/stress_submit.py)
@@ -208,11 +209,11 @@ stress-submit: $(SETUP_STAMP) $(BROKER_STAMP) $(SPARK_KAFKA_STAMP) ## Run the sp
 	export STREAMS_ON_SPARK_KAFKA="$$(cat $(KAFKA_RUN)/bootstrap)"; \
 	$(PY) deps/stress_submit.py $(STRESS_ARGS)
 
-test-unit: $(SETUP_STAMP) $(GRAPHVIZ_STAMP) ## Run the fast unit tests only (tests/unit)
+test-unit: $(SETUP_STAMP) $(GRAPHVIZ_STAMP) ## Run the fast unit tests only (tests/unit), in one process
 	$(PYTEST) tests/unit $(PYTEST_ARGS)
 
-test-goldens-spark: $(SETUP_STAMP) ## Every Kafka golden on the Spark engine at 1 and 4 partitions (~30 min on a loaded 2-core box; the suite runs 1 partition)
-	STREAMS_ON_SPARK_GOLDENS=all $(PYTEST) tests/conformance/test_kafka_reference.py -m spark $(PYTEST_ARGS)
+test-goldens-spark: $(SETUP_STAMP) ## Every Kafka golden on the Spark engine at 1 and 4 partitions, on TEST_WORKERS workers (~30 min in one process on a loaded 2-core box; the suite runs 1 partition)
+	STREAMS_ON_SPARK_GOLDENS=all $(PYTEST) $(PYTEST_WORKERS) tests/conformance/test_kafka_reference.py -m spark $(PYTEST_ARGS)
 
 run: $(SETUP_STAMP) ## Run the word count on Spark over embedded topics, 4 partitions (examples/wordcount.py)
 	$(PY) examples/wordcount.py

@@ -1,6 +1,6 @@
 """One task filling its store, in-process: the task function a Spark task runs, minus Spark.
 
-    .venv/bin/python bench/fill_task.py [--keys N] [--batches N] [--profile FILE]
+    .venv/bin/python bench/fill_task.py [--keys N] [--batches N] [--chunk N] [--profile FILE]
 
 ``bench/spark_engine.py``'s ``key_count`` topology (a count with the record cache on, to_stream, sink): each batch
 brings ``--keys`` new distinct keys as record batches of ``--chunk`` records (the embedded source's 65,536, as a

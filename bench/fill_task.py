@@ -1,9 +1,10 @@
 """One task filling its store, in-process: the task function a Spark task runs, minus Spark.
 
-    .venv/bin/python bench/fill_task.py [--keys N] [--batches N] [--profile FILE]
+    .venv/bin/python bench/fill_task.py [--keys N] [--batches N] [--chunk N] [--profile FILE]
 
 ``bench/spark_engine.py``'s ``key_count`` topology (a count with the record cache on, to_stream, sink): each batch
-brings ``--keys`` new distinct keys as one record batch to ``SubtopologyTaskFunction.run`` over a local RocksDB copy
+brings ``--keys`` new distinct keys as record batches of ``--chunk`` records (the embedded source's 65,536, as a
+Spark task gets them) to ``SubtopologyTaskFunction.run`` over a local RocksDB copy
 (``RocksTaskStore``), with Spark's state variables stood in for by plain objects and the output appended to embedded
 topics, as on an executor. Prints wall and CPU time per key of each batch (CPU time is the steadier figure on a
 shared machine); ``--profile`` writes cProfile's stats of the last batch and prints the top of them.
@@ -31,6 +32,7 @@ from streams_on_spark.config import TaskConfig  # noqa: E402
 from streams_on_spark.connectors.embedded import EmbeddedTopics  # noqa: E402
 from streams_on_spark.connectors.embedded_connector import EmbeddedTopicWriter  # noqa: E402
 from streams_on_spark.record_batch import RecordBatch  # noqa: E402
+from streams_on_spark.runtime.spark.embedded_source import _READ_CHUNK  # noqa: E402
 from streams_on_spark.runtime.spark.output import WrittenOutput  # noqa: E402
 from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction  # noqa: E402
 from streams_on_spark.runtime.spark.task_state import TaskState  # noqa: E402
@@ -52,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--batches", type=int, default=2)
+    parser.add_argument("--chunk", type=int, default=_READ_CHUNK,
+                        help="records per record batch (default: the embedded source's, as a Spark task gets them; "
+                             "0: one record batch a batch)")
     parser.add_argument("--profile", default="")
     args = parser.parse_args(argv)
     builder = key_count().internal_builder
@@ -66,11 +71,14 @@ def main(argv: list[str] | None = None) -> int:
         function = SubtopologyTaskFunction(builder, 0, config, layout, WrittenOutput(EmbeddedTopicWriter(topics.root)))
         state = TaskState(_state_handle())
         for batch in range(args.batches):
-            records = RecordBatch("keys", 0)
-            for i in range(batch * args.keys, (batch + 1) * args.keys):
-                records.add(1, f"k{i}".encode(), b"v")
-            frame = pd.DataFrame({"topic": ["keys"], "partition": [0], "offset": [batch * args.keys],
-                                  "ends": [records.ends.tobytes()], "data": [bytes(records.data)]})
+            first, end = batch * args.keys, (batch + 1) * args.keys
+            rows = []
+            for start in range(first, end, args.chunk or args.keys):
+                records = RecordBatch("keys", 0)
+                for i in range(start, min(end, start + (args.chunk or args.keys))):
+                    records.add(1, f"k{i}".encode(), b"v")
+                rows.append(("keys", 0, start, records.ends.tobytes(), bytes(records.data)))
+            frame = pd.DataFrame(rows, columns=["topic", "partition", "offset", "ends", "data"])
             gc.collect()
             profile = cProfile.Profile() if args.profile and batch == args.batches - 1 else None
             wall, cpu = time.perf_counter(), time.process_time()

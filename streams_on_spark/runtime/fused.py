@@ -152,6 +152,9 @@ class BatchAggregation:
         # count() of Longs: a record batch can be counted from its columns (count_columns)
         self.counting_columns = (not self.reduce and self.processor.aggregator is aggregations.count_adder
                                  and _long_sized(self.processor.store))
+        # the cache's account while consecutive record batches are counted through its evictions: written back
+        # into the cache (settle) before anything else reads it
+        self._replay: Optional[CacheReplay] = None
 
     @staticmethod
     def plan(task: Any) -> Optional["BatchAggregation"]:
@@ -268,7 +271,23 @@ class BatchAggregation:
         if rest:
             self._run_evicting(task, rest)
 
+    def settle(self) -> None:
+        """Write the account a count through evictions keeps between record batches back into the cache (see
+        :meth:`count_columns`); nothing to do where none is kept."""
+        replay, self._replay = self._replay, None
+        if replay is not None:
+            replay.leave()
+
     def count_columns(self, task: Any, queue: Any, offset: int, batch: Any) -> bool:
+        """As :meth:`_count_columns`; a batch counted through the cache's evictions keeps the cache's account
+        (:class:`CacheReplay`) for the next record batch, which the caller continues or settles (:meth:`settle`):
+        a fill's record batches then pay the cache's conversion once, not once each."""
+        if self._count_columns(task, queue, offset, batch):
+            return True
+        self.settle()
+        return False
+
+    def _count_columns(self, task: Any, queue: Any, offset: int, batch: Any) -> bool:
         """``count()`` of one record batch of ``queue`` (its first record at ``offset``) from its Arrow columns,
         leaving what :meth:`run` leaves for the same records, without a Python object per record: per key its count,
         newest timestamp and last record, by Arrow's hash grouping, then one read and one write per key in the order
@@ -300,20 +319,33 @@ class BatchAggregation:
         except UnicodeDecodeError:   # String's deserializer replaces: the store's key bytes would differ
             return False
         cache_store = store.record_cache
-        cache, entries = cache_store.budget, cache_store.cached_entries
-        projected, fixed = cache.size, 16 + ENTRY_OVERHEAD_BYTES   # a Long's entry: see _entry_sizer
-        for kb in raw_keys:   # what each key's write adds to the cache: where it would evict, run() decides
-            cached = entries.get(kb)
-            grows = len(kb) + fixed - (0 if cached is None else cached.size)
-            if grows < 0:
-                return False
-            projected += grows
-        if projected > cache.max_bytes:
+        fixed = 16 + ENTRY_OVERHEAD_BYTES   # a Long's entry: see _entry_sizer
+        replay = self._replay
+        if replay is not None:   # the cache as the previous record batch's count left it, not written back yet
+            clean, dirty = replay.clean, replay.dirty
+            projected, limit = replay.size, replay.limit
+            for kb in raw_keys:
+                cached = clean.get(kb) or (dirty[kb][3] if kb in dirty else 0)
+                grows = len(kb) + fixed - cached
+                if grows < 0:
+                    return False
+                projected += grows
+        else:
+            entries = cache_store.cached_entries
+            projected, limit = cache_store.budget.size, cache_store.budget.max_bytes
+            for kb in raw_keys:   # what each key's write adds to the cache: where it would evict, run() decides
+                cached = entries.get(kb)
+                grows = len(kb) + fixed - (0 if cached is None else cached.size)
+                if grows < 0:
+                    return False
+                projected += grows
+        if projected > limit:
             # more than the cache holds: counted here where every key comes once (each record is its key's only one,
             # so the cache sees the records' own order) and the fold may go on through the evictions
             if not self.evicting or len(raw_keys) != n:
                 return False
             return self._count_through_evictions(task, queue, offset, keys, raw_keys, timestamps)
+        self.settle()
         lasts = groups["i_max"].to_numpy()[order].tolist()
         counts = groups["i_count"].to_numpy()[order].tolist()
         newest = groups["t_max"].to_numpy()[order].tolist()
@@ -347,7 +379,7 @@ class BatchAggregation:
         multi-get from the store beneath): a key that comes once is not written before its record. False (nothing
         done) where the cache is not as reads and writes leave it or a count would pass a Long's range."""
         store = self.processor.store
-        replay = CacheReplay.of(store, self.node, task.context)
+        replay = self._replay or CacheReplay.of(store, self.node, task.context)
         if replay is None:
             return False
         clean, kept, dirty, limit = replay.clean, replay.kept, replay.dirty, replay.limit
@@ -390,7 +422,7 @@ class BatchAggregation:
                 size = replay.make_room(size, queue, off)
             off += 1
         replay.size = size
-        replay.leave()
+        self._replay = replay   # left in the cache by settle(), after the task's next record batch if it continues
         store.position_offsets[queue.topic_partition] = off - 1   # every record wrote its key
         _took_batch(task, queue, offset, timestamps)
         return True

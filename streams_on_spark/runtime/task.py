@@ -374,12 +374,16 @@ class StreamTask:
         fused = self._fused_plan()
         columnar = (isinstance(fused, BatchAggregation) and fused.counting_columns
                     and len({(topic, partition) for topic, partition, _, _ in batches}) == 1)
-        for topic, partition, offset, batch in batches:
-            if columnar and fused.count_columns(self, self._queue(topic, partition), offset, batch):
-                continue
-            self.add_columns(topic, partition, offset, *batch.columns())
-            if columnar:   # one partition: its records so far processed now, as they would be before the next ones
-                self.process_available()
+        try:
+            for topic, partition, offset, batch in batches:
+                if columnar and fused.count_columns(self, self._queue(topic, partition), offset, batch):
+                    continue
+                self.add_columns(topic, partition, offset, *batch.columns())
+                if columnar:   # one partition: its records so far processed now, as they would be before the next
+                    self.process_available()
+        finally:
+            if columnar:   # the cache as the counts left it (kept between record batches: count_columns)
+                fused.settle()
         self.process_available()
 
     def _fused_plan(self) -> Any:

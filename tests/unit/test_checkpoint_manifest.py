@@ -3,6 +3,7 @@ finds each subtopology's own checkpoint (tests/integration/spark/test_upgrade_re
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 
@@ -152,6 +153,12 @@ def restart(previous, topology: Topology, config=None) -> CheckpointManifest:
                         2, windows=windows_of(topology))
 
 
+def said(caplog) -> list[logging.LogRecord]:
+    """What a restart's checks logged, without the builder's warning on generated names, which a process logs once
+    for the first topology built with them (the one test of a worker that builds it first sees it)."""
+    return [r for r in caplog.records if r.name in ("streams_on_spark.checkpoint_manifest", "streams_on_spark.upgrade")]
+
+
 def test_a_restart_with_the_same_topology_says_nothing(tmp_path, caplog):
     """Neither the windows (the manifest keeps them) nor the generated names (building the topology warned of them,
     KIP-1111's warning) are worth a line when nothing changed."""
@@ -160,7 +167,7 @@ def test_a_restart_with_the_same_topology_says_nothing(tmp_path, caplog):
     assert previous.windows == json.loads(json.dumps(windows_of(windowed_counts(60_000))))
     caplog.set_level("DEBUG", "streams_on_spark.checkpoint_manifest")
     manifest = restart(previous, windowed_counts(60_000))
-    assert [r for r in caplog.records if r.levelname != "DEBUG"] == []
+    assert [r for r in said(caplog) if r.levelname != "DEBUG"] == []
     assert manifest.windows == previous.windows
 
 
@@ -180,8 +187,8 @@ def test_a_manifest_without_windows_warns_once_that_they_could_not_be_checked(tm
     assert "windows" not in {k for k, v in json.loads((tmp_path / MANIFEST).read_text()).items() if v is not None}
     caplog.set_level("WARNING", "streams_on_spark")
     manifest = restart(read_manifest(str(tmp_path)), windowed_counts(60_000))
-    warned = [r.getMessage() for r in caplog.records]
+    warned = [r.getMessage() for r in said(caplog)]
     assert len(warned) == 1 and "could not be checked" in warned[0], warned
     caplog.clear()
     restart(manifest, windowed_counts(60_000))
-    assert caplog.records == []
+    assert said(caplog) == []

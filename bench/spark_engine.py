@@ -85,8 +85,10 @@ def run_ours(spark, lines: list[str], pipeline: bool = False, running: bool = Fa
             streams.process_all_available()
             elapsed = time.perf_counter() - start
             if timeline is not None:
-                runtime = streams._running()
-                timeline(since, time.time(), {runtime.query_name(sid): q for sid, q in runtime.queries.items()})
+                # the application's queries by their documented names, `<application.id>-subtopology-<id>`
+                prefix = f"{config['application.id']}-subtopology-"
+                timeline(since, time.time(), {q.name: q for q in spark.streams.active
+                                              if q.name and q.name.startswith(prefix)})
             counts = {}
             for p, task in streams.read_tasks(1).items():
                 counts.update({kv.key: kv.value.value for kv in task.stores["word-counts"].all()})

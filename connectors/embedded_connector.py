@@ -48,11 +48,14 @@ class EmbeddedTopicsConnector:
     FORMAT = "embedded-topics"   # the Spark runtime's data source over the topics' files
     whole_batches = True   # the source reads a topic up to its writer's last committed batch where asked
 
-    def __init__(self, topics: EmbeddedTopics) -> None:
+    def __init__(self, topics: EmbeddedTopics, batch_records: Optional[int] = None) -> None:
         self.embedded = topics
+        self.batch_records = batch_records   # the most records per record batch a task is given (None: the source's)
 
     def reader_options(self, topics: list[str], whole_batches: Sequence[str] = ()) -> tuple[str, dict[str, str]]:
         options = {"path": self.embedded.root, "topics": ",".join(topics), "layout": "batches"}
+        if self.batch_records is not None:
+            options["batchRecords"] = str(self.batch_records)
         if whole_batches:
             options["wholeBatches"] = ",".join(whole_batches)
         return self.FORMAT, options

@@ -47,6 +47,8 @@ DSL_STORE_FORMAT = "dsl.store.format"
 # this library's own keys (KafkaStreams on Spark; streams_on_spark.checkpoint_manifest)
 CHECKPOINT_LOCATION = "checkpoint.location"
 EMBEDDED_TOPICS_DIR = "embedded.topics.dir"
+EMBEDDED_TOPICS_BATCH_RECORDS = "embedded.topics.batch.records"
+DEFAULT_EMBEDDED_TOPICS_BATCH_RECORDS = 65536
 TRIGGER_INTERVAL = "trigger.interval"
 UPGRADE_ALLOW_UNSAFE = "upgrade.allow.unsafe"
 BATCH_FAST_PATH = "batch.fast.path"
@@ -446,6 +448,12 @@ LIBRARY_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
     ConfigKey(EMBEDDED_TOPICS_DIR, STRING,
               effect="The embedded topics' directory (without `bootstrap.servers`); on a cluster, one every executor "
                      "sees. Default: a temporary directory."),
+    ConfigKey(EMBEDDED_TOPICS_BATCH_RECORDS, INT, DEFAULT_EMBEDDED_TOPICS_BATCH_RECORDS, Range(1),
+              effect="The most records of one topic-partition the embedded topics' Spark source hands a task as one "
+                     "record batch: a micro-batch with more gives the task several, in offset order. Spark's Kafka "
+                     "source packs its records per Arrow batch of `spark.sql.execution.arrow.maxRecordsPerBatch` "
+                     "(10,000): the same value gives the embedded topics' tasks the same record batches; a smaller "
+                     "one has a test's few records reach its tasks as several record batches."),
     ConfigKey(TRIGGER_INTERVAL, STRING, "100 milliseconds",
               effect="Spark's processing-time trigger of every query (how often it looks for new data)."),
     ConfigKey(UPGRADE_ALLOW_UNSAFE, BOOLEAN, False,

@@ -34,6 +34,7 @@ from streams_on_spark.config import (
     BROKER_WATCH_STALLED_MS,
     CHECKPOINT_LOCATION,
     DEFAULT_API_TIMEOUT_MS,
+    EMBEDDED_TOPICS_BATCH_RECORDS,
     EMBEDDED_TOPICS_DIR,
     INTERACTIVE_QUERIES,
     PIPELINE_MODE,
@@ -169,7 +170,8 @@ class KafkaStreams:
         bootstrap = self._config.get(BOOTSTRAP_SERVERS)
         if not bootstrap:
             from streams_on_spark.connectors.embedded_connector import EmbeddedTopicsConnector
-            return EmbeddedTopicsConnector(self.embedded_topics)
+            return EmbeddedTopicsConnector(self.embedded_topics,
+                                           self._task_config.streams_config.get(EMBEDDED_TOPICS_BATCH_RECORDS))
         from streams_on_spark.connectors.kafka import KafkaConnector
         group = self.application_id if self._task_config.exactly_once else None
         config = self._task_config.streams_config

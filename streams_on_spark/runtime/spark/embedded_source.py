@@ -29,6 +29,7 @@ except ImportError:  # pragma: no cover - older pyspark
     class _AvailableNowMixin:  # type: ignore[no-redef]
         """Stand-in for pyspark's SupportsTriggerAvailableNow on versions that lack it."""
 
+from streams_on_spark.config import DEFAULT_EMBEDDED_TOPICS_BATCH_RECORDS
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.records import Headers
@@ -71,7 +72,9 @@ _ARROW_SCHEMA = pa.schema(
         pa.field("headers", pa.list_(pa.field("element", _HEADER_ARROW_TYPE))),
     ]
 )
-_READ_CHUNK = 65536  # records per Arrow batch yielded by read()
+# records per Arrow batch yielded by read(), and with layout=batches per row (a task's record batch), unless the
+# option batchRecords (the library's embedded.topics.batch.records) says otherwise
+_READ_CHUNK = DEFAULT_EMBEDDED_TOPICS_BATCH_RECORDS
 # A micro-batch with at most this many new records is read by one Spark task, whatever the number of topic-partitions
 # it spans: each input partition is a task with its own Python worker call (~20-40 ms of fixed cost on the 2-core
 # machine), and a downstream query's few records spread over every partition of its repartition topic, so 4 tasks
@@ -238,6 +241,10 @@ class EmbeddedTopicsStreamReader(DataSourceStreamReader, _AvailableNowMixin):
         self.max_offsets_per_trigger = int(max_offsets) if max_offsets else None
         if self.max_offsets_per_trigger is not None and self.max_offsets_per_trigger < 1:
             raise ValueError(f"maxOffsetsPerTrigger must be >= 1, got {max_offsets!r}")
+        batch_records = options.get("batchrecords")
+        self.batch_records = int(batch_records) if batch_records else _READ_CHUNK
+        if self.batch_records < 1:
+            raise ValueError(f"batchRecords must be >= 1, got {batch_records!r}")
         self._target: Optional[Offsets] = None  # AvailableNow: the end offsets when the query started
         # topics read in their writer's whole micro-batches: up to their batch end offsets (EmbeddedTopics.publish_batch)
         self.whole_batches = frozenset(t.strip() for t in options.get("wholebatches", "").split(",") if t.strip())
@@ -319,8 +326,8 @@ class EmbeddedTopicsStreamReader(DataSourceStreamReader, _AvailableNowMixin):
     def _read_range(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, EmbeddedTopicPartition), partition
         with EmbeddedTopics(partition.root) as store:
-            for chunk_start in range(partition.start, partition.end, _READ_CHUNK):
-                chunk_end = min(chunk_start + _READ_CHUNK, partition.end)
+            for chunk_start in range(partition.start, partition.end, self.batch_records):
+                chunk_end = min(chunk_start + self.batch_records, partition.end)
                 if self.layout == "batches":
                     batch = store.read_batch(partition.topic, partition.partition, chunk_start, chunk_end)
                     yield from _to_batch_rows(batch, chunk_start)
@@ -354,7 +361,9 @@ def _cap(start: dict, latest: Offsets, max_rows: int) -> Offsets:
 
 class EmbeddedTopicsDataSource(DataSource):
     """Spark data source ``"embedded-topics"``: options ``path``, ``topics``, ``startingOffsets``, ``maxOffsetsPerTrigger``,
-    ``layout`` (``records``: one row per record, like Spark's Kafka source; ``batches``: one row per record batch)."""
+    ``layout`` (``records``: one row per record, like Spark's Kafka source; ``batches``: one row per record batch),
+    ``batchRecords`` (the most records of one topic-partition per Arrow batch read, and per row with
+    ``layout=batches``: 65,536)."""
 
     @classmethod
     def name(cls) -> str:

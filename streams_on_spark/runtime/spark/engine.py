@@ -7,7 +7,7 @@ import threading
 from collections import deque
 from typing import Any, Mapping
 
-from streams_on_spark.config import TaskConfig
+from streams_on_spark.config import EMBEDDED_TOPICS_BATCH_RECORDS, TaskConfig
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.connectors.embedded_connector import EmbeddedTopicsConnector
 from streams_on_spark.records import ProducerRecord
@@ -64,7 +64,8 @@ class SparkEngine:
         self.record_by_record = multi_partition and feeds_back(topology.subtopologies())
         self.spark = spark if spark is not None else local_session(f"{config.application_id}-driver")
         self.embedded = EmbeddedTopics()
-        self.connector = connector = EmbeddedTopicsConnector(self.embedded)
+        self.connector = connector = EmbeddedTopicsConnector(
+            self.embedded, config.streams_config.get(EMBEDDED_TOPICS_BATCH_RECORDS))
         self.layout = planner.create(connector)
         self.captured: dict[str, Any] = {}
         self.produced_topics: set[str] = set()

@@ -7,8 +7,6 @@ forwards every update (the batch fast path does not fold an uncached store).
 """
 from __future__ import annotations
 
-import random
-import sys
 from collections import Counter
 
 import pytest
@@ -24,7 +22,6 @@ from streams_on_spark import (
 )
 from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.partitioner import partition_for_key
-from streams_on_spark.query import QueryableStoreTypes, StoreQueryParameters
 from streams_on_spark.records import ProducerRecord
 
 pytestmark = pytest.mark.spark
@@ -115,71 +112,3 @@ def test_a_downstream_batch_takes_a_whole_upstream_batch_from_every_upstream_tas
                     seen[p] = end
                 totals.update(w for line in lines for w in line.split())
                 assert sorted(out) == sorted((w, totals[w]) for w in {w for line in lines for w in line.split()})
-
-
-# ------------------------------------------------------------------------ a count through the record cache's evictions
-
-def _counting_through_evictions() -> bool:
-    """Whether the caller runs inside ``BatchAggregation._count_through_evictions`` (the count of a record batch whose
-    every key comes once and overflows the record cache): the fast path's witness, read from the stack of the task
-    forwarding the count, in the executor's Python worker that runs it."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_name == "_count_through_evictions":
-            return True
-        frame = frame.f_back
-    return False
-
-
-def filling_count():
-    """A store being filled: a count by key, its updates to ``counts``, those the fast path forwarded to ``witness``."""
-    builder = StreamsBuilder()
-    counts = (builder.stream("keys", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S))
-              .count(Materialized.as_("filling")).to_stream())
-    counts.to("counts", Produced.with_(S, L))
-    counts.filter(lambda key, count: _counting_through_evictions()).to("witness", Produced.with_(S, L))
-    return builder.build()
-
-
-def run_filling(tmp_path, name: str, fast: bool) -> tuple[list, list, list]:
-    """Two micro-batches of 40 keys on two partitions, each key once in its batch, some met again in the second,
-    timestamps out of order, through a 300-byte record cache: each partition's ``counts`` records (key, count,
-    timestamp) in order, the store's entries per partition, and the ``witness`` records."""
-    rng = random.Random(7)
-    batches = [[(f"key-{k:03d}-" + "x" * (k % 11)).encode() for k in rng.sample(range(60), 40)] for _ in range(2)]
-    with EmbeddedTopics(str(tmp_path / name)) as topics:
-        for topic in ("keys", "counts", "witness"):
-            topics.create_topic(topic, 2)
-        config = {"application.id": name, "embedded.topics.dir": topics.root, "interactive.queries": True,
-                  "checkpoint.location": str(tmp_path / f"{name}-ck"), "statestore.cache.max.bytes": 300,
-                  "batch.fast.path": fast}
-        with KafkaStreams(filling_count(), config) as streams:
-            streams.start()
-            for batch in batches:
-                topics.append([ProducerRecord("keys", partition_for_key(key, 2), rng.randrange(10_000), key, b"v", ())
-                               for key in batch])
-                streams.process_all_available()
-            store = streams.store(StoreQueryParameters.from_name_and_type(
-                "filling", QueryableStoreTypes.timestamped_key_value_store()))
-            entries = sorted((kv.key, kv.value.value, kv.value.timestamp) for kv in store.all())
-
-        def read(topic: str) -> list:
-            return [[(S.deserialize(topic, r.key), L.deserialize(topic, r.value), r.timestamp)
-                     for r in topics.read(topic, p, 0, topics.end_offset(topic, p))] for p in range(2)]
-
-        return read("counts"), entries, read("witness")
-
-
-def test_a_count_of_batches_overflowing_the_cache_gives_on_spark_what_the_per_record_path_gives(spark, tmp_path):
-    """Each micro-batch's new keys overflow the tasks' small record caches, so the count takes its fast path
-    (``_count_through_evictions``: each task's batch counted from its columns through the cache's evictions), and the
-    records, their timestamps and order per partition, and the store are what ``batch.fast.path=false`` (record by
-    record) gives. (The in-process driver commits after every record, as Kafka's: no batch to count this way there;
-    ``tests/unit/runtime/test_batch_fast_path.py`` runs such batches in process.)"""
-    per_record_counts, per_record_store, per_record_witness = run_filling(tmp_path, "per-record", fast=False)
-    counts, store, witness = run_filling(tmp_path, "fast", fast=True)
-    assert counts == per_record_counts
-    assert store == per_record_store
-    assert sum(count for _, count, _ in store) == 80   # every record counted
-    assert per_record_witness == [[], []]
-    assert witness[0] and witness[1], "a task's count never took its fast path (_count_through_evictions)"

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from streams_on_spark.connectors.embedded import EmbeddedTopics
+from streams_on_spark.connectors.embedded_connector import EmbeddedTopicsConnector
 from streams_on_spark.runtime.spark.embedded_source import (
     BATCH_SCHEMA,
     SCHEMA,
@@ -165,6 +166,21 @@ def test_batches_layout_yields_one_row_per_chunk_capped_in_bytes(topics, monkeyp
     assert [(r.timestamp, r.key, r.value) for r in decoded] == [(1000 + i, b"k%d" % i, b"r%d" % i) for i in range(1, 10)]
     with pytest.raises(ValueError, match='"layout" must be one of'):
         _reader(topics.root, topics="a", layout="rows")
+
+
+def test_batch_records_sizes_the_record_batches_a_task_gets(topics):
+    """``batchRecords`` (``embedded.topics.batch.records`` through the connector): rows of at most that many records,
+    in offset order; 65,536 unless set."""
+    topics.create_topic("a", 1)
+    topics.append(_records("a", 0, 10))
+    reader = pickle.loads(pickle.dumps(_reader(topics.root, topics="a", layout="batches", batchRecords="4")))
+    rows = pa.Table.from_batches(list(reader.read(EmbeddedTopicPartition(topics.root, "a", 0, 1, 10)))).to_pylist()
+    assert [(r["offset"], len(r["ends"]) // 8) for r in rows] == [(1, 4), (5, 4), (9, 1)]
+    assert _reader(topics.root, topics="a").batch_records == 65536
+    with pytest.raises(ValueError, match="batchRecords must be >= 1, got '0'"):
+        _reader(topics.root, topics="a", batchRecords="0")
+    assert EmbeddedTopicsConnector(topics, 4).reader_options(["a"])[1]["batchRecords"] == "4"
+    assert "batchRecords" not in EmbeddedTopicsConnector(topics).reader_options(["a"])[1]
 
 
 def test_a_topic_read_in_whole_batches_is_read_up_to_its_last_published_batch(tmp_path):

@@ -338,6 +338,13 @@ class BatchAggregation:
             if not self.evicting or len(raw_keys) != n:
                 return False
             return self._count_through_evictions(task, queue, offset, keys, raw_keys, timestamps)
+        if (self.evicting and self.columns is not None and len(raw_keys) == n and not held(raw_keys)
+                and (self._replay is not None or not store.record_cache.cached_entries)):
+            # keys each once, none of them cached, into the account a count through the evictions keeps (or an
+            # empty cache's): written in columns, as the next record batches of a fill will be
+            replay = self._replay or CacheReplay.of(store, self.node, task.context, self.columns)
+            if replay is not None and not any(state[5] for state in replay.dirty.values()):
+                return self._write_new(task, queue, offset, replay, keys, raw_keys, timestamps)
         self.settle()
         lasts = groups["i_max"].to_numpy()[order].tolist()
         counts = groups["i_count"].to_numpy()[order].tolist()
@@ -677,12 +684,14 @@ def _occupancy(replay: Optional[CacheReplay], cache_store: Any) -> tuple[Callabl
                                                                          int, int]:
     """What a count projects the cache's size from: which of some keys it holds, what a held key occupies now, its
     size and its limit — from the account a count through the evictions keeps (``replay``), else from the cache."""
-    if replay is not None:
+    if replay is not None:   # (a fill's keys are none of them held: checked without building a set first)
         clean, dirty = replay.clean, replay.dirty
-        return ((lambda keys: (clean.keys() & keys) | (dirty.keys() & keys)),
+        return ((lambda keys: () if clean.keys().isdisjoint(keys) and dirty.keys().isdisjoint(keys) else
+                 (clean.keys() & keys) | (dirty.keys() & keys)),
                 lambda kb: clean.get(kb) or dirty[kb][3], replay.size, replay.limit)
     entries, budget = cache_store.cached_entries, cache_store.budget
-    return (lambda keys: entries.keys() & keys), lambda kb: entries[kb].size, budget.size, budget.max_bytes
+    return ((lambda keys: () if entries.keys().isdisjoint(keys) else entries.keys() & keys),
+            lambda kb: entries[kb].size, budget.size, budget.max_bytes)
 
 
 def _same_bytes(store_serde: Any, sink_serde: Any) -> bool:

@@ -327,7 +327,8 @@ class BatchAggregation:
         # the cache as it is, or as the previous record batch's count left it (its account, not written back yet)
         held, occupied, projected, limit = _occupancy(self._replay, store.record_cache)
         projected += sum(map(len, raw_keys)) + fixed * len(raw_keys)   # what the keys' writes add to the cache...
-        for kb in held(raw_keys):   # ...less what those it holds occupy now: where it would evict, run() decides
+        cached_keys = held(raw_keys)
+        for kb in cached_keys:   # ...less what those it holds occupy now: where it would evict, run() decides
             size = occupied(kb)
             if size > len(kb) + fixed:
                 return False
@@ -338,7 +339,7 @@ class BatchAggregation:
             if not self.evicting or len(raw_keys) != n:
                 return False
             return self._count_through_evictions(task, queue, offset, keys, raw_keys, timestamps)
-        if (self.evicting and self.columns is not None and len(raw_keys) == n and not held(raw_keys)
+        if (self.evicting and self.columns is not None and len(raw_keys) == n and not cached_keys
                 and (self._replay is not None or not store.record_cache.cached_entries)):
             # keys each once, none of them cached, into the account a count through the evictions keeps (or an
             # empty cache's): written in columns, as the next record batches of a fill will be

@@ -103,6 +103,10 @@ class CachingBytesStore(ABC):
         # the store beneath (a window or session store's ``put`` says so; a key-value store's position moves as it
         # is written, in the typed store: Kafka's CachingKeyValueStore keeps a position of its own)
         self.flushed_into_position: Optional[Callable[[], None]] = None
+        # a batch path's flush in bulk (runtime/fused.py's FlushedColumns.flush_cache): ``flush_columns(cache keys,
+        # entries)`` writes through and forwards those dirty entries, in order, as the loop in flush would, or
+        # returns False having done nothing; set where nothing downstream tells one flushed entry from the next
+        self.flush_columns: Optional[Callable[[list, Any], bool]] = None
 
     def init(self, context: Any) -> None:
         """Join the task's cache; without one (a global store, or a cache size of 0) writes go straight through."""
@@ -121,6 +125,7 @@ class CachingBytesStore(ABC):
             raise IllegalStateError(f"store {self.name} has unflushed cached writes; commit before pickling")
         state = dict(self.__dict__)
         state["_entries"] = OrderedDict()
+        state["flush_columns"] = None   # the batch path's: planned again with the task's (StreamTask.__getstate__)
         return state
 
     @property
@@ -216,6 +221,8 @@ class CachingBytesStore(ABC):
         if first is not None:
             dirty = {first: None, **dirty}
         entries = self._entries
+        if self.flush_columns is not None and self.flush_columns(list(dirty), entries):
+            return
         deleted = []
         # each entry is forwarded from where its writer came from (Kafka restores the entry's record context): what
         # a store written downstream adds to its position; an entry without one (a punctuation's) keeps the caller's

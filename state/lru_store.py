@@ -27,6 +27,11 @@ class LruKeyValueBytesStore(InMemoryKeyValueBytesStore):
             self._map[key] = value
         return value
 
+    def get_many(self, keys: list[bytes]) -> list[Optional[bytes]]:
+        """:meth:`get` of each key, in order: each read present key becomes the most recently used, as one by one
+        (the in-memory store's ``get_many`` reads its dict without touching the order)."""
+        return [self.get(key) for key in keys]
+
     def put(self, key: bytes, value: Optional[bytes]) -> None:
         """Write ``key`` (the most recently used now); a new key beyond ``max_cache_size`` evicts the eldest entry
         (which may be this one when the size is 0), an update evicts nothing (Java's ``removeEldestEntry`` runs on

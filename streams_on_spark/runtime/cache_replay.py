@@ -11,6 +11,7 @@ cache as the per-record path leaves it.
 """
 from __future__ import annotations
 
+import itertools
 import struct
 from collections import OrderedDict
 from typing import Any, Optional
@@ -29,27 +30,31 @@ __all__ = ["CacheReplay"]
 class CacheReplay:
     """One cached aggregation's record cache during a batch: ``clean`` (cache key -> entry size, least recently used
     first), ``dirty`` (cache key -> ``[key, aggregate, its timestamp, entry size, writer timestamp, writer headers,
-    writer queue, writer offset]``, in order of last write) and ``size``, the task cache's bytes.
+    writer queue, writer offset]`` (a list or a tuple), in order of last write) and ``size``, the task cache's bytes.
 
     A batch path binds ``clean`` and ``dirty`` once (they are changed in place, never replaced), moves a key it
     writes to the end of ``dirty`` (out of ``clean``), keeps ``size`` and calls :meth:`make_room` when it is over
     ``limit``; :meth:`leave` writes the account back into the cache."""
 
     __slots__ = ("store", "cache_store", "node", "ctx", "clean", "kept", "dirty", "size", "limit", "_serialize",
-                 "_topic")
+                 "_topic", "columns")
 
-    def __init__(self, store: Any, node: Any, ctx: Any, clean: OrderedDict, kept: dict, dirty: dict) -> None:
+    def __init__(self, store: Any, node: Any, ctx: Any, clean: OrderedDict, kept: dict, dirty: dict,
+                 columns: Any = None) -> None:
         self.store, self.cache_store, self.node, self.ctx = store, store.record_cache, node, ctx
         self.clean, self.kept, self.dirty = clean, kept, dirty
+        # the aggregation's flush in bulk (fused.FlushedColumns), where nothing below it tells one entry from the next
+        self.columns = columns
         budget = self.cache_store.budget
         self.size, self.limit = budget.size, budget.max_bytes
         self._serialize, self._topic = store.plain_value_serde.serialize, store._topic
 
     @staticmethod
-    def of(store: Any, node: Any, ctx: Any) -> Optional["CacheReplay"]:
+    def of(store: Any, node: Any, ctx: Any, columns: Any = None) -> Optional["CacheReplay"]:
         """The replay of ``store``'s cache (the typed store of the aggregation at ``node``), or None where the cache is
         not what reads followed by writes leave (a cached delete, a clean entry after a dirty one, dirty entries out of
-        their write order): the per-record path decides there."""
+        their write order): the per-record path decides there. ``columns``: the aggregation's flush in bulk, if it
+        has one (see :meth:`_flush`)."""
         cache_store = store.record_cache
         dirty_before = cache_store.dirty_keys
         clean: OrderedDict[Any, int] = OrderedDict()
@@ -68,7 +73,7 @@ class CacheReplay:
                 kept[kb] = entry
         if list(dirty) != list(dirty_before):
             return None
-        return CacheReplay(store, node, ctx, clean, kept, dirty)
+        return CacheReplay(store, node, ctx, clean, kept, dirty, columns)
 
     def old_value(self, kb: Any) -> Optional[bytes]:
         """The stored bytes a clean entry of ``kb`` holds (None: not a clean entry)."""
@@ -103,7 +108,11 @@ class CacheReplay:
         :meth:`CachingBytesStore.flush`); they are clean after it. Where the aggregation forwards without old values,
         what its flush listener does for an entry (:func:`~streams_on_spark.operators.shared.forward_on_flush`
         through the typed store's adapter) is done here directly: the store beneath written, then
-        ``Change(aggregate, None)`` forwarded with the aggregate's timestamp and the writer's headers."""
+        ``Change(aggregate, None)`` forwarded with the aggregate's timestamp and the writer's headers; where nothing
+        below it can tell one entry from the next (``columns``) and no entry has headers, all of them at once
+        (:meth:`~streams_on_spark.runtime.fused.FlushedColumns.write`: the store's writes and the output in bulk)."""
+        if self.columns is not None and self._flush_columns():
+            return
         ctx, clean, kept, dirty = self.ctx, self.clean, self.kept, self.dirty
         flush_entry, vser, topic, pack = self.cache_store.flush_entry, self._serialize, self._topic, _TS.pack
         write, forward = self.cache_store.write_stored, self.node.processor.forward
@@ -127,6 +136,83 @@ class CacheReplay:
         finally:
             ctx.current = ctx.queue = None
         dirty.clear()
+
+    def _flush_columns(self) -> bool:
+        """:meth:`_flush` in bulk; False (nothing done) where an entry has headers or the aggregation sends old
+        values."""
+        dirty = self.dirty
+        if not dirty:
+            return True
+        if self.node.processor.send_old_values:
+            return False
+        keys, aggs, tss, sizes, wtss, headers, _, _ = zip(*dirty.values())
+        if any(headers):
+            return False
+        flushed = list(dirty)
+        datas = self.columns.stored(tss, aggs)
+        self.columns.write(flushed, datas, keys, aggs, tss)
+        self.clean.update(zip(flushed, sizes))
+        self.kept.update(zip(flushed, zip(datas, wtss, headers, sizes)))
+        dirty.clear()
+        return True
+
+    def write_new(self, cache_keys: list, keys: list, aggregates: list, timestamps: list, sizes: Any,
+                  writer_timestamps: list, queue: Any, offset: int) -> None:
+        """Each of ``cache_keys`` written once, in this order (its key, aggregate with its timestamp and entry size;
+        written by the record at ``offset + i`` of ``queue``, stamped ``writer_timestamps[i]``, without headers),
+        none of them cached now, with the cache's rule — in columns: the entries in LRU order (the clean ones, the
+        dirty ones, then these) evict from the eldest, and a write that finds no clean entry left to evict flushes
+        every dirty one, so the evictions and flushes follow from the entries' cumulative sizes alone (numpy), and
+        what every flush of the run writes and sends is one bulk flush (:attr:`columns`, required; no dirty entry
+        with headers). A write's eviction is that of :meth:`make_room`."""
+        import numpy as np
+        clean, kept, dirty, columns = self.clean, self.kept, self.dirty, self.columns
+        nc, n = len(clean), len(cache_keys)
+        m = nc + len(dirty)
+        upto = np.empty(m + n + 1, np.int64)   # upto[j]: the bytes of the first j entries in LRU order
+        upto[0] = 0
+        upto[1:nc + 1] = np.fromiter(clean.values(), np.int64, nc)
+        upto[nc + 1:m + 1] = np.fromiter((state[3] for state in dirty.values()), np.int64, m - nc)
+        upto[m + 1:] = sizes
+        np.cumsum(upto, out=upto)
+        base = self.size - int(upto[m])   # what else the task's cache holds (nothing: the task's only store)
+        # after write i the cache holds entries [need[i], m + i + 1): the eldest leave while it is over its limit
+        need = np.searchsorted(upto, upto[m + 1:] + (base - self.limit), side="left")
+        np.minimum(need, np.arange(m + 1, m + n + 1), out=need)
+        boundary, flushed = nc, 0   # entries before boundary are clean; the new ones before flushed were flushed
+        while True:   # a write whose evictions pass the clean entries flushes every dirty one, itself included
+            i = int(np.searchsorted(need, boundary, side="right"))
+            if i >= n:
+                break
+            boundary, flushed = m + i + 1, i + 1
+        evicted = max(int(need[-1]), 0) if n else 0
+        for _ in range(min(evicted, nc)):
+            kb, _ = clean.popitem(last=False)
+            del kept[kb]
+        sizes = sizes.tolist()
+        if boundary > nc:   # flushed: the dirty entries, then the new ones up to the last write that flushed
+            if dirty:
+                old_keys, old_aggs, old_ts, old_sizes, old_wts, _, _, _ = zip(*dirty.values())
+                flushed_keys = [*dirty, *cache_keys[:flushed]]
+                typed_keys, aggs, tss = [*old_keys, *keys[:flushed]], [*old_aggs, *aggregates[:flushed]], \
+                    [*old_ts, *timestamps[:flushed]]
+                entry_sizes, wtss = [*old_sizes, *sizes[:flushed]], [*old_wts, *writer_timestamps[:flushed]]
+            else:
+                flushed_keys, typed_keys, aggs, tss = (cache_keys[:flushed], keys[:flushed], aggregates[:flushed],
+                                                       timestamps[:flushed])
+                entry_sizes, wtss = sizes[:flushed], writer_timestamps[:flushed]
+            datas = columns.stored(tss, aggs)
+            columns.write(flushed_keys, datas, typed_keys, aggs, tss)
+            dirty.clear()
+            kept_from = max(evicted - nc, 0)   # the flushed entries still cached: clean
+            clean.update(zip(flushed_keys[kept_from:], entry_sizes[kept_from:]))
+            kept.update(zip(flushed_keys[kept_from:], zip(datas[kept_from:], wtss[kept_from:],
+                                                          itertools.repeat(()), entry_sizes[kept_from:])))
+        dirty.update(zip(cache_keys[flushed:], zip(keys[flushed:], aggregates[flushed:], timestamps[flushed:],
+                                                     sizes[flushed:], writer_timestamps[flushed:],
+                                                     itertools.repeat(()), itertools.repeat(queue),
+                                                     range(offset + flushed, offset + n))))
+        self.size = base + int(upto[m + n]) - int(upto[evicted])
 
     def leave(self) -> None:
         """The cache as the per-record path leaves it: the clean entries, then the dirty ones in write order."""

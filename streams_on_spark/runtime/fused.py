@@ -34,7 +34,7 @@ from streams_on_spark.state.stores import _IMMUTABLE, _TS, TimestampedKeyValueSt
 
 from streams_on_spark.runtime.cache_replay import CacheReplay
 from streams_on_spark.partitioner import memoised_hash, memoised_utf8_key, partition_for_key, remember_utf8_key
-from streams_on_spark.record_batch import PREFIX, PartitionedRecords
+from streams_on_spark.record_batch import BIG_ENDIAN, PREFIX, PartitionedRecords, RecordBatch
 from streams_on_spark.records import ProducerRecord
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.operators import aggregations, shared, stateless, tables
@@ -43,7 +43,8 @@ from streams_on_spark.processor.api import Record
 from streams_on_spark.runtime.nodes import SinkProcessor, SourceProcessor
 from streams_on_spark.serde import ByteArraySerde, LongSerde, StringSerde
 
-__all__ = ["FusedChains", "BatchAggregation", "fused_forward", "replanned_forward", "written_through"]
+__all__ = ["FusedChains", "BatchAggregation", "FlushedColumns", "fused_forward", "replanned_forward",
+           "written_through"]
 
 _FUSABLE = (stateless.KStreamFilter, stateless.RepartitionNullKeyFilter, stateless.KStreamMap,
             stateless.KStreamSelectKey, stateless.KStreamMapValues, stateless.KStreamFlatMap,
@@ -144,9 +145,10 @@ class BatchAggregation:
     of another key: DSL aggregators are functions of their arguments.
     """
 
-    def __init__(self, node: Any, evicting: bool = False) -> None:
+    def __init__(self, node: Any, evicting: bool = False, columns: Optional["FlushedColumns"] = None) -> None:
         self.node = node
         self.processor = node.processor
+        self.columns = columns   # the store's flushes in bulk, where nothing below tells one entry from the next
         self.reduce = type(self.processor) is aggregations.KStreamReduce
         self.evicting = evicting   # the batch continues past the first eviction (see _run_evicting)
         # count() of Longs: a record batch can be counted from its columns (count_columns)
@@ -164,7 +166,10 @@ class BatchAggregation:
         node = _cached_aggregation(task)
         if node is None:
             return None
-        return BatchAggregation(node, evicting=len(task.stores) == 1 and _stateless_below(node))
+        columns = FlushedColumns.plan(task, node)
+        if columns is not None:   # the commit's flush too (CachingBytesStore.flush)
+            node.processor.store.record_cache.flush_columns = columns.flush_cache
+        return BatchAggregation(node, evicting=len(task.stores) == 1 and _stateless_below(node), columns=columns)
 
     def run(self, task: Any) -> None:
         """Fold every queued record (see the class doc); records past an overflow stay queued for the per-record
@@ -318,44 +323,48 @@ class BatchAggregation:
             keys = [raw.decode() for raw in raw_keys] if strings else raw_keys
         except UnicodeDecodeError:   # String's deserializer replaces: the store's key bytes would differ
             return False
-        cache_store = store.record_cache
         fixed = 16 + ENTRY_OVERHEAD_BYTES   # a Long's entry: see _entry_sizer
-        replay = self._replay
-        if replay is not None:   # the cache as the previous record batch's count left it, not written back yet
-            clean, dirty = replay.clean, replay.dirty
-            projected, limit = replay.size, replay.limit
-            for kb in raw_keys:
-                cached = clean.get(kb) or (dirty[kb][3] if kb in dirty else 0)
-                grows = len(kb) + fixed - cached
-                if grows < 0:
-                    return False
-                projected += grows
-        else:
-            entries = cache_store.cached_entries
-            projected, limit = cache_store.budget.size, cache_store.budget.max_bytes
-            for kb in raw_keys:   # what each key's write adds to the cache: where it would evict, run() decides
-                cached = entries.get(kb)
-                grows = len(kb) + fixed - (0 if cached is None else cached.size)
-                if grows < 0:
-                    return False
-                projected += grows
+        # the cache as it is, or as the previous record batch's count left it (its account, not written back yet)
+        held, occupied, projected, limit = _occupancy(self._replay, store.record_cache)
+        projected += sum(map(len, raw_keys)) + fixed * len(raw_keys)   # what the keys' writes add to the cache...
+        cached_keys = held(raw_keys)
+        for kb in cached_keys:   # ...less what those it holds occupy now: where it would evict, run() decides
+            size = occupied(kb)
+            if size > len(kb) + fixed:
+                return False
+            projected -= size
         if projected > limit:
             # more than the cache holds: counted here where every key comes once (each record is its key's only one,
             # so the cache sees the records' own order) and the fold may go on through the evictions
             if not self.evicting or len(raw_keys) != n:
                 return False
             return self._count_through_evictions(task, queue, offset, keys, raw_keys, timestamps)
+        if (self.evicting and self.columns is not None and len(raw_keys) == n and not cached_keys
+                and (self._replay is not None or not store.record_cache.cached_entries)):
+            # keys each once, none of them cached, into the account a count through the evictions keeps (or an
+            # empty cache's): written in columns, as the next record batches of a fill will be
+            replay = self._replay or CacheReplay.of(store, self.node, task.context, self.columns)
+            if replay is not None and not any(state[5] for state in replay.dirty.values()):
+                return self._write_new(task, queue, offset, replay, keys, raw_keys, timestamps)
         self.settle()
         lasts = groups["i_max"].to_numpy()[order].tolist()
         counts = groups["i_count"].to_numpy()[order].tolist()
         newest = groups["t_max"].to_numpy()[order].tolist()
+        # each key's value before the batch: the cache's entry, else read from the store beneath at once (a key read
+        # is then written, which makes it the most recently used anyway)
+        cache_store = store.record_cache
+        entries = cache_store.cached_entries
+        cached = [entries.get(kb) for kb in raw_keys] if entries else [None] * len(raw_keys)
+        stored = iter(cache_store.read_stored_many([kb for kb, entry in zip(raw_keys, cached) if entry is None]))
+        vde, topic, unpack = store.plain_value_serde.deserialize, store._topic, _TS.unpack_from
         folded = []
-        for key, count, ts in zip(keys, counts, newest):
-            old = store.get_with_timestamp(key)
-            if old is not None:
-                count += old[0]
-                if old[1] > ts:
-                    ts = old[1]
+        for key, count, ts, entry in zip(keys, counts, newest, cached):
+            data = next(stored) if entry is None else entry.value
+            if data is not None:
+                count += vde(topic, data[8:])
+                old_ts = unpack(data)[0]
+                if old_ts > ts:
+                    ts = old_ts
             if not _MIN_LONG <= count <= _MAX_LONG:
                 return False
             folded.append((key, count, ts))
@@ -379,11 +388,15 @@ class BatchAggregation:
         multi-get from the store beneath): a key that comes once is not written before its record. False (nothing
         done) where the cache is not as reads and writes leave it or a count would pass a Long's range."""
         store = self.processor.store
-        replay = self._replay or CacheReplay.of(store, self.node, task.context)
+        replay = self._replay or CacheReplay.of(store, self.node, task.context, self.columns)
         if replay is None:
             return False
         clean, kept, dirty, limit = replay.clean, replay.kept, replay.dirty, replay.limit
         vde, topic, unpack = store.plain_value_serde.deserialize, store._topic, _TS.unpack_from
+        if (replay.columns is not None and clean.keys().isdisjoint(raw_keys) and dirty.keys().isdisjoint(raw_keys)
+                and not any(state[5] for state in dirty.values())):
+            # none of the keys cached (a fill's new keys): the cache's rule in columns, the flushes in bulk
+            return self._write_new(task, queue, offset, replay, keys, raw_keys, timestamps)
         olds: list[Optional[tuple[int, int]]] = []
         for kb, data in zip(raw_keys, replay.cache_store.read_stored_many(raw_keys)):
             state = dirty.get(kb)
@@ -427,6 +440,35 @@ class BatchAggregation:
         _took_batch(task, queue, offset, timestamps)
         return True
 
+    def _write_new(self, task: Any, queue: Any, offset: int, replay: CacheReplay, keys: list, raw_keys: list[bytes],
+                   timestamps: Any) -> bool:
+        """:meth:`_count_through_evictions` of keys none of which the cache holds: their values before the batch
+        read from the store beneath at once, then written with :meth:`CacheReplay.write_new`."""
+        store = self.processor.store
+        vde, topic, unpack = store.plain_value_serde.deserialize, store._topic, _TS.unpack_from
+        datas = replay.cache_store.read_stored_many(raw_keys)
+        n = len(raw_keys)
+        written = timestamps.tolist()
+        if datas.count(None) == n:   # new keys: a count of one each, the record's timestamp
+            counts, newest = [1] * n, written
+        else:
+            counts, newest = [1] * n, list(written)
+            for i, data in enumerate(datas):
+                if data is not None:
+                    old, old_ts = vde(topic, data[8:]), unpack(data)[0]
+                    if not _MIN_LONG <= old < _MAX_LONG:
+                        return False
+                    counts[i] = old + 1
+                    if old_ts > newest[i]:
+                        newest[i] = old_ts
+        import numpy as np
+        sizes = np.fromiter(map(len, raw_keys), np.int64, n) + (16 + ENTRY_OVERHEAD_BYTES)   # see _entry_sizer
+        replay.write_new(raw_keys, keys, counts, newest, sizes, written, queue, offset)
+        self._replay = replay   # left in the cache by settle(), after the task's next record batch if it continues
+        store.position_offsets[queue.topic_partition] = offset + n - 1   # every record wrote its key
+        _took_batch(task, queue, offset, timestamps)
+        return True
+
     def _run_evicting(self, task: Any, runs: list[tuple[Any, list]]) -> None:
         """The rest of a batch after the cache's first eviction, folded with the cache's own eviction rule
         (:class:`~streams_on_spark.runtime.cache_replay.CacheReplay`). Nothing below the aggregation can tell when
@@ -434,7 +476,7 @@ class BatchAggregation:
         as the per-record path leaves it; from a record whose aggregate serializes to null the per-record path takes
         over."""
         processor, store = self.processor, self.processor.store
-        replay = CacheReplay.of(store, self.node, task.context)
+        replay = CacheReplay.of(store, self.node, task.context, self.columns)
         if replay is None:
             return
         clean, dirty, limit = replay.clean, replay.dirty, replay.limit
@@ -515,6 +557,151 @@ class BatchAggregation:
         with _at(task, queue, off, self.node, (raw_key, raw_value)):
             task.errors.handle_processing_error(e, queue.topic, queue.partition, off, Record(key, value, ts, headers))
         raise IllegalStateError("the processing exception handler resumed, which the batch path does not support")
+
+
+class FlushedColumns:
+    """A cached aggregation's flush in bulk: the flushed entries' new values written to the store beneath and sent
+    downstream all at once, without a ``Record`` and a ``Change`` per entry, where nothing below the aggregation can
+    tell one entry from the next — nothing at all, or ``to_stream()`` into a sink the fused forward encodes inline
+    (no partitioner, a topic of known partition count, the store's key and value serdes: the entry's key bytes and
+    value bytes are then the record's). What it leaves is what the per-entry flush leaves: the same store writes (a
+    key's last write wins, in the same order), the same records in the same order per topic-partition with the
+    aggregates' timestamps and no headers; nothing in between reads either. Taken by the batch paths' replayed
+    flushes (:meth:`CacheReplay._flush`) and the commit's (``CachingBytesStore.flush``); an entry with headers, a
+    delete, or an aggregation asked for old values keeps the per-entry flush."""
+
+    __slots__ = ("task", "processor", "store", "cache_store", "topic", "count", "_longs", "_vser", "_changelog")
+
+    def __init__(self, task: Any, node: Any, topic: Optional[str], count: int) -> None:
+        self.task, self.processor = task, node.processor
+        self.store = node.processor.store
+        self.cache_store = self.store.record_cache
+        self.topic, self.count = topic, count   # the sink's topic and partitions (None: nothing downstream)
+        self._longs = _long_sized(self.store)
+        self._vser, self._changelog = self.store.plain_value_serde.serialize, self.store._topic
+
+    @staticmethod
+    def plan(task: Any, node: Any) -> Optional["FlushedColumns"]:
+        processor = node.processor
+        if processor.send_old_values or not task.config.batch_fast_path or not _default_handler(task):
+            return None
+        if not node.children:
+            return FlushedColumns(task, node, None, 0)
+        if len(node.children) != 1 or getattr(processor.forward, "fused_at", None) is None:
+            return None   # not the fused forward: a node of the per-record path below
+        to_stream = node.children[0]
+        if type(to_stream.processor) is not tables.KTableToStream or len(to_stream.children) != 1:
+            return None
+        sink = to_stream.children[0].processor
+        store = processor.store
+        if (type(sink) is not SinkProcessor or sink.partitioner is not None
+                or not _same_bytes(store.key_serde, sink.key_serde)
+                or not _same_bytes(store.plain_value_serde, sink.value_serde)):
+            return None
+        try:
+            count = task.collector._partition_counts(sink.topic)
+        except Exception:
+            return None
+        return FlushedColumns(task, node, sink.topic, count)
+
+    def stored(self, timestamps: Any, aggregates: Any) -> list[bytes]:
+        """What the store beneath holds for each aggregate with its timestamp (Kafka's ``ValueAndTimestamp``)."""
+        if self._longs and set(map(type, aggregates)) == {int}:   # int64s: sized or serialized once already
+            return list(map(_TS_LONG.pack, timestamps, aggregates))
+        pack, vser, topic = _TS.pack, self._vser, self._changelog
+        return [pack(ts) + vser(topic, agg) for ts, agg in zip(timestamps, aggregates)]
+
+    def write(self, cache_keys: list[bytes], datas: list[bytes], keys: Any, aggregates: Any, timestamps: Any) -> None:
+        """The flush of these entries (cache key, stored bytes, the writer's key, aggregate and its timestamp), in
+        order: the store beneath written, the records sent."""
+        wrapped = self.cache_store.wrapped
+        put_many = getattr(wrapped, "put_many", None)
+        if put_many is not None:
+            put_many(cache_keys, datas)
+        else:
+            write = self.cache_store.write_stored
+            for kb, data in zip(cache_keys, datas):
+                write(kb, data)
+        if self.topic is not None:
+            self._send(cache_keys, [data[8:] for data in datas], list(timestamps))
+
+    def flush_cache(self, cache_keys: list[Any], entries: Any) -> bool:
+        """``CachingBytesStore.flush`` of ``cache_keys`` (dirty, in flush order) in bulk; False (nothing done) where
+        one is a delete, has headers or no writer's objects, or old values are asked for."""
+        if self.processor.send_old_values:
+            return False
+        rows = [entries[kb] for kb in cache_keys]
+        for entry in rows:
+            if entry.value is None or entry.typed is None or entry.headers:
+                return False
+        keys, aggregates, timestamps = zip(*[entry.typed for entry in rows])
+        self.write(cache_keys, [entry.value for entry in rows], keys, aggregates, timestamps)
+        for entry in rows:
+            entry.typed = None   # clean: reads deserialize the bytes again
+        return True
+
+    def _send(self, keys: list[bytes], values: list[bytes], timestamps: list[int]) -> None:
+        """The records the sink makes of these keys and values, in order, into the task's output."""
+        topic, count = self.topic, self.count
+        places = None if count == 1 else [partition_for_key(kb, count) for kb in keys]
+        buffer = self.task.collector.buffer
+        if buffer.__class__ is not PartitionedRecords:
+            new, pr = tuple.__new__, ProducerRecord
+            buffer.extend([new(pr, (topic, 0 if places is None else place, ts, kb, vb, ()))
+                           for place, ts, kb, vb in zip(places or itertools.repeat(0), timestamps, keys, values)])
+            return
+        batches = buffer.partition_batches(topic, count)
+        if places is None:
+            _append_encoded(batches[0], timestamps, keys, values)
+            return
+        parts: dict[int, list[int]] = {}
+        for i, place in enumerate(places):
+            part = parts.get(place)
+            if part is None:
+                part = parts[place] = []
+            part.append(i)
+        for place, part in parts.items():
+            _append_encoded(batches[place], [timestamps[i] for i in part], [keys[i] for i in part],
+                            [values[i] for i in part])
+
+
+def _append_encoded(batch: RecordBatch, timestamps: list[int], keys: list[bytes], values: list[bytes]) -> None:
+    """Records without headers encoded at the end of ``batch``'s buffers (what the fused sink's inline encoding
+    writes, record by record): encoded as one record batch (by Arrow from some size), its ends moved."""
+    data, ends = batch.buffers()
+    encoded = RecordBatch.of_columns(batch.topic, batch.partition, timestamps, keys, values, [()] * len(keys))
+    base = len(data)
+    data += encoded.data
+    if not base:
+        ends.extend(encoded.ends)
+    elif len(keys) < 256 or BIG_ENDIAN:
+        ends.extend([end + base for end in encoded.ends])
+    else:
+        import numpy as np
+        ends.frombytes((np.frombuffer(encoded.ends, np.int64) + base).tobytes())
+
+
+def _occupancy(replay: Optional[CacheReplay], cache_store: Any) -> tuple[Callable[[list], Any], Callable[[Any], int],
+                                                                         int, int]:
+    """What a count projects the cache's size from: which of some keys it holds, what a held key occupies now, its
+    size and its limit — from the account a count through the evictions keeps (``replay``), else from the cache."""
+    if replay is not None:   # (a fill's keys are none of them held: checked without building a set first)
+        clean, dirty = replay.clean, replay.dirty
+        return ((lambda keys: () if clean.keys().isdisjoint(keys) and dirty.keys().isdisjoint(keys) else
+                 (clean.keys() & keys) | (dirty.keys() & keys)),
+                lambda kb: clean.get(kb) or dirty[kb][3], replay.size, replay.limit)
+    entries, budget = cache_store.cached_entries, cache_store.budget
+    return ((lambda keys: () if entries.keys().isdisjoint(keys) else entries.keys() & keys),
+            lambda kb: entries[kb].size, budget.size, budget.max_bytes)
+
+
+def _same_bytes(store_serde: Any, sink_serde: Any) -> bool:
+    """Whether the store's serde and the sink's give the same bytes for any value: the same built-in serde (String
+    in one encoding, ByteArray, Long)."""
+    kind = type(store_serde)
+    if kind is not type(sink_serde) or kind not in (StringSerde, ByteArraySerde, LongSerde):
+        return False
+    return kind is not StringSerde or store_serde.encoding == sink_serde.encoding
 
 
 def _cached_aggregation(task: Any) -> Optional[Any]:
@@ -775,6 +962,7 @@ def _merged_runs(queues: list) -> list[tuple[Any, list]]:
 
 _MIN_LONG, _MAX_LONG = -0x8000000000000000, 0x7FFFFFFFFFFFFFFF
 _LONG = struct.Struct(">q")
+_TS_LONG = struct.Struct(">qq")   # a timestamped Long's stored bytes: the timestamp, then the value
 _UNFAILING_DESERIALIZERS = (StringSerde, ByteArraySerde)   # any bytes give a value
 
 

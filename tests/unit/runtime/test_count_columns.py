@@ -17,7 +17,8 @@ from streams_on_spark import Consumed, Grouped, Materialized, Produced, Serdes, 
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.record_batch import RecordBatch
-from streams_on_spark.runtime.fused import BatchAggregation
+from streams_on_spark.runtime.cache_replay import CacheReplay
+from streams_on_spark.runtime.fused import BatchAggregation, FlushedColumns
 from streams_on_spark.runtime.task import StreamTask
 
 S, L, B = Serdes.String(), Serdes.Long(), Serdes.ByteArray()
@@ -37,12 +38,22 @@ def count_of(key_serde=S, value_serde=S, topics=("words",)):
     return topology
 
 
-def new_task(topology, fast: bool, cache_bytes: int) -> StreamTask:
+def count_only():
+    """A count with nothing downstream: its flushes only write the store."""
+    builder = StreamsBuilder()
+    builder.stream("words", Consumed.with_(S, S)).group_by_key(Grouped.with_(S, S)).count(Materialized.as_("counts"))
+    topology = builder.build()
+    topology.internal_builder.application_id = "app"
+    return topology
+
+
+def new_task(topology, fast: bool, cache_bytes: int, partitions: int = 1) -> StreamTask:
     builder = topology.internal_builder
     config = TaskConfig.from_config({"application.id": "app", "batch.fast.path": fast,
                                      "statestore.cache.max.bytes": cache_bytes})
     spec = builder.subtopologies()[0]
-    return StreamTask(TaskId(0, 0), spec, builder, config, lambda topic: 1, lambda: 0, partition_output=True)
+    return StreamTask(TaskId(0, 0), spec, builder, config, lambda topic: partitions if topic == "counts-out" else 1,
+                      lambda: 0, partition_output=True)
 
 
 def encoded(topic: str, records: list[tuple]) -> RecordBatch:
@@ -64,10 +75,11 @@ def state_of(task: StreamTask) -> tuple:
 
 
 def run_rounds(topology_factory, rounds: list[list[tuple[str, int, list[tuple]]]], fast: bool,
-               cache_bytes: int) -> tuple[list, tuple, int]:
-    """Each round: (topic, first offset, records) batches given to one call, then the commit; the output records,
-    the task's state after the last round, and how many batches were counted from columns."""
-    task = new_task(topology_factory(), fast, cache_bytes)
+               cache_bytes: int, partitions: int = 1) -> tuple[list, tuple, int]:
+    """Each round: (topic, first offset, records) batches given to one call, then the commit; the output records
+    (per partition of the output topic, ``partitions`` of them), the task's state after the last round, and how
+    many batches were counted from columns."""
+    task = new_task(topology_factory(), fast, cache_bytes, partitions)
     taken = []
     original = BatchAggregation.count_columns
 
@@ -112,9 +124,9 @@ def word_rounds(n_rounds: int, per_round: int, distinct: int, seed: int, topics=
     return rounds
 
 
-def assert_same(topology_factory, rounds, cache_bytes: int) -> int:
-    slow_out, slow_state, _ = run_rounds(topology_factory, rounds, False, cache_bytes)
-    fast_out, fast_state, taken = run_rounds(topology_factory, rounds, True, cache_bytes)
+def assert_same(topology_factory, rounds, cache_bytes: int, partitions: int = 1) -> int:
+    slow_out, slow_state, _ = run_rounds(topology_factory, rounds, False, cache_bytes, partitions)
+    fast_out, fast_state, taken = run_rounds(topology_factory, rounds, True, cache_bytes, partitions)
     assert fast_out == slow_out
     assert fast_state == slow_state
     return taken
@@ -164,3 +176,55 @@ def test_a_value_serde_that_can_fail_keeps_the_per_record_deserialization():
     with pytest.raises(Exception) as fast:
         run_rounds(lambda: count_of(S, L), rounds, True, 1 << 20)
     assert type(fast.value) is type(slow.value) and str(fast.value) == str(slow.value)
+
+
+def fill_rounds(n_rounds: int, per_batch: int, seed: int) -> list:
+    """Rounds of two record batches whose keys each come once: new keys (a store being filled), and every third
+    batch keys met before (the cache may hold some), timestamps out of order."""
+    rng = random.Random(seed)
+    offset, known, rounds = 0, 0, []
+    for r in range(n_rounds):
+        batches = []
+        for b in range(2):
+            if (2 * r + b) % 3 == 2 and known:
+                keys = rng.sample(range(known), min(per_batch, known))
+            else:
+                keys, known = list(range(known, known + per_batch)), known + per_batch
+            records = [(rng.randrange(5_000), f"k{k}-{'x' * (k % 13)}".encode(), b"x") for k in keys]
+            batches.append(("words", offset, records))
+            offset += len(records)
+        rounds.append(batches)
+    return rounds
+
+
+def spied(owner: type, name: str) -> tuple[list, object]:
+    """What ``owner.name`` returned, call by call, and the patch that records it."""
+    calls: list = []
+    original = getattr(owner, name)
+    return calls, mock.patch.object(owner, name, lambda *args: calls.append(original(*args)) or calls[-1])
+
+
+@pytest.mark.parametrize("cache_bytes", [300, 3_000, 30_000])
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_new_keys_are_written_in_columns_and_flushed_in_bulk_as_record_by_record(cache_bytes, partitions):
+    """Record batches of keys none of which the cache holds go through the cache's rule in columns
+    (``CacheReplay.write_new``: evictions and flushes from the entries' sizes) and every flush writes the store and
+    encodes the output in bulk (``FlushedColumns``), into each partition of the output topic: the same records in
+    the same order per partition, store, cache (its entries in LRU order, dirty ones' writers), positions and
+    snapshots as record by record — which a wrong count, a lost write, an entry evicted too early or too late, or an
+    output out of order would break."""
+    rounds = fill_rounds(6, 150, seed=cache_bytes + partitions)
+    columns, write_new = spied(CacheReplay, "write_new")
+    flushed, write = spied(FlushedColumns, "write")
+    with write_new, write:
+        assert_same(count_of, rounds, cache_bytes, partitions)
+    assert len(columns) >= 4 and flushed
+
+
+@pytest.mark.parametrize("cache_bytes", [300, 30_000])
+def test_a_count_with_nothing_downstream_flushes_into_its_store_in_bulk(cache_bytes):
+    rounds = fill_rounds(5, 120, seed=cache_bytes)
+    flushed, write = spied(FlushedColumns, "write")
+    with write:
+        assert_same(count_only, rounds, cache_bytes)
+    assert flushed

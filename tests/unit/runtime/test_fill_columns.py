@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import random
 from types import SimpleNamespace
+from typing import Any
 from unittest import mock
 
 import pandas as pd
+import pytest
 
 from streams_on_spark import Consumed, Grouped, Materialized, Produced, Serdes, StreamsBuilder
 from streams_on_spark.config import TaskConfig
@@ -21,6 +23,7 @@ from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.connectors.embedded_connector import EmbeddedTopicWriter
 from streams_on_spark.record_batch import RecordBatch
 from streams_on_spark.runtime.cache_replay import CacheReplay
+from streams_on_spark.runtime.fused import FlushedColumns
 from streams_on_spark.runtime.spark.output import WrittenOutput
 from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction
 from streams_on_spark.runtime.spark.task_state import TaskState, decode_changes
@@ -82,46 +85,64 @@ def calls(seed: int) -> list[list[tuple[int, list[tuple]]]]:
     return result
 
 
-def run(tmp_path, fast: bool, cache_bytes: int, seed: int) -> tuple:
-    """Every call through the task function; the output records, the changelog's changes, the task's value, the
-    local store's content."""
+def run(tmp_path, fast: bool, cache_bytes: int, seed: int, partitions: int = 1) -> tuple:
+    """Every call through the task function; the output records (per partition of the output topic), the
+    changelog's changes, the task's value, the local store's content."""
     topology = key_count()
     builder = topology.internal_builder
     builder.application_id = "filling"
     root = tmp_path / ("fast" if fast else "slow")
     topics = EmbeddedTopics(str(root / "topics"))
     topics.create_topic("keys", 1)
-    topics.create_topic("counts-out", 1)
+    topics.create_topic("counts-out", partitions)
     config = TaskConfig.from_config({"application.id": "filling", "state.dir": str(root / "state"),
                                      "statestore.cache.max.bytes": cache_bytes, "batch.fast.path": fast})
-    layout = TopicLayout.of(builder, "filling", {"keys": 1, "counts-out": 1})
+    layout = TopicLayout.of(builder, "filling", {"keys": 1, "counts-out": partitions})
     function = SubtopologyTaskFunction(builder, 0, config, layout, WrittenOutput(EmbeddedTopicWriter(topics.root)))
     value, changelog, handle = state_handle()
     for chunks in calls(seed):
         list(function.run((0,), iter([frame_of(chunks)]), TaskState(handle)))
-    out = topics.read_batch("counts-out", 0, 0, topics.end_offsets("counts-out")[0]).records()
+    out = [record for p, end in enumerate(topics.end_offsets("counts-out"))
+           for record in topics.read_batch("counts-out", p, 0, end).records()]
     local = open_local_task_store(str(root / "state" / "streams-on-spark-state" / "no-query" / "0"), ["counts"])
     try:
         stored = local.stores["counts"].range(None, None)
     finally:
         local.close()
-    return ([(r.timestamp, r.key, r.value, r.headers) for r in out], [decode_changes(row[0]) for row in changelog],
+    return ([(r.partition, r.timestamp, r.key, r.value, r.headers) for r in out], [decode_changes(row[0]) for row in changelog],
             value[0][1:], stored)
 
 
-def test_a_fill_through_the_batch_path_gives_the_records_store_and_changelog_of_the_per_record_path(tmp_path):
-    slow = run(tmp_path / "a", False, 6_000, seed=3)
-    taken = []
-    original = CacheReplay.of
-    with mock.patch.object(CacheReplay, "of", lambda *args: taken.append(1) or original(*args)):
-        fast = run(tmp_path / "b", True, 6_000, seed=3)
-    assert fast[0] == slow[0]   # the records, in order, with their timestamps
+def spied(owner: type, name: str) -> tuple[list, Any]:
+    """What ``owner.name`` returned, call by call (None for a method returning nothing), and the patch that records
+    it."""
+    calls: list = []
+    original = getattr(owner, name)
+    return calls, mock.patch.object(owner, name, lambda *args: calls.append(original(*args)) or calls[-1])
+
+
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_a_fill_through_the_batch_path_gives_the_records_store_and_changelog_of_the_per_record_path(tmp_path,
+                                                                                                      partitions):
+    """The keys none of which the cache holds are written in columns (``CacheReplay.write_new``) and every flush,
+    the commit's too, writes the store and encodes the output in bulk (``FlushedColumns``): into each partition of
+    the output topic, in the order of the per-record path's flushes."""
+    slow = run(tmp_path / "a", False, 6_000, seed=3, partitions=partitions)
+    taken, of = spied(CacheReplay, "of")
+    columns, write_new = spied(CacheReplay, "write_new")
+    committed, flush_cache = spied(FlushedColumns, "flush_cache")
+    with of, write_new, flush_cache:
+        fast = run(tmp_path / "b", True, 6_000, seed=3, partitions=partitions)
+    assert fast[0] == slow[0]   # the records, in order, with their partitions and timestamps
     assert fast[1] == slow[1]   # the changelog's rows
     assert fast[2] == slow[2]   # the task's value (batch, snapshot, clock, changelog size)
     assert fast[3] == slow[3]   # the store
     assert len(slow[0]) > 600 and len(slow[3]) > 500
     # the cache's account taken once per run of record batches counted through the evictions, not once per batch
     assert 0 < len(taken) < 12
+    assert columns   # record batches of keys none of which the cache held, written in columns
+    assert committed and all(committed)   # the commits' flushes in bulk
+    assert {p for p, *_ in fast[0]} == set(range(partitions))
 
 
 def test_a_fill_that_fits_the_cache_gives_what_the_per_record_path_gives(tmp_path):

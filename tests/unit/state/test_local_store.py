@@ -239,3 +239,32 @@ def test_prefix_scan_returns_the_keys_under_the_prefix_in_byte_order(tmp_path, b
         store.prefix_scan(None, Serdes.ByteArray())
     if local:
         local.close()
+
+
+def test_many_reads_and_writes_at_once_answer_as_one_by_one(tmp_path):
+    """``get_many`` (RocksDB multi-gets in slices) and ``put_many`` (a batch path's flush) against ``get`` and ``put``
+    one by one: the same values, the same pending writes in the same order, a range read's sorted keys kept."""
+    local = open_local_task_store(str(tmp_path / "t"), ["s"])
+    try:
+        store = local.stores["s"]
+        for i in range(0, 2000, 3):
+            store.put(b"k%05d" % i, b"old")
+        local.commit("v1")
+        store.put(b"k00001", b"pending")
+        keys = [b"k%05d" % i for i in range(1500)]
+        assert store.get_many(keys) == [store.get(key) for key in keys]   # more keys than one multi-get takes
+        store.range(None, None)   # the pending keys kept sorted from here on
+        writes = [(b"k%05d" % i, b"new%d" % i) for i in (7, 3, 1, 7, 2500)]
+        other = open_local_task_store(str(tmp_path / "u"), ["s"])
+        one_by_one = other.stores["s"]
+        one_by_one.put(b"k00001", b"pending")
+        for key, value in writes:
+            one_by_one.put(key, value)
+        before = store._writes
+        store.put_many([k for k, _ in writes], [v for _, v in writes])
+        assert list(store.pending.items()) == list(one_by_one.pending.items())
+        assert store._writes - before == 3 and one_by_one._writes == 4   # keys the batch's writes gained
+        assert store._pending_sorted == sorted(store.pending)
+        other.close()
+    finally:
+        local.close()

@@ -31,3 +31,16 @@ def test_a_timestamped_store_over_lru_map_keeps_the_timestamps_and_one_over_a_pl
     assert [s.get("k") for s in (lru, plain, timestamped)] == [
         ValueAndTimestamp(1, 42), ValueAndTimestamp(1, -1), ValueAndTimestamp(1, 42)]
     assert plain.inner.wrapped.get(plain._kser("k")) == L.serialize(None, 1)   # kept without the timestamp
+
+
+def test_a_read_of_many_keys_makes_each_present_one_the_most_recently_used_as_one_by_one():
+    """A batch path reads a batch's keys at once (``get_many``, a count through the cache's evictions): the keys it
+    finds become the most recently used, in the order read, as ``get`` one by one makes them."""
+    many, single = Stores.lru_map("recent", 3).get(), Stores.lru_map("recent", 3).get()
+    for store in (many, single):
+        for key in (b"a", b"b", b"c"):
+            store.put(key, b"v")
+    assert many.get_many([b"b", b"x", b"a"]) == [single.get(k) for k in (b"b", b"x", b"a")] == [b"v", None, b"v"]
+    for store in (many, single):
+        store.put(b"d", b"v")   # evicts the eldest: c (a and b were read)
+    assert [k for k, _ in many.range(None, None)] == [k for k, _ in single.range(None, None)] == [b"a", b"b", b"d"]

@@ -3,7 +3,8 @@ record (serialize, murmur2 of the key bytes, the record's prefix, key and value 
 batch), done over a batch's records at once by Arrow and numpy.
 
 A fused chain compiled for a batch (:class:`~streams_on_spark.runtime.fused.FusedChains`) appends each record its
-sink takes this way to three lists (key, value, timestamp) and nothing more; :meth:`ColumnSink.flush` then encodes
+sink takes this way to two lists (key, value), and at the end of each source record its timestamp and the count
+held so far (a chain's records keep their source record's timestamp); :meth:`ColumnSink.flush` then encodes
 them into the partitions' batches exactly as the record-by-record code would have, in the same order. The chain
 flushes before anything else can write to those partitions (a record of the same sink that takes the record-by-record
 code, the collector's own ``send``, a failure) and at the end of the batch.
@@ -17,9 +18,12 @@ also used for small batches.
 """
 from __future__ import annotations
 
+import itertools
+import operator
 import threading
 from typing import Any
 
+from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.partitioner import partition_for_key, positive_hashes
 from streams_on_spark.record_batch import PREFIX
 
@@ -58,37 +62,53 @@ _scratch = _Scratch()
 
 
 class ColumnSink:
-    """One sink's held records (see the module doc): ``keys``, ``values`` and ``timestamps`` appended to by the
-    generated chain, encoded into ``topic``'s ``count`` partitions' batches of ``buffer`` by :meth:`flush`."""
+    """One sink's held records (see the module doc): ``keys`` and ``values`` appended to by the generated chain, and
+    per source record the chain ran since the last flush its timestamp (``stamps``) and how many records the sink
+    held at its end (``marks``: a chain's records keep their source record's timestamp); encoded into ``topic``'s
+    ``count`` partitions' batches of ``buffer`` by :meth:`flush`."""
 
-    __slots__ = ("keys", "values", "timestamps", "topic", "count", "_datas", "_ends", "_add")
+    __slots__ = ("keys", "values", "stamps", "marks", "topic", "count", "_datas", "_ends", "_add")
 
     def __init__(self, buffer: Any, topic: str, count: int) -> None:
         self.keys: list[str] = []
         self.values: list[str] = []
-        self.timestamps: list[int] = []
+        self.stamps: list[int] = []
+        self.marks: list[int] = []
         self.topic, self.count = topic, count
         buffers = [batch.buffers() for batch in buffer.partition_batches(topic, count)]
         self._datas = [data for data, _ in buffers]
         self._ends = [ends for _, ends in buffers]
         self._add = buffer.add   # the checked way (RecordBatch.add's rules), as the inline code's
 
-    def flush(self) -> None:
-        """Encode the held records into their partitions' batches, in order, and forget them."""
-        keys, values, timestamps = self.keys, self.values, self.timestamps
+    def flush(self, timestamp: Any = None) -> None:
+        """Encode the held records into their partitions' batches, in order, and forget them. ``timestamp``: the
+        source record in process, whose records held so far follow the last mark (None between source records)."""
+        keys, values, stamps, marks = self.keys, self.values, self.stamps, self.marks
         n = len(keys)
-        if not n:
-            return
         try:
+            if not n:
+                return
+            if not marks or marks[-1] < n:   # flushed inside a source record: its records so far
+                if timestamp is None:
+                    raise IllegalStateError(f"records held for {self.topic} without their source record's timestamp")
+                stamps.append(timestamp)
+                marks.append(n)
+            counts = [marks[0], *map(operator.sub, marks[1:], marks[:-1])]
             if n < VECTOR_MIN:
-                self._encode_each(keys, values, timestamps)
-            else:
-                for at in range(0, n, CHUNK):
-                    k, v, t = keys[at:at + CHUNK], values[at:at + CHUNK], timestamps[at:at + CHUNK]
-                    if not self._encode_columns(k, v, t):
-                        self._encode_each(k, v, t)
+                self._encode_each(keys, values, _repeated(stamps, counts))
+                return
+            import numpy as np
+            times = np.array(stamps)
+            if times.dtype != np.int64:   # a Python int past int64, a float: the checked way, record by record
+                self._encode_each(keys, values, _repeated(stamps, counts))
+                return
+            times = np.repeat(times, counts)
+            for at in range(0, n, CHUNK):
+                k, v, t = keys[at:at + CHUNK], values[at:at + CHUNK], times[at:at + CHUNK]
+                if not self._encode_columns(k, v, t):
+                    self._encode_each(k, v, t.tolist())
         finally:
-            del keys[:], values[:], timestamps[:]
+            del keys[:], values[:], stamps[:], marks[:]
 
     def _encode_each(self, keys: list, values: list, timestamps: list) -> None:
         """The inline sink's code, record by record (the same bytes, the same checked way where the prefix cannot be
@@ -110,11 +130,12 @@ class ColumnSink:
                 data += vb
             ends[place].append(len(data))
 
-    def _encode_columns(self, keys: list, values: list, timestamps: list) -> bool:
+    def _encode_columns(self, keys: list, values: list, stamps: Any) -> bool:
         """The same as :meth:`_encode_each` by Arrow and numpy: keys and values encoded in one call each, their
         partitions from :func:`~streams_on_spark.partitioner.positive_hashes`, the records grouped by partition in
         order (a stable sort), and each record's prefix, key and value interleaved by one Arrow ``take`` over the
-        three columns. False (nothing written) where the strings or timestamps do not allow it."""
+        three columns (``stamps``: the records' timestamps, int64). False (nothing written) where Arrow does not take
+        the strings."""
         import numpy as np
         import pyarrow as pa
         n = len(keys)
@@ -122,9 +143,6 @@ class ColumnSink:
             key_column = pa.array(keys, pa.large_string())
             value_column = key_column if values == keys else pa.array(values, pa.large_string())
         except (pa.ArrowException, UnicodeError):   # a lone surrogate: encoded with replace, record by record
-            return False
-        stamps = np.array(timestamps)
-        if stamps.dtype != np.int64:   # a Python int past int64, a float: the checked way, record by record
             return False
         wide = pa.large_binary()
         key_column, value_column = key_column.cast(wide), value_column.cast(wide)
@@ -167,3 +185,8 @@ class ColumnSink:
             out += data[start:int(offsets[hi])]
             self._ends[p].frombytes((offsets[lo + 1:hi + 1] + base).tobytes())
         return True
+
+
+def _repeated(stamps: list, counts: list) -> list:
+    """Each source record's timestamp once per record it holds."""
+    return list(itertools.chain.from_iterable(map(itertools.repeat, stamps, counts)))

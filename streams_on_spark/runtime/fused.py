@@ -1004,6 +1004,7 @@ class _Compiler:
         # columnar: a chain over a batch, whose sinks hold what they can as columns (runtime/column_sink.py)
         self.columnar = columnar
         self.column_sinks: dict[str, ColumnSink] = {}   # sink node name -> its held records (shared by the chains)
+        self.chain_columns: dict[str, ColumnSink] = {}   # those the chain being compiled reaches
         # a ProducerRecord made as its own __new__ makes it, without that Python-level frame (half the sink's cost)
         self.env: dict[str, Any] = {"_pair": shared.as_pair, "_pfk": partition_for_key, "_hash": memoised_hash,
                                     "_utf8": memoised_utf8_key, "_remember": remember_utf8_key,
@@ -1024,8 +1025,13 @@ class _Compiler:
         self.lines = ["def chain(records, queue, append):",
                       "    for ts, off, k0, v0, h, rk, rv in records:"]
         self.env["_fail"] = self._failure_handler()
+        self.chain_columns: dict[str, ColumnSink] = {}
         for child in source.children:
             self._node(child, "k0", "v0", 2)
+        for column in self.chain_columns.values():   # each source record's timestamp, and where its records end
+            stamps, marks, keys = (self._bind(column.stamps.append), self._bind(column.marks.append),
+                                   self._bind(column.keys))
+            self.lines += [f"        {stamps}(ts)", f"        {marks}(len({keys}))"]
         if len(self.lines) == 2:
             self.lines.append("        pass")
         namespace: dict[str, Any] = {}
@@ -1173,14 +1179,14 @@ class _Compiler:
             return
         pad = "    " * depth
         keys, values = self._bind(column.keys.append), self._bind(column.values.append)
-        stamps, flush = self._bind(column.timestamps.append), self._bind(column.flush)
+        flush = self._bind(column.flush)
         self.lines += [f"{pad}if {k}.__class__ is str and {v}.__class__ is str and not h:",
                        f"{pad}    {keys}({k})",
                        f"{pad}    {values}({v})",
-                       f"{pad}    {stamps}(ts)",
                        f"{pad}else:",
-                       f"{pad}    {flush}()"]
+                       f"{pad}    {flush}(ts)"]
         self._inline_sink(node, k, v, depth + 1)
+        self.chain_columns.setdefault(node.name, column)
 
     def _column_sink(self, node: Any) -> Optional[ColumnSink]:
         """``node``'s held records where its records can be (see runtime/column_sink.py): a sink without a
@@ -1203,10 +1209,11 @@ class _Compiler:
         column = self.column_sinks[node.name] = ColumnSink(buffer, sink.topic, count)
         return column
 
-    def _flush_columns(self) -> None:
-        """Every held record into its partition's batch: before anything else may write the task's output."""
+    def _flush_columns(self, timestamp: int) -> None:
+        """Every held record into its partition's batch (``timestamp``: the source record in process): before
+        anything else may write the task's output."""
         for column in self.column_sinks.values():
-            column.flush()
+            column.flush(timestamp)
 
     def _inline_sink(self, node: Any, k: str, v: str, depth: int) -> None:
         """Serialize and place inline; the collector's own ``send`` where the inline path cannot decide."""
@@ -1298,7 +1305,7 @@ class _Compiler:
 
         def send(k: Any, v: Any, ts: int, h: Any, queue: Any, off: int, rk: Any, rv: Any) -> None:
             if flush is not None:   # a production handler's records may go anywhere: after what is held
-                flush()
+                flush(ts)
             if queue is None:   # a fused forward: the task's context already is the record's
                 ctx = task.context
                 previous, ctx.current = ctx.current, node
@@ -1328,7 +1335,7 @@ class _Compiler:
                  rv: Any) -> None:
             """A user function raised at ``node``: the task's error path, as for the per-record path's record."""
             if flush is not None:   # the output so far, as the per-record path leaves it
-                flush()
+                flush(ts)
             with _at(task, queue, off, task.nodes[node], (rk, rv)):
                 task.errors.handle_processing_error(e, queue.topic, queue.partition, off, Record(k, v, ts, h))
             raise IllegalStateError(f"the processing exception handler resumed after a failure at {node}, which the "

@@ -16,7 +16,9 @@ results for the tasks where that can be shown node by node:
   the per-record path leaves them;
 - a sink serializes and partitions inline (murmur2 of the key bytes, as the record collector does); a record with a
   null key, a sink with a custom partitioner, and a record whose serialization fails go through the collector's own
-  ``send`` (the production exception handler, round-robin counters, partitioner checks).
+  ``send`` (the production exception handler, round-robin counters, partitioner checks). Over a batch whose output
+  is grouped by destination, a String-serde sink holds its ``str`` records as columns and encodes them at once
+  (:mod:`~streams_on_spark.runtime.column_sink`), flushed before anything else may write the task's output.
 
 Operators fused: ``filter``/``filter_not``, ``map``, ``map_values``, ``flat_map``, ``flat_map_values``, ``select_key``,
 ``peek``, ``foreach``, ``merge``/pass-through nodes, ``split`` branches, and the repartition null-key filter.

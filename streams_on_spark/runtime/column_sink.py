@@ -110,6 +110,10 @@ class ColumnSink:
         finally:
             del keys[:], values[:], stamps[:], marks[:]
 
+    def discard(self) -> None:
+        """Forget the held records (the task failed: its output is not written)."""
+        del self.keys[:], self.values[:], self.stamps[:], self.marks[:]
+
     def _encode_each(self, keys: list, values: list, timestamps: list) -> None:
         """The inline sink's code, record by record (the same bytes, the same checked way where the prefix cannot be
         packed)."""

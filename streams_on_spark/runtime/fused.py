@@ -108,9 +108,14 @@ class FusedChains:
                     stream_time = task.stream_time = newest
                 chains[queue.topic](records, queue, task.collector.buffer.append)
                 processed += len(records)
-        finally:
-            for sink in self.column_sinks:   # what the sinks hold, into their partitions' batches
-                sink.flush()
+        except BaseException:
+            # a user function's failure flushed what was held before it (the chain's failure handler); anything else
+            # fails the task, whose output is not written: what is still held is dropped, the error raised as it is
+            for sink in self.column_sinks:
+                sink.discard()
+            raise
+        for sink in self.column_sinks:   # what the sinks hold, into their partitions' batches
+            sink.flush()
         for queue in queues:
             queue.records.clear()
         task.metrics.processed += processed

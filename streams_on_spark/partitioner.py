@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import operator
 import struct
-from typing import Final
+from typing import Any, Final
 
 __all__ = ["murmur2", "to_positive", "partition_for_key", "clear_partition_memo", "memoised_hash",
-           "memoised_utf8_key", "remember_utf8_key"]
+           "memoised_utf8_key", "remember_utf8_key", "positive_hashes"]
 
 _SEED: Final = 0x9747B28C
 _M: Final = 0x5BD1E995  # mixing constant of MurmurHash2
@@ -116,6 +116,79 @@ def partition_for_key(key_bytes: bytes, num_partitions: int) -> int:
     if key_bytes is None:
         raise TypeError("partition_for_key needs key bytes; records with a null key are not hash-partitioned")
     return (_murmur2_unsigned(key_bytes) & 0x7FFFFFFF) % num_partitions
+
+
+#: keys longer than this are hashed by :func:`_murmur2_unsigned` one by one in :func:`positive_hashes` (a batch's
+#: numpy passes are one per 4-byte block of its longest key)
+_VECTOR_MAX_KEY_LENGTH: Final = 64
+
+
+def positive_hashes(offsets: Any, data: Any) -> Any:
+    """``murmur2(key) & 0x7fffffff`` of many keys at once, as a numpy ``uint32`` array: key ``i`` is
+    ``data[offsets[i]:offsets[i + 1]]`` (``offsets`` integers, ``data`` a bytes-like buffer, as an Arrow binary
+    column's buffers). Bit-exact with :func:`partition_for_key`'s hash: the same blocks, tail and mixing, in numpy's
+    wrapping 32-bit arithmetic, one pass over the keys per block index; a key longer than 64 bytes is hashed on its
+    own. Written with few temporaries, operating in place: a large array freed and allocated again costs its pages'
+    faults each time."""
+    import numpy as np
+    offsets = np.asarray(offsets, dtype=np.int64)
+    n = len(offsets) - 1
+    if n <= 0:
+        return np.zeros(0, np.uint32)
+    starts = offsets[:-1]
+    lengths = np.diff(offsets)
+    size = len(data)
+    # the little-endian 32-bit word starting at byte b is words[(b & 3) * row + (b >> 2)]: the data read as words
+    # from each of the 4 alignments (a gather from one contiguous array), rows padded so that a key's blocks and
+    # tail read past its end stay inside (what they read there is not mixed in)
+    row = size // 4 + _VECTOR_MAX_KEY_LENGTH // 4 + 2
+    padded = np.zeros(4 * row + 4, np.uint8)
+    if size:
+        padded[:size] = np.frombuffer(data, np.uint8)
+    words = np.empty((4, row), np.uint32)
+    for a in range(4):
+        words[a] = padded[a:a + 4 * row].view("<u4")
+    words = words.ravel()
+    at = starts & 3   # the index of each key's first block in words
+    at *= row
+    at += starts >> 2
+    m = np.uint32(_M)
+    h = lengths.astype(np.uint32)
+    h ^= np.uint32(_SEED)   # Java's seed ^ length (a length < 2**31)
+    long = lengths > _VECTOR_MAX_KEY_LENGTH
+    blocks = lengths >> 2
+    if long.any():
+        blocks[long] = 0
+    k, mixed = np.empty(n, np.uint32), np.empty(n, np.uint32)
+    for j in range(int(blocks.max())):
+        np.take(words, at, out=k)
+        k *= m
+        np.right_shift(k, 24, out=mixed)
+        k ^= mixed
+        k *= m
+        np.multiply(h, m, out=mixed)
+        mixed ^= k
+        np.copyto(h, mixed, where=blocks > j)
+        at += 1
+    # at is each key's tail now (its last block's next word), except where a key has fewer blocks than the longest
+    at -= int(blocks.max())
+    at += blocks
+    tail = lengths & 3
+    tail[long] = 0
+    np.take(words, at, out=k)
+    k &= np.array([0, 0xFF, 0xFFFF, 0xFFFFFF], np.uint32)[tail]
+    k ^= h
+    k *= m
+    np.copyto(h, k, where=tail > 0)
+    np.right_shift(h, 13, out=k)
+    h ^= k
+    h *= m
+    np.right_shift(h, 15, out=k)
+    h ^= k
+    h &= np.uint32(0x7FFFFFFF)
+    for i in np.flatnonzero(long).tolist():
+        h[i] = _murmur2_unsigned(bytes(memoryview(data)[int(starts[i]):int(offsets[i + 1])])) & 0x7FFFFFFF
+    return h
 
 
 def remember_utf8_key(key: str, key_bytes: bytes) -> None:

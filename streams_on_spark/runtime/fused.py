@@ -16,7 +16,9 @@ results for the tasks where that can be shown node by node:
   the per-record path leaves them;
 - a sink serializes and partitions inline (murmur2 of the key bytes, as the record collector does); a record with a
   null key, a sink with a custom partitioner, and a record whose serialization fails go through the collector's own
-  ``send`` (the production exception handler, round-robin counters, partitioner checks).
+  ``send`` (the production exception handler, round-robin counters, partitioner checks). Over a batch whose output
+  is grouped by destination, a String-serde sink holds its ``str`` records as columns and encodes them at once
+  (:mod:`~streams_on_spark.runtime.column_sink`), flushed before anything else may write the task's output.
 
 Operators fused: ``filter``/``filter_not``, ``map``, ``map_values``, ``flat_map``, ``flat_map_values``, ``select_key``,
 ``peek``, ``foreach``, ``merge``/pass-through nodes, ``split`` branches, and the repartition null-key filter.
@@ -33,6 +35,7 @@ from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValue
 from streams_on_spark.state.stores import _IMMUTABLE, _TS, TimestampedKeyValueStore, ValueAndTimestamp
 
 from streams_on_spark.runtime.cache_replay import CacheReplay
+from streams_on_spark.runtime.column_sink import ColumnSink
 from streams_on_spark.partitioner import memoised_hash, memoised_utf8_key, partition_for_key, remember_utf8_key
 from streams_on_spark.record_batch import BIG_ENDIAN, PREFIX, PartitionedRecords, RecordBatch
 from streams_on_spark.records import ProducerRecord
@@ -54,8 +57,12 @@ _FUSABLE = (stateless.KStreamFilter, stateless.RepartitionNullKeyFilter, statele
 class FusedChains:
     """A task's sources, each compiled to one function over its queued records (see the module doc)."""
 
-    def __init__(self, chains: dict[str, Callable[..., None]]) -> None:
-        self.chains = chains   # topic -> chain(records, queue, append)
+    def __init__(self, chains: dict[str, Callable[..., None]],
+                 batch_chains: Optional[dict[str, Callable[..., None]]] = None, column_sinks: tuple = ()) -> None:
+        self.chains = chains   # topic -> chain(records, queue, append), record by record (process_one's)
+        # the chains run over a batch (run): their sinks may hold records as columns (column_sinks, flushed by run)
+        self.batch_chains = chains if batch_chains is None else batch_chains
+        self.column_sinks = column_sinks
 
     @staticmethod
     def plan(task: Any) -> Optional["FusedChains"]:
@@ -75,6 +82,12 @@ class FusedChains:
                       for topic, (source, _) in task.partition_group.sources.items()}
         except _NotFusable:
             return None
+        if task.collector.buffer.__class__ is PartitionedRecords:   # sinks whose records a batch encodes as columns
+            columnar = _Compiler(task, columnar=True)
+            batch_chains = {topic: columnar.compile(source)
+                            for topic, (source, _) in task.partition_group.sources.items()}
+            if columnar.column_sinks:
+                return FusedChains(chains, batch_chains, tuple(columnar.column_sinks.values()))
         return FusedChains(chains)
 
     def run(self, task: Any) -> None:
@@ -83,16 +96,26 @@ class FusedChains:
         runs = _runs(task)
         processed = 0
         stream_time = task.stream_time
-        for queue, records in runs:
-            if not records:
-                continue
-            newest = max(r[0] for r in records)
-            if newest > queue.partition_time:
-                queue.partition_time = newest
-            if newest > stream_time:
-                stream_time = task.stream_time = newest
-            self.chains[queue.topic](records, queue, task.collector.buffer.append)
-            processed += len(records)
+        chains = self.batch_chains
+        try:
+            for queue, records in runs:
+                if not records:
+                    continue
+                newest = max(r[0] for r in records)
+                if newest > queue.partition_time:
+                    queue.partition_time = newest
+                if newest > stream_time:
+                    stream_time = task.stream_time = newest
+                chains[queue.topic](records, queue, task.collector.buffer.append)
+                processed += len(records)
+        except BaseException:
+            # a user function's failure flushed what was held before it (the chain's failure handler); anything else
+            # fails the task, whose output is not written: what is still held is dropped, the error raised as it is
+            for sink in self.column_sinks:
+                sink.discard()
+            raise
+        for sink in self.column_sinks:   # what the sinks hold, into their partitions' batches
+            sink.flush()
         for queue in queues:
             queue.records.clear()
         task.metrics.processed += processed
@@ -983,8 +1006,12 @@ class _NotFusable(Exception):
 class _Compiler:
     """Generates one chain function: a loop over a queue's records whose body is the operators, nested."""
 
-    def __init__(self, task: Any) -> None:
+    def __init__(self, task: Any, columnar: bool = False) -> None:
         self.task = task
+        # columnar: a chain over a batch, whose sinks hold what they can as columns (runtime/column_sink.py)
+        self.columnar = columnar
+        self.column_sinks: dict[str, ColumnSink] = {}   # sink node name -> its held records (shared by the chains)
+        self.chain_columns: dict[str, ColumnSink] = {}   # those the chain being compiled reaches
         # a ProducerRecord made as its own __new__ makes it, without that Python-level frame (half the sink's cost)
         self.env: dict[str, Any] = {"_pair": shared.as_pair, "_pfk": partition_for_key, "_hash": memoised_hash,
                                     "_utf8": memoised_utf8_key, "_remember": remember_utf8_key,
@@ -1005,8 +1032,13 @@ class _Compiler:
         self.lines = ["def chain(records, queue, append):",
                       "    for ts, off, k0, v0, h, rk, rv in records:"]
         self.env["_fail"] = self._failure_handler()
+        self.chain_columns: dict[str, ColumnSink] = {}
         for child in source.children:
             self._node(child, "k0", "v0", 2)
+        for column in self.chain_columns.values():   # each source record's timestamp, and where its records end
+            stamps, marks, keys = (self._bind(column.stamps.append), self._bind(column.marks.append),
+                                   self._bind(column.keys))
+            self.lines += [f"        {stamps}(ts)", f"        {marks}(len({keys}))"]
         if len(self.lines) == 2:
             self.lines.append("        pass")
         namespace: dict[str, Any] = {}
@@ -1145,6 +1177,52 @@ class _Compiler:
             self.lines.append("    " * depth + "pass")
 
     def _sink(self, node: Any, k: str, v: str, depth: int) -> None:
+        """Serialize and place inline; the collector's own ``send`` where the inline path cannot decide. In a
+        columnar chain a sink that can (:meth:`_column_sink`) holds a record with a str key and value and no headers
+        as columns, flushed before any other record of its own takes the inline code."""
+        column = self._column_sink(node) if self.columnar else None
+        if column is None:
+            self._inline_sink(node, k, v, depth)
+            return
+        pad = "    " * depth
+        keys, values = self._bind(column.keys.append), self._bind(column.values.append)
+        flush = self._bind(column.flush)
+        self.lines += [f"{pad}if {k}.__class__ is str and {v}.__class__ is str and not h:",
+                       f"{pad}    {keys}({k})",
+                       f"{pad}    {values}({v})",
+                       f"{pad}else:",
+                       f"{pad}    {flush}(ts)"]
+        self._inline_sink(node, k, v, depth + 1)
+        self.chain_columns.setdefault(node.name, column)
+
+    def _column_sink(self, node: Any) -> Optional[ColumnSink]:
+        """``node``'s held records where its records can be (see runtime/column_sink.py): a sink without a
+        partitioner, String serdes in UTF-8 for key and value, the only sink of the task writing its topic, whose
+        partition count is known, in a task whose output is grouped by destination; else None."""
+        sink, task = node.processor, self.task
+        column = self.column_sinks.get(node.name)
+        if column is not None:
+            return column
+        buffer = task.collector.buffer
+        if (buffer.__class__ is not PartitionedRecords or sink.partitioner is not None
+                or not _utf8_serde(sink.key_serde) or not _utf8_serde(sink.value_serde)
+                or sum(1 for n in task.nodes.values()
+                       if type(n.processor) is SinkProcessor and n.processor.topic == sink.topic) != 1):
+            return None
+        try:
+            count = task.collector._partition_counts(sink.topic)
+        except Exception:
+            return None
+        column = self.column_sinks[node.name] = ColumnSink(buffer, sink.topic, count)
+        return column
+
+    def _flush_columns(self, timestamp: int) -> None:
+        """Every held record into its partition's batch (``timestamp``: the source record in process): before
+        anything else may write the task's output."""
+        for column in self.column_sinks.values():
+            column.flush(timestamp)
+
+    def _inline_sink(self, node: Any, k: str, v: str, depth: int) -> None:
         """Serialize and place inline; the collector's own ``send`` where the inline path cannot decide."""
         sink = node.processor
         pad = "    " * depth
@@ -1230,8 +1308,11 @@ class _Compiler:
         """The record collector's ``send`` for one record at sink ``node``, with the task's context set as the
         per-record path has it (the production handler reads where the record came from)."""
         task, sink = self.task, node.processor
+        flush = self._flush_columns if self.columnar else None
 
         def send(k: Any, v: Any, ts: int, h: Any, queue: Any, off: int, rk: Any, rv: Any) -> None:
+            if flush is not None:   # a production handler's records may go anywhere: after what is held
+                flush(ts)
             if queue is None:   # a fused forward: the task's context already is the record's
                 ctx = task.context
                 previous, ctx.current = ctx.current, node
@@ -1255,10 +1336,13 @@ class _Compiler:
 
     def _failure_handler(self) -> Callable[..., None]:
         task = self.task
+        flush = self._flush_columns if self.columnar else None
 
         def fail(node: str, e: Exception, queue: Any, ts: int, off: int, k: Any, v: Any, h: Any, rk: Any,
                  rv: Any) -> None:
             """A user function raised at ``node``: the task's error path, as for the per-record path's record."""
+            if flush is not None:   # the output so far, as the per-record path leaves it
+                flush(ts)
             with _at(task, queue, off, task.nodes[node], (rk, rv)):
                 task.errors.handle_processing_error(e, queue.topic, queue.partition, off, Record(k, v, ts, h))
             raise IllegalStateError(f"the processing exception handler resumed after a failure at {node}, which the "

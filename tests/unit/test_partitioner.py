@@ -217,3 +217,39 @@ def test_long_keys_are_not_memoised() -> None:
     assert long_key not in partitioner._memo
     partition_for_key(b"x" * 256, 5)
     assert b"x" * 256 in partitioner._memo
+
+
+def _columns(keys: list[bytes], lead: bytes = b"") -> tuple[list[int], bytes]:
+    """``keys`` as a binary column's offsets and data (``lead`` bytes before the first key, as in a sliced column)."""
+    offsets, data = [len(lead)], bytearray(lead)
+    for key in keys:
+        data += key
+        offsets.append(len(data))
+    return offsets, bytes(data)
+
+
+def test_positive_hashes_of_a_column_match_partition_for_key_on_every_vector() -> None:
+    keys = [_key_bytes(entry) for section in SECTIONS for entry in VECTORS[section]]
+    hashes = partitioner.positive_hashes(*_columns(keys))
+    assert hashes.dtype.name == "uint32"
+    assert hashes.tolist() == [murmur2(key) & 0x7FFFFFFF for key in keys]
+    for key, h in zip(keys, hashes.tolist()):
+        for n in (1, 2, 3, 4, 16, 1000):
+            assert h % n == partition_for_key(key, n)
+
+
+@pytest.mark.parametrize("lead", [b"", b"x", b"yz", b"abc"])
+def test_positive_hashes_agree_with_the_java_port_at_every_length_and_alignment(lead: bytes) -> None:
+    """Keys of 0 to 70 bytes and some past 64 (hashed one by one), mixed, each starting at any byte alignment,
+    the last key ending at the data's end."""
+    rng = random.Random(len(lead))
+    keys = [bytes(rng.getrandbits(8) for _ in range(length))
+            for length in [*range(71), 100, 255, 256, 257, 1000, 3, 0, 65, 64, 63]]
+    rng.shuffle(keys)
+    hashes = partitioner.positive_hashes(*_columns(keys, lead)).tolist()
+    assert hashes == [_java_port(key) & 0x7FFFFFFF for key in keys]
+
+
+def test_positive_hashes_of_no_keys_and_of_empty_keys() -> None:
+    assert partitioner.positive_hashes([0], b"").tolist() == []
+    assert partitioner.positive_hashes([0, 0, 0], b"").tolist() == [murmur2(b"") & 0x7FFFFFFF] * 2

@@ -9,6 +9,7 @@ with the same metrics, stream and partition times and snapshots; a failing user 
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import itertools
@@ -37,10 +38,10 @@ from streams_on_spark import (
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.partitioner import partition_for_key
 from streams_on_spark.processor.api import TaskId
-from streams_on_spark.record_batch import PartitionedRecords, RecordBatch
+from streams_on_spark.record_batch import PartitionedRecords, RecordBatch, parse_records
 from streams_on_spark.records import ProducerRecord
 from streams_on_spark.error_handlers import ProductionExceptionHandler, Response
-from streams_on_spark.runtime import local
+from streams_on_spark.runtime import column_sink, local
 from streams_on_spark.runtime.fused import BatchAggregation, FusedChains
 from streams_on_spark.runtime.local import LocalEngine
 from streams_on_spark.runtime.task import StreamTask
@@ -100,8 +101,8 @@ def batch_run(topology, config: dict, inputs: list[ProducerRecord], partitions: 
                     task.process_available()
                 given[tid].clear()
                 task.commit()
-                drained = ([r for b in task.collector.drain_batches() for r in b.records()] if partitioned
-                           else task.collector.drain())
+                drained = ([r for b in task.collector.drain_batches() for r in well_formed(b).records()]
+                           if partitioned else task.collector.drain())
                 for produced in drained:
                     out.append((str(tid), produced))
                     engine._append(produced)
@@ -111,6 +112,16 @@ def batch_run(topology, config: dict, inputs: list[ProducerRecord], partitions: 
                         task.snapshot(), cache_contents(task), task.state.positions())
              for tid, task in sorted(engine.tasks.items())}
     return out, state, fused
+
+
+def well_formed(batch: RecordBatch) -> RecordBatch:
+    """``batch``, checked: its ``ends`` are where its records, read one after the other, end (a writer ships them
+    and a reader of some records decodes by them)."""
+    data, ends = bytes(batch.data), list(batch.ends)
+    columns = parse_records(data, len(ends))   # record by record from the prefixes, not by the ends
+    again = RecordBatch.of_columns(batch.topic, batch.partition, *columns)
+    assert (bytes(again.data), list(again.ends)) == (data, ends)
+    return batch
 
 
 def given_record(given: list[tuple], add_record: Any, *record: Any) -> None:
@@ -189,10 +200,13 @@ def per_destination(out: list[tuple]) -> dict[tuple, list[ProducerRecord]]:
     return grouped
 
 
+@pytest.mark.parametrize("columns", ["as built", "every flush by columns"])
 @pytest.mark.parametrize("name", [n for n in GOLDEN_NAMES if n not in _reference.SPARK_REFUSED])
-def test_a_collector_grouping_by_destination_gives_each_destination_the_same_records(name):
+def test_a_collector_grouping_by_destination_gives_each_destination_the_same_records(name, columns):
     """The Spark engine's tasks write their output grouped by destination as it is produced (fused sinks append
-    straight to their partition's rows): per destination the same records in the same order, the same state."""
+    straight to their partition's rows, or hold them as columns encoded at once): per destination the same records
+    in the same order, the same state. "every flush by columns": a sink's held records are encoded by Arrow however
+    few (the built threshold sends a golden's few records through the record-by-record encoding), in chunks of 3."""
     golden = load(name)
     inputs = golden_inputs(golden)
     topology = lambda: build_topology(golden)  # noqa: E731
@@ -200,12 +214,133 @@ def test_a_collector_grouping_by_destination_gives_each_destination_the_same_rec
     counted = []
     original = BatchAggregation.count_columns
     with mock.patch.object(BatchAggregation, "count_columns",
-                           lambda *args: counted.append(original(*args)) or counted[-1]):
+                           lambda *args: counted.append(original(*args)) or counted[-1]), \
+            encoded_by_columns(columns == "every flush by columns") as encoded:
         fast_out, fast_state, _ = batch_run(topology(), golden_config(golden), inputs, 4, True, partitioned=True)
     assert per_destination(fast_out) == per_destination(slow_out)
     assert fast_state == slow_state
     if name in COUNTED_FROM_COLUMNS:
         assert any(counted), f"{name}: no record batch was counted from its columns"
+    if columns != "as built" and golden["scenario"] in ("wordcount", "repartition"):
+        assert any(encoded), f"{name}: no sink's records were encoded as columns"
+
+
+@contextlib.contextmanager
+def encoded_by_columns(every: bool, chunk: int = 3):
+    """Yields a list of what each :meth:`ColumnSink._encode_columns` returned; with ``every``, every flush encodes
+    as columns (no threshold), ``chunk`` records at a time."""
+    encoded: list[bool] = []
+    original = column_sink.ColumnSink._encode_columns
+
+    def spied(self, *args):
+        encoded.append(original(self, *args))
+        return encoded[-1]
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(mock.patch.object(column_sink.ColumnSink, "_encode_columns", spied))
+        if every:
+            stack.enter_context(mock.patch.object(column_sink, "VECTOR_MIN", 1))
+            stack.enter_context(mock.patch.object(column_sink, "CHUNK", chunk))
+        yield encoded
+
+
+LONG_WORD = "long-" * 20   # past the 64 bytes positive_hashes hashes as a column
+SURROGATE = "lone\ud800"   # Arrow refuses it; String's serializer writes "lone?"
+
+
+def mixed_words(n: int, seed: int) -> list[ProducerRecord]:
+    """Sentences of words a sink gets in every form: ASCII, multi-byte UTF-8, empty, long, and words the topology
+    below turns into a lone surrogate, a null value, a null key or an int (unserializable); some records with
+    headers, some timestamps near the int64 limit."""
+    rng = random.Random(seed)
+    common = ["a", "bb", "é", "日本語", "🙂x", "long", "empty", "w1", "w2", "w3"]
+    rare = ["nul", "nokey", "int"]   # each one takes the inline code: what is held is flushed before it
+
+    def word() -> str:
+        pick = rng.random()
+        return rng.choice(rare) if pick < 0.01 else "S" if pick < 0.013 else rng.choice(common)
+    return [ProducerRecord("left" if rng.random() < 0.8 else "right", rng.randrange(8),
+                           rng.choice([rng.randrange(1000), 2 ** 62 + rng.randrange(9)]),
+                           None if rng.random() < 0.01 else f"k{rng.randrange(5)}".encode(),
+                           " ".join(word() for _ in range(rng.randrange(6))).encode(),
+                           (("h", b"1"),) if rng.random() < 0.01 else ())
+            for _ in range(n)]
+
+
+def _word(w: str):
+    return {"long": LONG_WORD, "S": SURROGATE, "nul": None, "int": 7, "empty": ""}.get(w, w)
+
+
+def column_sinks():
+    """Sinks that hold their records as columns (String serdes, their topic's only sink), one that cannot (two sinks
+    write "shared"), and a repartition into a count."""
+    builder = StreamsBuilder()
+    words = (builder.stream(["left", "right"], Consumed.with_(S, S))
+             .flat_map_values(lambda v: [_word(w) for w in (v or "").split()]))
+    keyed = words.select_key(lambda k, v: None if v == "nokey" else v if isinstance(v, str) else k)
+    keyed.to("words", Produced.with_(S, S))
+    words.filter(lambda k, v: v != "a").to("by-line", Produced.with_(S, S))
+    words.filter(lambda k, v: v == "a").to("shared", Produced.with_(S, S))
+    keyed.filter(lambda k, v: v == "bb").to("shared", Produced.with_(S, S))
+    keyed.filter(lambda k, v: isinstance(v, str)).group_by_key(Grouped.with_(S, S)).count().to_stream().to(
+        "counts", Produced.with_(S, L))
+    return builder.build()
+
+
+@pytest.mark.parametrize("every", [False, True])
+@pytest.mark.parametrize("partitions", [1, 3, 8])
+def test_sinks_holding_columns_give_each_destination_what_the_per_record_path_gives(partitions, every):
+    """Every form of word through sinks that hold columns, in batches as a Spark task gets them: per destination
+    the same records as the per-record path (a null value or key, an int, headers: those records take the inline
+    code after what is held; a lone surrogate: its chunk is encoded record by record); the same state."""
+    config = {"application.id": "columns", "production.exception.handler": SkipUnserializable}
+    inputs = mixed_words(1500, seed=partitions)
+    slow_out, slow_state, _ = batch_run(column_sinks(), config, inputs, partitions, False, 500)
+    with encoded_by_columns(every, chunk=37) as encoded:
+        fast_out, fast_state, fused = batch_run(column_sinks(), config, inputs, partitions, True, 500,
+                                                partitioned=True)
+    assert fused > 0
+    assert per_destination(fast_out) == per_destination(slow_out)
+    assert fast_state == slow_state
+    assert True in encoded and False in encoded   # columns, and a chunk with the surrogate record by record
+    assert any(r.value == b"lone?" for _, r in fast_out)
+
+
+def test_which_sinks_hold_columns():
+    builder = column_sinks().internal_builder
+    task_config = TaskConfig.from_config({"application.id": "columns"})
+    with mock.patch.object(local, "StreamTask", functools.partial(StreamTask, partition_output=True)):
+        engine = LocalEngine(builder, task_config, {"left": 2, "right": 2}, True, 0)
+    task = engine.tasks[min(engine.tasks)]
+    task.process_available()
+    assert isinstance(task._fused, FusedChains)
+    assert sorted(sink.topic for sink in task._fused.column_sinks) == [
+        "by-line", "columns-KSTREAM-AGGREGATE-STATE-STORE-0000000011-repartition", "words"]
+    assert task._fused.batch_chains is not task._fused.chains
+    unpartitioned = LocalEngine(builder, task_config, {"left": 2, "right": 2}, True, 0).tasks[min(engine.tasks)]
+    unpartitioned.process_available()
+    assert unpartitioned._fused.column_sinks == () and unpartitioned._fused.batch_chains is unpartitioned._fused.chains
+
+
+def test_a_failing_function_leaves_what_the_sinks_held_before_it_in_the_output():
+    """A user function raising after records a sink holds as columns: the task fails as on the per-record path,
+    and the records before the failure are in its output as they would be."""
+    builder = StreamsBuilder()
+    (builder.stream("left", Consumed.with_(S, S)).map_values(lambda v: v.upper(), Named.as_("upper"))
+     .to("out", Produced.with_(S, S)))
+    topology = builder.build()
+    builder = topology.internal_builder
+    builder.application_id = "fails"
+    task = StreamTask(TaskId(0, 0), builder.subtopologies()[0], builder,
+                      TaskConfig.from_config({"application.id": "fails"}), lambda topic: 3, lambda: 0,
+                      partition_output=True)
+    values = [b"a%d" % i for i in range(100)] + [None]
+    batch = RecordBatch.of_columns("left", 0, list(range(101)), [b"k%d" % i for i in range(101)], values,
+                                   [()] * 101)
+    with pytest.raises(StreamsException, match="processor=upper, topic=left, partition=0, offset=100"):
+        task.process_record_batches([("left", 0, 0, RecordBatch("left", 0, batch.data, batch.ends))])
+    assert isinstance(task._fused, FusedChains) and task._fused.column_sinks
+    out = sorted((r.timestamp, r.key, r.value) for b in task.collector.drain_batches() for r in b.records())
+    assert out == [(i, b"k%d" % i, b"A%d" % i) for i in range(100)]
 
 
 # goldens whose count() takes record batches without headers: some of their batches are counted from their columns

@@ -228,3 +228,19 @@ def test_a_count_with_nothing_downstream_flushes_into_its_store_in_bulk(cache_by
     with write:
         assert_same(count_only, rounds, cache_bytes)
     assert flushed
+
+
+@pytest.mark.parametrize("keys", [[b"a", b"b", b"c"], [b"a", b"b", b"a", b"c", b"b"], [b"x"]])
+def test_a_record_batch_s_keys_are_grouped_as_arrow_groups_them_with_or_without_a_repeat(keys):
+    """``_grouped_keys``: keys each once skip Arrow's hash grouping; what it gives (the keys in the order of their
+    last records, each one's last index, count and newest timestamp) is what the grouping gives."""
+    import numpy as np
+    import pyarrow as pa
+    from streams_on_spark.runtime.fused import _grouped_keys
+    timestamps = np.array([5, 3, 9, 1, 4][:len(keys)], np.int64)
+    raw_keys, grouped = _grouped_keys(pa.array(keys, pa.binary()), timestamps)
+    last = {key: i for i, key in enumerate(keys)}
+    order = sorted(last, key=last.get)
+    assert raw_keys == order
+    assert grouped() == ([last[k] for k in order], [keys.count(k) for k in order],
+                         [max(int(t) for key, t in zip(keys, timestamps) if key == k) for k in order])

@@ -363,7 +363,7 @@ class BatchAggregation:
             # keys each once, none of them cached, into the account a count through the evictions keeps (or an
             # empty cache's): written in columns, as the next record batches of a fill will be
             replay = self._replay or CacheReplay.of(store, self.node, task.context, self.columns)
-            if replay is not None and not any(state[5] for state in replay.dirty.values()):
+            if replay is not None and not replay.dirty_with_headers():
                 return self._write_new(task, queue, offset, replay, keys, raw_keys, timestamps)
         self.settle()
         lasts, counts, newest = grouped()
@@ -408,11 +408,11 @@ class BatchAggregation:
         replay = self._replay or CacheReplay.of(store, self.node, task.context, self.columns)
         if replay is None:
             return False
-        clean, kept, dirty, limit = replay.clean, replay.kept, replay.dirty, replay.limit
-        vde, topic, unpack = store.plain_value_serde.deserialize, store._topic, _TS.unpack_from
-        if replay.columns is not None and none_cached and not any(state[5] for state in dirty.values()):
+        if replay.columns is not None and none_cached and not replay.dirty_with_headers():
             # none of the keys cached (a fill's new keys): the cache's rule in columns, the flushes in bulk
             return self._write_new(task, queue, offset, replay, keys, raw_keys, timestamps)
+        clean, kept, dirty, limit = replay.clean, replay.kept, replay.dirty, replay.limit
+        vde, topic, unpack = store.plain_value_serde.deserialize, store._topic, _TS.unpack_from
         olds: list[Optional[tuple[int, int]]] = []
         for kb, data in zip(raw_keys, replay.cache_store.read_stored_many(raw_keys)):
             state = dirty.get(kb)
@@ -722,10 +722,7 @@ def _occupancy(replay: Optional[CacheReplay], cache_store: Any) -> tuple[Callabl
     """What a count projects the cache's size from: which of some keys it holds, what a held key occupies now, its
     size and its limit — from the account a count through the evictions keeps (``replay``), else from the cache."""
     if replay is not None:   # (a fill's keys are none of them held: checked without building a set first)
-        clean, dirty = replay.clean, replay.dirty
-        return ((lambda keys: () if clean.keys().isdisjoint(keys) and dirty.keys().isdisjoint(keys) else
-                 (clean.keys() & keys) | (dirty.keys() & keys)),
-                lambda kb: clean.get(kb) or dirty[kb][3], replay.size, replay.limit)
+        return replay.held, replay.occupied, replay.size, replay.limit
     entries, budget = cache_store.cached_entries, cache_store.budget
     return ((lambda keys: () if entries.keys().isdisjoint(keys) else entries.keys() & keys),
             lambda kb: entries[kb].size, budget.size, budget.max_bytes)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from abc import ABC
 from collections import OrderedDict
 from operator import itemgetter
-from typing import Any, Callable, Hashable, Iterable, Iterator, Optional, Protocol, runtime_checkable
+from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, Optional, Protocol, runtime_checkable
 
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.window import LONG_MAX
@@ -36,6 +36,21 @@ _TIMESTAMP_BYTES = 8      # what a window start or session bound adds to a cache
 
 # (cache key, new value, old value, timestamp and headers of the record that last wrote it, what the writer attached)
 FlushListener = Callable[[Any, Optional[bytes], Optional[bytes], int, Any, Any], None]
+
+
+@runtime_checkable
+class BulkFlush(Protocol):
+    """A way to flush a cache's dirty entries all at once, given to a caching store by its owner
+    (:meth:`CachingBytesStore.use_bulk_flush`). :meth:`CachingBytesStore.flush` otherwise writes each entry through
+    and hands it to the flush listener one by one (a ``Record`` and a ``Change`` per entry); where nothing downstream
+    of the store's processor can tell one flushed entry from the next, the runtime's batch path gives one
+    (``runtime/fused.py``'s ``FlushedColumns``: the store beneath written with one ``put_many``, the records encoded
+    at once). The state layer knows only this interface, so it imports nothing above it."""
+
+    def flush_entries(self, cache_keys: list[Any], entries: Mapping[Any, "CacheEntry"]) -> bool:
+        """Write through and forward the dirty entries ``cache_keys`` (in flush order; ``entries``: the cache's, by
+        cache key) as the per-entry flush would, leaving each one clean (``typed`` None); or do nothing and return
+        False (an entry it cannot flush: a delete, headers), and the per-entry flush takes them."""
 
 
 class TaskCache:
@@ -103,10 +118,7 @@ class CachingBytesStore(ABC):
         # the store beneath (a window or session store's ``put`` says so; a key-value store's position moves as it
         # is written, in the typed store: Kafka's CachingKeyValueStore keeps a position of its own)
         self.flushed_into_position: Optional[Callable[[], None]] = None
-        # a batch path's flush in bulk (runtime/fused.py's FlushedColumns.flush_cache): ``flush_columns(cache keys,
-        # entries)`` writes through and forwards those dirty entries, in order, as the loop in flush would, or
-        # returns False having done nothing; set where nothing downstream tells one flushed entry from the next
-        self.flush_columns: Optional[Callable[[list, Any], bool]] = None
+        self._bulk_flush: Optional[BulkFlush] = None   # see use_bulk_flush
 
     def init(self, context: Any) -> None:
         """Join the task's cache; without one (a global store, or a cache size of 0) writes go straight through."""
@@ -125,7 +137,7 @@ class CachingBytesStore(ABC):
             raise IllegalStateError(f"store {self.name} has unflushed cached writes; commit before pickling")
         state = dict(self.__dict__)
         state["_entries"] = OrderedDict()
-        state["flush_columns"] = None   # the batch path's: planned again with the task's (StreamTask.__getstate__)
+        state["_bulk_flush"] = None   # the batch path's (use_bulk_flush): planned again with the task's
         return state
 
     @property
@@ -136,6 +148,12 @@ class CachingBytesStore(ABC):
     @metrics.setter
     def metrics(self, metrics: Any) -> None:
         self.wrapped.metrics = metrics
+
+    def use_bulk_flush(self, flush: Optional["BulkFlush"]) -> None:
+        """Flush the dirty entries through ``flush`` from now on, where it takes them (see :class:`BulkFlush`); None:
+        entry by entry again. Given by the one who plans how the store's task runs (the runtime's batch path), which
+        knows what downstream can observe; not pickled with the store (a pickled task plans it again)."""
+        self._bulk_flush = flush
 
     def set_flush_listener(self, listener: FlushListener, send_old_values: bool) -> bool:
         """Forward through ``listener`` on flush; False when caching is off (the processor forwards itself)."""
@@ -221,7 +239,7 @@ class CachingBytesStore(ABC):
         if first is not None:
             dirty = {first: None, **dirty}
         entries = self._entries
-        if self.flush_columns is not None and self.flush_columns(list(dirty), entries):
+        if self._bulk_flush is not None and self._bulk_flush.flush_entries(list(dirty), entries):
             return
         deleted = []
         # each entry is forwarded from where its writer came from (Kafka restores the entry's record context): what

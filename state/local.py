@@ -49,9 +49,14 @@ def _options() -> Any:
     open its files in the opening thread (RocksDB's default starts 16 threads to open them: 3-4 ms of CPU per open,
     measured, for a task's few files). Its statistics are read on open (~3 ms for 2M keys in 20 files): without them
     the entry estimate that decides compaction reads 0 after every reopen and the changelog would be compacted every
-    batch."""
-    from rocksdict import Options
+    batch. Table files carry a Bloom filter of 10 bits a key, as Kafka's RocksDB stores do (``BloomFilter()``): a
+    key absent from a file is answered without reading its blocks (a fill's multi-gets of new keys: ~0.4-0.6 against
+    ~1.1-1.4 µs a key, measured over four files)."""
+    from rocksdict import BlockBasedOptions, Options
     options = Options(raw_mode=True)
+    table = BlockBasedOptions()
+    table.set_bloom_filter(10, False)
+    options.set_block_based_table_factory(table)
     options.create_if_missing(True)
     options.create_missing_column_families(True)
     options.set_keep_log_file_num(2)
@@ -98,7 +103,7 @@ class LocalKeyValueBytesStore(StateStore):
             for at in range(0, len(keys), _MULTI_GET_KEYS):
                 values += db.get(keys[at:at + _MULTI_GET_KEYS])
         pending = self.pending
-        if pending:
+        if pending and not pending.keys().isdisjoint(keys):   # (a fill's new keys: none written, checked in C)
             values = [pending[key] if key in pending else value for key, value in zip(keys, values)]
         return values
 

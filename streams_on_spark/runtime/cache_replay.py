@@ -6,8 +6,8 @@ entries untouched since they were last flushed (clean) and then those written si
 last write). While the cache is over budget the eldest clean entry leaves (unobservable: the store holds its value);
 when none is left the eldest is dirty, and its eviction flushes every dirty entry, in order, as
 :meth:`~streams_on_spark.state.caching.CachingBytesStore.flush` does (written through, forwarded downstream), before it
-leaves. :class:`CacheReplay` holds that account as plain dicts while a batch path folds its records, and leaves the
-cache as the per-record path leaves it.
+leaves. :class:`CacheReplay` holds that account as plain dicts while a batch path folds its records (as columns while
+a fill's new keys are written, :class:`_Tail`), and leaves the cache as the per-record path leaves it.
 """
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ _TS_LONG = struct.Struct(">qq")   # a timestamped Long's stored bytes: the times
 
 __all__ = ["CacheReplay"]
 
+_COMPACT_AT = 65_536   # evicted entries a fill's columns (_Tail) keep before dropping them (when half are evicted)
+
 
 class CacheReplay:
     """One cached aggregation's record cache during a batch: ``clean`` (cache key -> entry size, least recently used
@@ -36,13 +38,15 @@ class CacheReplay:
     writes to the end of ``dirty`` (out of ``clean``), keeps ``size`` and calls :meth:`make_room` when it is over
     ``limit``; :meth:`leave` writes the account back into the cache."""
 
-    __slots__ = ("store", "cache_store", "node", "ctx", "clean", "kept", "dirty", "size", "limit", "_serialize",
-                 "_topic", "columns")
+    __slots__ = ("store", "cache_store", "node", "ctx", "_clean", "_kept", "_dirty", "_tail", "size", "limit",
+                 "_serialize", "_topic", "columns")
 
     def __init__(self, store: Any, node: Any, ctx: Any, clean: OrderedDict, kept: dict, dirty: dict,
                  columns: Any = None) -> None:
         self.store, self.cache_store, self.node, self.ctx = store, store.record_cache, node, ctx
-        self.clean, self.kept, self.dirty = clean, kept, dirty
+        self._clean, self._kept, self._dirty = clean, kept, dirty
+        # the account in columns while only write_new writes it (a fill): then the dicts are empty (see _Tail)
+        self._tail: Optional[_Tail] = None
         # the aggregation's flush in bulk (fused.FlushedColumns), where nothing below it tells one entry from the next
         self.columns = columns
         budget = self.cache_store.budget
@@ -74,6 +78,48 @@ class CacheReplay:
         if list(dirty) != list(dirty_before):
             return None
         return CacheReplay(store, node, ctx, clean, kept, dirty, columns)
+
+    @property
+    def clean(self) -> OrderedDict:
+        """The clean entries' cache keys -> entry sizes, least recently used first (the account's dicts: from the
+        columns :meth:`write_new` keeps, if it keeps them)."""
+        if self._tail is not None:
+            self._materialize()
+        return self._clean
+
+    @property
+    def kept(self) -> dict:
+        """The clean entries' cache keys -> a ``CacheEntry`` or ``(stored bytes, writer timestamp, writer headers,
+        entry size)``."""
+        if self._tail is not None:
+            self._materialize()
+        return self._kept
+
+    @property
+    def dirty(self) -> dict:
+        """The dirty entries' cache keys -> their states (see the class doc), in order of last write."""
+        if self._tail is not None:
+            self._materialize()
+        return self._dirty
+
+    def held(self, cache_keys: list) -> Any:
+        """Those of ``cache_keys`` the account holds (a collection; empty: none of them, told without building one
+        where none is held)."""
+        tail = self._tail
+        if tail is not None and tail.live.isdisjoint(cache_keys):
+            return ()
+        clean, dirty = self.clean, self.dirty
+        if clean.keys().isdisjoint(cache_keys) and dirty.keys().isdisjoint(cache_keys):
+            return ()
+        return (clean.keys() & cache_keys) | (dirty.keys() & cache_keys)
+
+    def occupied(self, kb: Any) -> int:
+        """The entry size of ``kb``, which the account holds."""
+        return self.clean.get(kb) or self.dirty[kb][3]
+
+    def dirty_with_headers(self) -> bool:
+        """Whether a dirty entry's writer had headers (what the bulk flushes do not take)."""
+        return self._tail is None and any(state[5] for state in self._dirty.values())
 
     def old_value(self, kb: Any) -> Optional[bytes]:
         """The stored bytes a clean entry of ``kb`` holds (None: not a clean entry)."""
@@ -164,61 +210,72 @@ class CacheReplay:
         dirty ones, then these) evict from the eldest, and a write that finds no clean entry left to evict flushes
         every dirty one, so the evictions and flushes follow from the entries' cumulative sizes alone (numpy), and
         what every flush of the run writes and sends is one bulk flush (:attr:`columns`, required; no dirty entry
-        with headers). A write's eviction is that of :meth:`make_room`."""
+        with headers). A write's eviction is that of :meth:`make_room`. The account is kept in columns
+        (:class:`_Tail`) until something else reads it."""
         import numpy as np
-        clean, kept, dirty, columns = self.clean, self.kept, self.dirty, self.columns
-        nc, n = len(clean), len(cache_keys)
-        m = nc + len(dirty)
+        tail = self._tail
+        if tail is None:
+            tail = self._tail = _Tail.of(self._clean, self._kept, self._dirty)
+        columns, n = self.columns, len(cache_keys)
+        head, boundary, end = tail.head, tail.boundary, len(tail.cache_keys)
+        nc, m = boundary - head, end - head
         upto = np.empty(m + n + 1, np.int64)   # upto[j]: the bytes of the first j entries in LRU order
         upto[0] = 0
-        upto[1:nc + 1] = np.fromiter(clean.values(), np.int64, nc)
-        upto[nc + 1:m + 1] = np.fromiter((state[3] for state in dirty.values()), np.int64, m - nc)
+        upto[1:m + 1] = tail.sizes[head:end]
         upto[m + 1:] = sizes
         np.cumsum(upto, out=upto)
         base = self.size - int(upto[m])   # what else the task's cache holds (nothing: the task's only store)
         # after write i the cache holds entries [need[i], m + i + 1): the eldest leave while it is over its limit
         need = np.searchsorted(upto, upto[m + 1:] + (base - self.limit), side="left")
         np.minimum(need, np.arange(m + 1, m + n + 1), out=need)
-        boundary, flushed = nc, 0   # entries before boundary are clean; the new ones before flushed were flushed
+        clean_to, flushed = nc, 0   # entries before clean_to are clean; the new ones before flushed were flushed
         while True:   # a write whose evictions pass the clean entries flushes every dirty one, itself included
-            i = int(np.searchsorted(need, boundary, side="right"))
+            i = int(np.searchsorted(need, clean_to, side="right"))
             if i >= n:
                 break
-            boundary, flushed = m + i + 1, i + 1
+            clean_to, flushed = m + i + 1, i + 1
         evicted = max(int(need[-1]), 0) if n else 0
-        for _ in range(min(evicted, nc)):
-            kb, _ = clean.popitem(last=False)
-            del kept[kb]
-        sizes = sizes.tolist()
-        if boundary > nc:   # flushed: the dirty entries, then the new ones up to the last write that flushed
-            if dirty:
-                old_keys, old_aggs, old_ts, old_sizes, old_wts, _, _, _ = zip(*dirty.values())
-                flushed_keys = [*dirty, *cache_keys[:flushed]]
-                typed_keys, aggs, tss = [*old_keys, *keys[:flushed]], [*old_aggs, *aggregates[:flushed]], \
-                    [*old_ts, *timestamps[:flushed]]
-                entry_sizes, wtss = [*old_sizes, *sizes[:flushed]], [*old_wts, *writer_timestamps[:flushed]]
-            else:
-                flushed_keys, typed_keys, aggs, tss = (cache_keys[:flushed], keys[:flushed], aggregates[:flushed],
-                                                       timestamps[:flushed])
-                entry_sizes, wtss = sizes[:flushed], writer_timestamps[:flushed]
+        if clean_to > nc:   # flushed: the dirty entries, then the new ones up to the last write that flushed
+            flushed_keys = tail.cache_keys[boundary:] + cache_keys[:flushed]
+            tss, aggs = tail.timestamps + timestamps[:flushed], tail.aggregates + aggregates[:flushed]
             datas = columns.stored(tss, aggs)
-            columns.write(flushed_keys, datas, typed_keys, aggs, tss)
-            dirty.clear()
-            kept_from = max(evicted - nc, 0)   # the flushed entries still cached: clean
-            clean.update(zip(flushed_keys[kept_from:], entry_sizes[kept_from:]))
-            kept.update(zip(flushed_keys[kept_from:], zip(datas[kept_from:], wtss[kept_from:],
-                                                          itertools.repeat(()), entry_sizes[kept_from:])))
-        dirty.update(zip(cache_keys[flushed:], zip(keys[flushed:], aggregates[flushed:], timestamps[flushed:],
-                                                     sizes[flushed:], writer_timestamps[flushed:],
-                                                     itertools.repeat(()), itertools.repeat(queue),
-                                                     range(offset + flushed, offset + n))))
+            columns.write(flushed_keys, datas, tail.keys + keys[:flushed], aggs, tss)
+            tail.datas[boundary:] = datas[:end - boundary]   # clean now: their stored bytes
+            tail.datas += datas[end - boundary:]
+            tail.datas += itertools.repeat(None, n - flushed)
+            tail.keys, tail.aggregates, tail.timestamps = keys[flushed:], aggregates[flushed:], timestamps[flushed:]
+            tail.queues, tail.offsets = [queue] * (n - flushed), list(range(offset + flushed, offset + n))
+            tail.boundary = end + flushed
+        else:
+            tail.datas += itertools.repeat(None, n)
+            tail.keys += keys
+            tail.aggregates += aggregates
+            tail.timestamps += timestamps
+            tail.queues += itertools.repeat(queue, n)
+            tail.offsets += range(offset, offset + n)
+        tail.cache_keys += cache_keys
+        tail.writer_timestamps += writer_timestamps
+        tail.sizes = np.concatenate((tail.sizes, sizes))
+        tail.live.update(cache_keys)
+        tail.evict(evicted)
         self.size = base + int(upto[m + n]) - int(upto[evicted])
+
+    def _materialize(self) -> None:
+        """The account's columns (:class:`_Tail`) back into its dicts, for what reads or writes them."""
+        tail, self._tail = self._tail, None
+        tail.into(self._clean, self._kept, self._dirty)
 
     def leave(self) -> None:
         """The cache as the per-record path leaves it: the clean entries, then the dirty ones in write order."""
         cache_store = self.cache_store
         entries = cache_store.cached_entries
         entries.clear()
+        if self._tail is not None:
+            tail, self._tail = self._tail, None
+            dirty = tail.leave(entries, self.columns)
+            cache_store.set_dirty_keys(dirty)
+            cache_store.budget.size = self.size
+            return
         kept = self.kept
         for kb in self.clean:
             entry = kept[kb]
@@ -230,3 +287,82 @@ class CacheReplay:
             entries[kb] = CacheEntry(data, wts, wheaders, held, (key, agg, ts), wqueue, woff)
         cache_store.set_dirty_keys(self.dirty)
         cache_store.budget.size = self.size
+
+
+class _Tail:
+    """:class:`CacheReplay`'s account in columns while a fill writes it (:meth:`CacheReplay.write_new` only): the
+    cached entries in LRU order as lists, ``[head, boundary)`` clean and ``[boundary, end)`` dirty, so a record
+    batch's writes, flushes and evictions are list extensions, slices and a moving ``head`` instead of a dict update
+    per entry. For every entry: its cache key, entry size (numpy), writer timestamp and, once clean, its stored bytes
+    (or, for one taken from the cache, its ``CacheEntry``); for the dirty ones (``[boundary, end)``, indexed from
+    ``boundary``) the key, aggregate, its timestamp and the writer's queue and offset (no headers: write_new takes
+    none). ``live`` is the set of the cache keys held."""
+
+    __slots__ = ("cache_keys", "sizes", "writer_timestamps", "datas", "head", "boundary", "keys", "aggregates",
+                 "timestamps", "queues", "offsets", "live")
+
+    @staticmethod
+    def of(clean: OrderedDict, kept: dict, dirty: dict) -> "_Tail":
+        """The account's dicts (emptied) as columns."""
+        import numpy as np
+        tail = _Tail()
+        tail.cache_keys = [*clean, *dirty]
+        states = list(dirty.values())
+        tail.sizes = np.fromiter(itertools.chain(clean.values(), (state[3] for state in states)), np.int64,
+                                 len(tail.cache_keys))
+        tail.writer_timestamps = [None] * len(clean) + [state[4] for state in states]
+        tail.datas = [entry if entry.__class__ is CacheEntry else CacheEntry(*entry, None)
+                      for entry in map(kept.__getitem__, clean)] + [None] * len(states)
+        tail.head, tail.boundary = 0, len(clean)
+        tail.keys = [state[0] for state in states]
+        tail.aggregates = [state[1] for state in states]
+        tail.timestamps = [state[2] for state in states]
+        tail.queues = [state[6] for state in states]
+        tail.offsets = [state[7] for state in states]
+        tail.live = set(tail.cache_keys)
+        clean.clear()
+        kept.clear()
+        dirty.clear()
+        return tail
+
+    def evict(self, count: int) -> None:
+        """The ``count`` eldest entries out (clean ones: the store holds them)."""
+        head = self.head
+        self.live.difference_update(self.cache_keys[head:head + count])
+        head += count
+        if head > _COMPACT_AT and 2 * head > len(self.cache_keys):   # the evicted prefix dropped from the columns
+            del self.cache_keys[:head], self.writer_timestamps[:head], self.datas[:head]
+            self.sizes = self.sizes[head:].copy()
+            self.boundary -= head
+            head = 0
+        self.head = head
+
+    def into(self, clean: OrderedDict, kept: dict, dirty: dict) -> None:
+        """The columns into the account's (empty) dicts."""
+        head, boundary = self.head, self.boundary
+        clean_keys = self.cache_keys[head:boundary]
+        clean.update(zip(clean_keys, self.sizes[head:boundary].tolist()))
+        kept.update(zip(clean_keys, [data if data.__class__ is CacheEntry else (data, wts, (), size)
+                                     for data, wts, size in zip(self.datas[head:boundary],
+                                                                self.writer_timestamps[head:boundary],
+                                                                self.sizes[head:boundary].tolist())]))
+        dirty.update(zip(self.cache_keys[boundary:],
+                         map(list, zip(self.keys, self.aggregates, self.timestamps, self.sizes[boundary:].tolist(),
+                                       self.writer_timestamps[boundary:], itertools.repeat(()), self.queues,
+                                       self.offsets))))
+
+    def leave(self, entries: OrderedDict, columns: Any) -> list:
+        """The entries into the cache's (empty) ``entries`` as the per-record path leaves them; the dirty cache keys,
+        in write order."""
+        head, boundary = self.head, self.boundary
+        entries.update(zip(self.cache_keys[head:boundary],
+                           [data if data.__class__ is CacheEntry else CacheEntry(data, wts, (), size, None)
+                            for data, wts, size in zip(self.datas[head:boundary],
+                                                       self.writer_timestamps[head:boundary],
+                                                       self.sizes[head:boundary].tolist())]))
+        dirty = self.cache_keys[boundary:]
+        datas = columns.stored(self.timestamps, self.aggregates)
+        entries.update(zip(dirty, map(CacheEntry, datas, self.writer_timestamps[boundary:], itertools.repeat(()),
+                                      self.sizes[boundary:].tolist(),
+                                      zip(self.keys, self.aggregates, self.timestamps), self.queues, self.offsets)))
+        return dirty

@@ -191,7 +191,7 @@ class BatchAggregation:
             return None
         columns = FlushedColumns.plan(task, node)
         if columns is not None:   # the commit's flush too (CachingBytesStore.flush)
-            node.processor.store.record_cache.flush_columns = columns.flush_cache
+            node.processor.store.record_cache.use_bulk_flush(columns)
         return BatchAggregation(node, evicting=len(task.stores) == 1 and _stateless_below(node), columns=columns)
 
     def run(self, task: Any) -> None:
@@ -318,7 +318,7 @@ class BatchAggregation:
     def _count_columns(self, task: Any, queue: Any, offset: int, batch: Any) -> bool:
         """``count()`` of one record batch of ``queue`` (its first record at ``offset``) from its Arrow columns,
         leaving what :meth:`run` leaves for the same records, without a Python object per record: per key its count,
-        newest timestamp and last record, by Arrow's hash grouping, then one read and one write per key in the order
+        newest timestamp and last record, by Arrow's hash grouping (none where every key comes once), then one read and one write per key in the order
         of the keys' last records. Taken where the task has nothing queued, the keys' bytes are the store's (String
         in UTF-8 or ByteArray on both sides), the values' deserializer cannot fail, no key or value is null, no
         timestamp negative and the batch's new cache entries fit the cache; False (nothing done: the records are
@@ -333,15 +333,11 @@ class BatchAggregation:
         if columns is None or columns.key_lengths.min() < 0 or columns.value_lengths.min() < 0:
             return False
         import numpy as np
-        import pyarrow as pa
         timestamps = np.ascontiguousarray(columns.timestamps)
         if timestamps.min() < 0:
             return False
+        raw_keys, grouped = _grouped_keys(columns.keys, timestamps)
         n = len(timestamps)
-        groups = pa.table({"k": columns.keys, "i": np.arange(n), "t": timestamps}).group_by("k", use_threads=False) \
-            .aggregate([("i", "max"), ("i", "count"), ("t", "max")])
-        order = np.argsort(groups["i_max"].to_numpy())   # the keys in the order of their last records
-        raw_keys = groups["k"].take(pa.array(order)).to_pylist()
         try:
             keys = [raw.decode() for raw in raw_keys] if strings else raw_keys
         except UnicodeDecodeError:   # String's deserializer replaces: the store's key bytes would differ
@@ -361,18 +357,16 @@ class BatchAggregation:
             # so the cache sees the records' own order) and the fold may go on through the evictions
             if not self.evicting or len(raw_keys) != n:
                 return False
-            return self._count_through_evictions(task, queue, offset, keys, raw_keys, timestamps)
+            return self._count_through_evictions(task, queue, offset, keys, raw_keys, timestamps, not cached_keys)
         if (self.evicting and self.columns is not None and len(raw_keys) == n and not cached_keys
                 and (self._replay is not None or not store.record_cache.cached_entries)):
             # keys each once, none of them cached, into the account a count through the evictions keeps (or an
             # empty cache's): written in columns, as the next record batches of a fill will be
             replay = self._replay or CacheReplay.of(store, self.node, task.context, self.columns)
-            if replay is not None and not any(state[5] for state in replay.dirty.values()):
+            if replay is not None and not replay.dirty_with_headers():
                 return self._write_new(task, queue, offset, replay, keys, raw_keys, timestamps)
         self.settle()
-        lasts = groups["i_max"].to_numpy()[order].tolist()
-        counts = groups["i_count"].to_numpy()[order].tolist()
-        newest = groups["t_max"].to_numpy()[order].tolist()
+        lasts, counts, newest = grouped()
         # each key's value before the batch: the cache's entry, else read from the store beneath at once (a key read
         # is then written, which makes it the most recently used anyway)
         cache_store = store.record_cache
@@ -404,22 +398,21 @@ class BatchAggregation:
         return True
 
     def _count_through_evictions(self, task: Any, queue: Any, offset: int, keys: list, raw_keys: list[bytes],
-                                 timestamps: Any) -> bool:
+                                 timestamps: Any, none_cached: bool) -> bool:
         """``count()`` of a record batch whose every key comes once (``raw_keys[i]`` is record ``i``'s) and whose new
         entries do not fit the cache, with the cache's eviction rule (:class:`CacheReplay`): what
         :meth:`_run_evicting` leaves for the same records. The keys' values before the batch are read at once (one
-        multi-get from the store beneath): a key that comes once is not written before its record. False (nothing
-        done) where the cache is not as reads and writes leave it or a count would pass a Long's range."""
+        multi-get from the store beneath): a key that comes once is not written before its record. ``none_cached``:
+        the cache (or its account) holds none of the keys. False (nothing done) where the cache is not as reads and writes leave it or a count would pass a Long's range."""
         store = self.processor.store
         replay = self._replay or CacheReplay.of(store, self.node, task.context, self.columns)
         if replay is None:
             return False
-        clean, kept, dirty, limit = replay.clean, replay.kept, replay.dirty, replay.limit
-        vde, topic, unpack = store.plain_value_serde.deserialize, store._topic, _TS.unpack_from
-        if (replay.columns is not None and clean.keys().isdisjoint(raw_keys) and dirty.keys().isdisjoint(raw_keys)
-                and not any(state[5] for state in dirty.values())):
+        if replay.columns is not None and none_cached and not replay.dirty_with_headers():
             # none of the keys cached (a fill's new keys): the cache's rule in columns, the flushes in bulk
             return self._write_new(task, queue, offset, replay, keys, raw_keys, timestamps)
+        clean, kept, dirty, limit = replay.clean, replay.kept, replay.dirty, replay.limit
+        vde, topic, unpack = store.plain_value_serde.deserialize, store._topic, _TS.unpack_from
         olds: list[Optional[tuple[int, int]]] = []
         for kb, data in zip(raw_keys, replay.cache_store.read_stored_many(raw_keys)):
             state = dirty.get(kb)
@@ -648,9 +641,10 @@ class FlushedColumns:
         if self.topic is not None:
             self._send(cache_keys, [data[8:] for data in datas], list(timestamps))
 
-    def flush_cache(self, cache_keys: list[Any], entries: Any) -> bool:
-        """``CachingBytesStore.flush`` of ``cache_keys`` (dirty, in flush order) in bulk; False (nothing done) where
-        one is a delete, has headers or no writer's objects, or old values are asked for."""
+    def flush_entries(self, cache_keys: list[Any], entries: Any) -> bool:
+        """``CachingBytesStore.flush`` of ``cache_keys`` (dirty, in flush order) in bulk (the commit's: this is the
+        store's :class:`~streams_on_spark.state.caching.BulkFlush`); False (nothing done) where one is a delete, has
+        headers or no writer's objects, or old values are asked for."""
         if self.processor.send_old_values:
             return False
         rows = [entries[kb] for kb in cache_keys]
@@ -704,15 +698,31 @@ def _append_encoded(batch: RecordBatch, timestamps: list[int], keys: list[bytes]
         ends.frombytes((np.frombuffer(encoded.ends, np.int64) + base).tobytes())
 
 
+def _grouped_keys(keys: Any, timestamps: Any) -> tuple[list[bytes], Callable[[], tuple[list, list, list]]]:
+    """A record batch's distinct keys (Arrow binary ``keys``, the records' ``timestamps``) in the order of their last
+    records, and a function giving each one's last record's index, its count of records and its newest timestamp.
+    Where every key comes once (a fill's record batch: told by a set of the keys, ~50 ns a key), that is the keys as
+    they are, without Arrow's hash grouping (~0.2-1 µs a key, measured)."""
+    import numpy as np
+    n = len(timestamps)
+    raw_keys = keys.to_pylist()
+    if len(set(raw_keys)) == n:
+        return raw_keys, lambda: (list(range(n)), [1] * n, timestamps.tolist())
+    import pyarrow as pa
+    groups = pa.table({"k": keys, "i": np.arange(n), "t": timestamps}).group_by("k", use_threads=False) \
+        .aggregate([("i", "max"), ("i", "count"), ("t", "max")])
+    order = np.argsort(groups["i_max"].to_numpy())   # the keys in the order of their last records
+    return groups["k"].take(pa.array(order)).to_pylist(), lambda: (groups["i_max"].to_numpy()[order].tolist(),
+                                                                   groups["i_count"].to_numpy()[order].tolist(),
+                                                                   groups["t_max"].to_numpy()[order].tolist())
+
+
 def _occupancy(replay: Optional[CacheReplay], cache_store: Any) -> tuple[Callable[[list], Any], Callable[[Any], int],
                                                                          int, int]:
     """What a count projects the cache's size from: which of some keys it holds, what a held key occupies now, its
     size and its limit — from the account a count through the evictions keeps (``replay``), else from the cache."""
     if replay is not None:   # (a fill's keys are none of them held: checked without building a set first)
-        clean, dirty = replay.clean, replay.dirty
-        return ((lambda keys: () if clean.keys().isdisjoint(keys) and dirty.keys().isdisjoint(keys) else
-                 (clean.keys() & keys) | (dirty.keys() & keys)),
-                lambda kb: clean.get(kb) or dirty[kb][3], replay.size, replay.limit)
+        return replay.held, replay.occupied, replay.size, replay.limit
     entries, budget = cache_store.cached_entries, cache_store.budget
     return ((lambda keys: () if entries.keys().isdisjoint(keys) else entries.keys() & keys),
             lambda kb: entries[kb].size, budget.size, budget.max_bytes)

@@ -17,6 +17,7 @@ from streams_on_spark import Consumed, Grouped, Materialized, Produced, Serdes, 
 from streams_on_spark.config import TaskConfig
 from streams_on_spark.processor.api import TaskId
 from streams_on_spark.record_batch import RecordBatch
+from streams_on_spark.runtime import cache_replay
 from streams_on_spark.runtime.cache_replay import CacheReplay
 from streams_on_spark.runtime.fused import BatchAggregation, FlushedColumns
 from streams_on_spark.runtime.task import StreamTask
@@ -204,19 +205,23 @@ def spied(owner: type, name: str) -> tuple[list, object]:
     return calls, mock.patch.object(owner, name, lambda *args: calls.append(original(*args)) or calls[-1])
 
 
-@pytest.mark.parametrize("cache_bytes", [300, 3_000, 30_000])
+# 20,000 bytes: a round's second record batch flushes the first's entries, some of which stay cached (clean)
+@pytest.mark.parametrize("cache_bytes", [300, 3_000, 20_000, 30_000])
 @pytest.mark.parametrize("partitions", [1, 3])
-def test_new_keys_are_written_in_columns_and_flushed_in_bulk_as_record_by_record(cache_bytes, partitions):
+@pytest.mark.parametrize("compact_at", [65_536, 8])
+def test_new_keys_are_written_in_columns_and_flushed_in_bulk_as_record_by_record(cache_bytes, partitions,
+                                                                                  compact_at):
     """Record batches of keys none of which the cache holds go through the cache's rule in columns
     (``CacheReplay.write_new``: evictions and flushes from the entries' sizes) and every flush writes the store and
     encodes the output in bulk (``FlushedColumns``), into each partition of the output topic: the same records in
     the same order per partition, store, cache (its entries in LRU order, dirty ones' writers), positions and
     snapshots as record by record — which a wrong count, a lost write, an entry evicted too early or too late, or an
-    output out of order would break."""
+    output out of order would break. The account is kept in columns across a round's record batches, its evicted
+    entries dropped from them from ``compact_at`` on."""
     rounds = fill_rounds(6, 150, seed=cache_bytes + partitions)
     columns, write_new = spied(CacheReplay, "write_new")
     flushed, write = spied(FlushedColumns, "write")
-    with write_new, write:
+    with write_new, write, mock.patch.object(cache_replay, "_COMPACT_AT", compact_at):
         assert_same(count_of, rounds, cache_bytes, partitions)
     assert len(columns) >= 4 and flushed
 
@@ -228,3 +233,19 @@ def test_a_count_with_nothing_downstream_flushes_into_its_store_in_bulk(cache_by
     with write:
         assert_same(count_only, rounds, cache_bytes)
     assert flushed
+
+
+@pytest.mark.parametrize("keys", [[b"a", b"b", b"c"], [b"a", b"b", b"a", b"c", b"b"], [b"x"]])
+def test_a_record_batch_s_keys_are_grouped_as_arrow_groups_them_with_or_without_a_repeat(keys):
+    """``_grouped_keys``: keys each once skip Arrow's hash grouping; what it gives (the keys in the order of their
+    last records, each one's last index, count and newest timestamp) is what the grouping gives."""
+    import numpy as np
+    import pyarrow as pa
+    from streams_on_spark.runtime.fused import _grouped_keys
+    timestamps = np.array([5, 3, 9, 1, 4][:len(keys)], np.int64)
+    raw_keys, grouped = _grouped_keys(pa.array(keys, pa.binary()), timestamps)
+    last = {key: i for i, key in enumerate(keys)}
+    order = sorted(last, key=last.get)
+    assert raw_keys == order
+    assert grouped() == ([last[k] for k in order], [keys.count(k) for k in order],
+                         [max(int(t) for key, t in zip(keys, timestamps) if key == k) for k in order])

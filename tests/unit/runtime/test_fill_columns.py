@@ -130,8 +130,8 @@ def test_a_fill_through_the_batch_path_gives_the_records_store_and_changelog_of_
     slow = run(tmp_path / "a", False, 6_000, seed=3, partitions=partitions)
     taken, of = spied(CacheReplay, "of")
     columns, write_new = spied(CacheReplay, "write_new")
-    committed, flush_cache = spied(FlushedColumns, "flush_cache")
-    with of, write_new, flush_cache:
+    committed, flush_entries = spied(FlushedColumns, "flush_entries")
+    with of, write_new, flush_entries:
         fast = run(tmp_path / "b", True, 6_000, seed=3, partitions=partitions)
     assert fast[0] == slow[0]   # the records, in order, with their partitions and timestamps
     assert fast[1] == slow[1]   # the changelog's rows

@@ -10,8 +10,8 @@ from streams_on_spark.dsl.windows import SessionWindow, TimeWindow, Windowed
 from streams_on_spark.processor.api import Record
 from streams_on_spark.change import Change
 from streams_on_spark.operators.shared import forward_on_flush
-from streams_on_spark.state.caching import (ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore, CachingSessionBytesStore,
-                                            CachingWindowBytesStore, RecordCached, TaskCache)
+from streams_on_spark.state.caching import (ENTRY_OVERHEAD_BYTES, BulkFlush, CachingKeyValueBytesStore,
+                                            CachingSessionBytesStore, CachingWindowBytesStore, RecordCached, TaskCache)
 from streams_on_spark.state.stores import InMemoryKeyValueBytesStore, ValueAndTimestamp
 from streams_on_spark.state.factory import Stores
 from streams_on_spark.state.session_stores import SessionBytesStore
@@ -48,6 +48,48 @@ def test_writes_wait_for_the_flush_which_forwards_each_key_once_in_last_write_or
     assert typed == [None, "b=2"]   # what the writer attached comes back with the flush
     assert flushed == [(b"a", b"1", None, 7, (("h", b"1"),)), (b"b", b"2", None, 7, (("h", b"1"),))]
     assert store.wrapped.entries() == {b"a": b"1", b"b": b"2"}
+
+
+class _Bulk:
+    """A bulk flush that takes the entries only where none is a delete, writing them itself."""
+
+    def __init__(self, store) -> None:
+        self.store, self.taken = store, []
+
+    def flush_entries(self, cache_keys, entries) -> bool:
+        if any(entries[kb].value is None for kb in cache_keys):
+            return False
+        self.taken.append([(kb, entries[kb].value) for kb in cache_keys])
+        for kb in cache_keys:
+            self.store.wrapped.put(kb, entries[kb].value)
+            entries[kb].typed = None
+        return True
+
+
+def test_a_store_given_a_bulk_flush_flushes_through_it_until_it_declines_and_is_pickled_without_it():
+    """``use_bulk_flush``: the dirty entries in flush order (an evicted one first) go to the strategy the store was
+    given instead of the listener one by one; where it declines (False) the per-entry flush takes them."""
+    entry = 1 + 1 + ENTRY_OVERHEAD_BYTES
+    store, _, flushed = _store(max_bytes=3 * entry)
+    bulk = _Bulk(store)
+    assert isinstance(bulk, BulkFlush)
+    store.use_bulk_flush(bulk)
+    store.put(b"a", b"1")
+    store.put(b"b", b"1")
+    store.put(b"c", b"1")
+    store.put(b"a", b"2")
+    store.put(b"d", b"1")   # evicts b, the eldest: b first, then c, a, d
+    assert bulk.taken == [[(b"b", b"1"), (b"c", b"1"), (b"a", b"2"), (b"d", b"1")]] and flushed == []
+    store.put(b"a", b"3")
+    store.delete(b"c")
+    store.flush()   # a delete: declined, flushed entry by entry
+    assert [(k, new) for k, new, *_ in flushed] == [(b"a", b"3"), (b"c", None)] and len(bulk.taken) == 1
+    assert store.wrapped.entries() == {b"a": b"3", b"b": b"1", b"d": b"1"}
+    assert store.__getstate__()["_bulk_flush"] is None   # what a pickle holds (the listener here is a lambda)
+    store.use_bulk_flush(None)
+    store.put(b"e", b"1")
+    store.flush()
+    assert len(bulk.taken) == 1 and flushed[-1][:2] == (b"e", b"1")
 
 
 def test_old_value_is_the_one_as_of_the_last_flush_and_deletes_of_unknown_keys_vanish():

@@ -39,7 +39,7 @@ from streams_on_spark.runtime.column_sink import ColumnSink
 from streams_on_spark.partitioner import memoised_hash, memoised_utf8_key, partition_for_key, remember_utf8_key
 from streams_on_spark.record_batch import PREFIX, PartitionedRecords, encode_headerless
 from streams_on_spark.records import ProducerRecord
-from streams_on_spark.errors import IllegalStateError
+from streams_on_spark.errors import IllegalStateError, UnknownTopicException
 from streams_on_spark.operators import aggregations, shared, stateless, tables
 from streams_on_spark.change import Change
 from streams_on_spark.processor.api import Record
@@ -616,7 +616,10 @@ class FlushedColumns:
             return None
         try:
             count = task.collector._partition_counts(sink.topic)
-        except Exception:
+        except UnknownTopicException:
+            # what the task's partition counts raise (TopicLayout.partitions_of, where the layout knows every topic
+            # that exists; the local engine's answer 1): the per-entry flush keeps the sink's own send, which raises
+            # it at the record, as Kafka's producer does. Anything else is a bug, not a reason to take another path.
             return None
         return FlushedColumns(task, node, sink.topic, count)
 
@@ -1196,7 +1199,10 @@ class _Compiler:
             return None
         try:
             count = task.collector._partition_counts(sink.topic)
-        except Exception:
+        except UnknownTopicException:
+            # what the task's partition counts raise (TopicLayout.partitions_of, where the layout knows every topic
+            # that exists; the local engine's answer 1): no columns, and the inline sink's code leaves the task to
+            # the per-record path, whose send raises it at the record. Anything else is a bug, raised as it is.
             return None
         column = self.column_sinks[node.name] = ColumnSink(buffer, sink.topic, count)
         return column

@@ -453,7 +453,8 @@ LIBRARY_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
                      "record batch: a micro-batch with more gives the task several, in offset order. Spark's Kafka "
                      "source packs its records per Arrow batch of `spark.sql.execution.arrow.maxRecordsPerBatch` "
                      "(10,000): the same value gives the embedded topics' tasks the same record batches; a smaller "
-                     "one has a test's few records reach its tasks as several record batches."),
+                     "one has a test's few records reach its tasks as several record batches. No effect with "
+                     "`bootstrap.servers` (another value than the default logs a warning)."),
     ConfigKey(TRIGGER_INTERVAL, STRING, "100 milliseconds",
               effect="Spark's processing-time trigger of every query (how often it looks for new data)."),
     ConfigKey(UPGRADE_ALLOW_UNSAFE, BOOLEAN, False,
@@ -508,6 +509,12 @@ _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 _MAX_TOPIC_LENGTH = 249
 _warned_unknown: set[str] = set()
 _warned_lock = threading.Lock()
+# the library's keys that act on its embedded topics alone, and what does their job when the application reads Kafka
+EMBEDDED_ONLY_KEYS = {
+    EMBEDDED_TOPICS_BATCH_RECORDS: "it sizes the record batches of the embedded topics' Spark source; Spark's Kafka "
+                                   "source packs the records of Kafka's topics per Arrow batch of "
+                                   "spark.sql.execution.arrow.maxRecordsPerBatch",
+}
 
 
 def is_known_config(key: str) -> bool:
@@ -586,6 +593,19 @@ class StreamsConfig:
     @property
     def application_id(self) -> str:
         return self.values[APPLICATION_ID]
+
+    def check_embedded_only_keys(self) -> None:
+        """Warn about the library's keys that act on its embedded topics alone (``EMBEDDED_ONLY_KEYS``) set to
+        another value than their default in an application reading Kafka (``bootstrap.servers``), where they have no
+        effect: once per config object, as :meth:`_check_effect` warns. Called by ``KafkaStreams``, which decides
+        between Kafka and the embedded topics (a test driver reads neither, whatever ``bootstrap.servers`` says)."""
+        for key, instead in EMBEDDED_ONLY_KEYS.items():
+            value = self.values.get(key)
+            if LIBRARY_CONFIG_KEYS[key].is_default(value) or key in self._warned_no_effect:
+                continue
+            self._warned_no_effect.add(key)
+            log.warning("The configuration '%s' was supplied but has no effect on streams-on-spark with %s set: %s.",
+                        key, BOOTSTRAP_SERVERS, instead)
 
     def _check_effect(self, definition: ConfigKey, value: Any) -> None:
         """Refuse or warn about ``value`` of a key that does nothing here, unless it is the key's default."""

@@ -115,6 +115,7 @@ class KafkaStreams:
         self.checkpoint_location = checkpoint_location(self._config)
         if self._config.get(BOOTSTRAP_SERVERS):   # the producers' settings fail here, not at start()
             producer_settings(client_config(self._config), exactly_once=self._task_config.exactly_once)
+            self._task_config.streams_config.check_embedded_only_keys()
 
     @property
     def application_id(self) -> str:

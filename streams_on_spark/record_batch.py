@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import struct
 import sys
+import threading
 from array import array
-from typing import Any, Iterable, NamedTuple, Optional, Union
+from typing import Any, Iterable, NamedTuple, Optional, Sequence, Union
 
+from streams_on_spark.partitioner import partition_for_key, positive_hashes
 from streams_on_spark.records import Headers, ProducerRecord
 
-__all__ = ["RecordBatch", "PartitionedRecords", "parse_records", "encode_by_partition", "merge_by_stream_time",
-           "ORDER_KEY"]
+__all__ = ["RecordBatch", "PartitionedRecords", "parse_records", "encode_by_partition", "encode_headerless",
+           "encode_arrow_headerless", "merge_by_stream_time", "ORDER_KEY"]
 
 PREFIX = struct.Struct("<qiii")  # timestamp, key length, value length, header count
 _I32 = struct.Struct("<i")
@@ -281,7 +283,8 @@ class RecordBatch:
         batch of some size: ~5x faster than a Python loop), else the parts joined once."""
         timestamps, keys, values, headers = self._columns   # type: ignore[misc]
         if len(keys) >= _VECTOR_MIN and not any(headers):
-            self._data, self._ends = _encode_vectorised(timestamps, keys, values)
+            data, ends = self._data, self._ends = bytearray(), array("q")
+            encode_headerless(((data, ends),), timestamps, keys, values)
             return
         topic, partition = self.topic, self.partition
         parts: list[bytes] = []
@@ -387,32 +390,125 @@ _MIN_INT64, _MAX_INT64 = -0x8000000000000000, 0x7FFFFFFFFFFFFFFF
 _VECTOR_MIN = 256   # records from which a batch without headers is encoded with Arrow
 
 
-def _encode_vectorised(timestamps: list[int], keys: list[Optional[bytes]],
-                       values: list[Optional[bytes]]) -> tuple[bytes, array]:
-    """Records without headers in the batch layout (prefix | key | value each), by Arrow: the same bytes as
-    :meth:`RecordBatch.add`."""
+#: from this many records :func:`encode_headerless` encodes with Arrow and numpy; fewer record by record
+VECTOR_MIN_HEADERLESS = 64
+_PREFIX_DTYPE = [("ts", "<i8"), ("kl", "<i4"), ("vl", "<i4"), ("hc", "<i4")]
+
+
+class _Scratch(threading.local):
+    """Per thread, numpy arrays reused by every Arrow encoding (a fresh large array costs its pages' faults each
+    time)."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.prefix: Any = None
+        self.index: Any = None
+        self.prefix_offsets: Any = None
+
+    def arrays(self, n: int) -> tuple[Any, Any, Any]:
+        """(prefix records, take indices, prefix offsets), at least ``n`` long (3 n for the indices)."""
+        if n > self.size:
+            import numpy as np
+            size = max(n, 1024)
+            self.prefix = np.zeros(size, dtype=_PREFIX_DTYPE)   # the header count stays 0
+            self.index = np.empty(3 * size, np.int64)
+            self.prefix_offsets = np.arange(0, 20 * size + 1, 20, dtype=np.int64)
+            self.size = size
+        return self.prefix, self.index, self.prefix_offsets
+
+
+_scratch = _Scratch()
+
+
+def encode_headerless(outs: Sequence[tuple[bytearray, array]], timestamps: Sequence[int],
+                      keys: Sequence[Optional[bytes]], values: Sequence[Optional[bytes]]) -> None:
+    """Records without headers (int64 timestamps, bytes or None keys and values) encoded in the batch layout at the
+    end of ``outs``' buffers (``data`` and ``ends``, as :meth:`RecordBatch.buffers` gives them): each into its key's
+    partition (:func:`~streams_on_spark.partitioner.partition_for_key` among ``len(outs)``; a null key only with one),
+    in order; the same bytes as :meth:`RecordBatch.add` of each. From ``VECTOR_MIN_HEADERLESS`` records by Arrow
+    (:func:`encode_arrow_headerless`), else record by record."""
+    n = len(keys)
+    count = len(outs)
+    if n >= VECTOR_MIN_HEADERLESS and not BIG_ENDIAN:
+        import numpy as np
+        import pyarrow as pa
+        wide = pa.large_binary()
+        encode_arrow_headerless(outs, np.fromiter(timestamps, np.int64, n), pa.array(keys, wide),
+                                pa.array(values, wide))
+        return
+    pack = PREFIX.pack
+    if count == 1:
+        data, ends = outs[0]
+        end_at = ends.append
+        for ts, kb, vb in zip(timestamps, keys, values):
+            data += pack(ts, -1 if kb is None else len(kb), -1 if vb is None else len(vb), 0)
+            if kb:
+                data += kb
+            if vb:
+                data += vb
+            end_at(len(data))
+        return
+    for ts, kb, vb in zip(timestamps, keys, values):
+        data, ends = outs[partition_for_key(kb, count)]
+        data += pack(ts, len(kb), -1 if vb is None else len(vb), 0)
+        data += kb
+        if vb:
+            data += vb
+        ends.append(len(data))
+
+
+def encode_arrow_headerless(outs: Sequence[tuple[bytearray, array]], timestamps: Any, key_column: Any,
+                            value_column: Any) -> None:
+    """:func:`encode_headerless` of Arrow ``large_binary`` columns (``timestamps``: a numpy int64 array): the keys'
+    partitions from :func:`~streams_on_spark.partitioner.positive_hashes`, the records grouped by partition in order
+    (a stable sort), each record's prefix, key and value interleaved by one Arrow ``take`` over the three columns,
+    and each partition's bytes appended to its ``data`` with their ``ends`` moved past what it held."""
     import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
-    n = len(keys)
-    key_column, value_column = pa.array(keys, pa.binary()), pa.array(values, pa.binary())
-    prefix = np.zeros(n, dtype=[("ts", "<i8"), ("kl", "<i4"), ("vl", "<i4"), ("hc", "<i4")])
-    prefix["ts"] = np.fromiter(timestamps, np.int64, n)
-    prefix["kl"] = pc.fill_null(pc.binary_length(key_column), -1).to_numpy(zero_copy_only=False)
-    prefix["vl"] = pc.fill_null(pc.binary_length(value_column), -1).to_numpy(zero_copy_only=False)
-    prefixes = pa.FixedSizeBinaryArray.from_buffers(pa.binary(20), n, [None, pa.py_buffer(prefix.tobytes())])
-    wide = pa.large_binary()   # 64-bit offsets: a batch's bytes may pass 2 GiB
-    joined = pc.binary_join_element_wise(prefixes.cast(wide), pc.fill_null(key_column, b"").cast(wide),
-                                         pc.fill_null(value_column, b"").cast(wide), pa.scalar(b"", wide))
-    buffers = joined.buffers()
-    offsets = np.frombuffer(buffers[1], np.int64)[joined.offset:joined.offset + n + 1]
-    start = int(offsets[0])
-    data = buffers[2].to_pybytes()[start:int(offsets[-1])] if n else b""
-    ends = array("q")
-    ends.frombytes((offsets[1:] - start).astype("<i8").tobytes())
-    if BIG_ENDIAN:  # pragma: no cover
-        ends.byteswap()
-    return data, ends
+    n, count = len(key_column), len(outs)
+    if not n:
+        return
+    wide = pa.large_binary()
+    key_buffers, value_buffers = key_column.buffers(), value_column.buffers()
+    key_offsets = np.frombuffer(key_buffers[1], np.int64, key_column.offset + n + 1)[key_column.offset:]
+    value_offsets = np.frombuffer(value_buffers[1], np.int64, value_column.offset + n + 1)[value_column.offset:]
+    if count > 1:
+        place = positive_hashes(key_offsets, key_buffers[2] or b"")
+        place %= np.uint32(count)
+        order = np.argsort(place.astype(np.uint16 if count < 65536 else np.uint32), kind="stable")
+        bounds = np.zeros(count + 1, np.int64)
+        np.cumsum(np.bincount(place, minlength=count), out=bounds[1:])
+    else:
+        order = np.arange(n)
+        bounds = np.array([0, n])
+    prefix, index, prefix_offsets = _scratch.arrays(n)
+    prefix = prefix[:n]
+    prefix["ts"] = timestamps
+    np.subtract(key_offsets[1:], key_offsets[:-1], out=prefix["kl"], casting="unsafe")
+    np.subtract(value_offsets[1:], value_offsets[:-1], out=prefix["vl"], casting="unsafe")
+    for column, lengths in ((key_column, "kl"), (value_column, "vl")):
+        if column.null_count:   # a null's length is -1 (its slot holds no bytes)
+            prefix[lengths][column.is_null().to_numpy(zero_copy_only=False)] = -1
+    prefixes = pa.LargeBinaryArray.from_buffers(wide, n, [None, pa.py_buffer(prefix_offsets[:n + 1]),
+                                                           pa.py_buffer(prefix)])
+    columns = pa.concat_arrays([prefixes, key_column, value_column])
+    index = index[:3 * n]
+    index[0::3] = order
+    np.add(order, n, out=index[1::3])
+    np.add(order, 2 * n, out=index[2::3])
+    records = columns.take(pa.array(index))
+    buffers = records.buffers()
+    offsets = np.frombuffer(buffers[1], np.int64, 3 * n + 1)[::3]
+    data = memoryview(buffers[2]) if buffers[2] is not None else memoryview(b"")
+    for p in range(count):
+        lo, hi = int(bounds[p]), int(bounds[p + 1])
+        if lo == hi:
+            continue
+        start = int(offsets[lo])
+        out, ends = outs[p]
+        base = len(out) - start
+        out += data[start:int(offsets[hi])]
+        ends.frombytes((offsets[lo + 1:hi + 1] + base).tobytes())
 
 
 def encode_by_partition(records: Iterable[ProducerRecord]) -> list[RecordBatch]:

@@ -37,9 +37,9 @@ from streams_on_spark.state.stores import _IMMUTABLE, _TS, TimestampedKeyValueSt
 from streams_on_spark.runtime.cache_replay import CacheReplay
 from streams_on_spark.runtime.column_sink import ColumnSink
 from streams_on_spark.partitioner import memoised_hash, memoised_utf8_key, partition_for_key, remember_utf8_key
-from streams_on_spark.record_batch import BIG_ENDIAN, PREFIX, PartitionedRecords, RecordBatch
+from streams_on_spark.record_batch import PREFIX, PartitionedRecords, encode_headerless
 from streams_on_spark.records import ProducerRecord
-from streams_on_spark.errors import IllegalStateError
+from streams_on_spark.errors import IllegalStateError, UnknownTopicException
 from streams_on_spark.operators import aggregations, shared, stateless, tables
 from streams_on_spark.change import Change
 from streams_on_spark.processor.api import Record
@@ -616,7 +616,10 @@ class FlushedColumns:
             return None
         try:
             count = task.collector._partition_counts(sink.topic)
-        except Exception:
+        except UnknownTopicException:
+            # what the task's partition counts raise (TopicLayout.partitions_of, where the layout knows every topic
+            # that exists; the local engine's answer 1): the per-entry flush keeps the sink's own send, which raises
+            # it at the record, as Kafka's producer does. Anything else is a bug, not a reason to take another path.
             return None
         return FlushedColumns(task, node, sink.topic, count)
 
@@ -658,44 +661,19 @@ class FlushedColumns:
         return True
 
     def _send(self, keys: list[bytes], values: list[bytes], timestamps: list[int]) -> None:
-        """The records the sink makes of these keys and values, in order, into the task's output."""
+        """The records the sink makes of these keys and values, in order, into the task's output: encoded into their
+        partitions' batches at once (:func:`~streams_on_spark.record_batch.encode_headerless`: placed by murmur2 of
+        the keys, a column at a time from some size), or as records where the output is a list."""
         topic, count = self.topic, self.count
-        places = None if count == 1 else [partition_for_key(kb, count) for kb in keys]
         buffer = self.task.collector.buffer
-        if buffer.__class__ is not PartitionedRecords:
-            new, pr = tuple.__new__, ProducerRecord
-            buffer.extend([new(pr, (topic, 0 if places is None else place, ts, kb, vb, ()))
-                           for place, ts, kb, vb in zip(places or itertools.repeat(0), timestamps, keys, values)])
+        if buffer.__class__ is PartitionedRecords:
+            encode_headerless([batch.buffers() for batch in buffer.partition_batches(topic, count)], timestamps, keys,
+                              values)
             return
-        batches = buffer.partition_batches(topic, count)
-        if places is None:
-            _append_encoded(batches[0], timestamps, keys, values)
-            return
-        parts: dict[int, list[int]] = {}
-        for i, place in enumerate(places):
-            part = parts.get(place)
-            if part is None:
-                part = parts[place] = []
-            part.append(i)
-        for place, part in parts.items():
-            _append_encoded(batches[place], [timestamps[i] for i in part], [keys[i] for i in part],
-                            [values[i] for i in part])
-
-
-def _append_encoded(batch: RecordBatch, timestamps: list[int], keys: list[bytes], values: list[bytes]) -> None:
-    """Records without headers encoded at the end of ``batch``'s buffers (what the fused sink's inline encoding
-    writes, record by record): encoded as one record batch (by Arrow from some size), its ends moved."""
-    data, ends = batch.buffers()
-    encoded = RecordBatch.of_columns(batch.topic, batch.partition, timestamps, keys, values, [()] * len(keys))
-    base = len(data)
-    data += encoded.data
-    if not base:
-        ends.extend(encoded.ends)
-    elif len(keys) < 256 or BIG_ENDIAN:
-        ends.extend([end + base for end in encoded.ends])
-    else:
-        import numpy as np
-        ends.frombytes((np.frombuffer(encoded.ends, np.int64) + base).tobytes())
+        new, pr = tuple.__new__, ProducerRecord
+        places = itertools.repeat(0) if count == 1 else [partition_for_key(kb, count) for kb in keys]
+        buffer.extend([new(pr, (topic, place, ts, kb, vb, ()))
+                       for place, ts, kb, vb in zip(places, timestamps, keys, values)])
 
 
 def _grouped_keys(keys: Any, timestamps: Any) -> tuple[list[bytes], Callable[[], tuple[list, list, list]]]:
@@ -1221,7 +1199,10 @@ class _Compiler:
             return None
         try:
             count = task.collector._partition_counts(sink.topic)
-        except Exception:
+        except UnknownTopicException:
+            # what the task's partition counts raise (TopicLayout.partitions_of, where the layout knows every topic
+            # that exists; the local engine's answer 1): no columns, and the inline sink's code leaves the task to
+            # the per-record path, whose send raises it at the record. Anything else is a bug, raised as it is.
             return None
         column = self.column_sinks[node.name] = ColumnSink(buffer, sink.topic, count)
         return column

@@ -277,6 +277,22 @@ def test_kafka_streams_logs_a_key_with_no_effect_at_construction(caplog):
     assert "'num.standby.replicas'" in message and "no standby" in message
 
 
+def test_an_embedded_topics_key_in_an_application_reading_kafka_is_logged_naming_it_and_why(caplog):
+    """``embedded.topics.batch.records`` acts on the embedded topics alone: with ``bootstrap.servers`` another value
+    than its default is warned about (once per config), at its default or without Kafka it is silent; a test driver
+    reads neither, whatever ``bootstrap.servers`` says."""
+    kafka = {"application.id": "a", "bootstrap.servers": "localhost:9092"}
+    with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
+        KafkaStreams(_topology(), {**kafka, "embedded.topics.batch.records": 8})   # no Spark, no broker yet
+        KafkaStreams(_topology(), {**kafka, "embedded.topics.batch.records": 65536})
+        KafkaStreams(_topology(), {"application.id": "a", "embedded.topics.batch.records": 8})
+        TopologyTestDriver(_topology(), {**kafka, "embedded.topics.batch.records": 8}).close()
+    assert _no_effect_warnings(caplog) == [
+        "The configuration 'embedded.topics.batch.records' was supplied but has no effect on streams-on-spark with "
+        "bootstrap.servers set: it sizes the record batches of the embedded topics' Spark source; Spark's Kafka source "
+        "packs the records of Kafka's topics per Arrow batch of spark.sql.execution.arrow.maxRecordsPerBatch."]
+
+
 @pytest.mark.parametrize("key, value", [
     ("num.stream.threads", 1), ("num.stream.threads", "1"), ("commit.interval.ms", 30000),
     ("num.standby.replicas", 0), ("metrics.recording.level", "INFO"), ("group.protocol", "CLASSIC"),  # any case

@@ -6,8 +6,9 @@ from array import array
 
 import pytest
 
-from streams_on_spark.record_batch import (PREFIX, PartitionedRecords, RecordBatch, encode_by_partition,
-                                                      merge_by_stream_time, parse_records)
+from streams_on_spark.partitioner import partition_for_key
+from streams_on_spark.record_batch import (PREFIX, VECTOR_MIN_HEADERLESS, PartitionedRecords, RecordBatch,
+                                           encode_by_partition, encode_headerless, merge_by_stream_time, parse_records)
 from streams_on_spark.records import ProducerRecord
 
 
@@ -155,6 +156,28 @@ def test_large_batches_without_headers_encode_to_the_same_bytes():
         (got,) = encode_by_partition(records)
         assert bytes(got.data) == bytes(expected.data) and got.ends_bytes() == expected.ends_bytes()
         assert got.records() == records
+
+
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_records_without_headers_encoded_at_once_into_their_partitions_give_the_bytes_of_add(partitions):
+    """``encode_headerless`` (record by record below ``VECTOR_MIN_HEADERLESS`` records, by Arrow from it) into
+    batches that already hold records: each record in its key's partition in order, the same bytes and ends as
+    ``RecordBatch.add`` of each; nulls (a key only at one partition), empty keys and values, extreme timestamps."""
+    import random
+    rng = random.Random(partitions)
+    for n in (VECTOR_MIN_HEADERLESS - 1, VECTOR_MIN_HEADERLESS, 2000):
+        keys = [rng.choice([None if partitions == 1 else b"", b"", rng.randbytes(rng.randrange(1, 80))])
+                for _ in range(n)]
+        values = [rng.choice([None, b"", rng.randbytes(rng.randrange(1, 200))]) for _ in range(n)]
+        timestamps = [rng.choice([-2**63, 2**63 - 1, 0, rng.randrange(10**13)]) for _ in range(n)]
+        got, expected = ([RecordBatch("t", p) for p in range(partitions)] for _ in range(2))
+        for batches in (got, expected):
+            for p, batch in enumerate(batches):
+                batch.add(p, b"held", b"before")
+        encode_headerless([batch.buffers() for batch in got], timestamps, keys, values)
+        for ts, key, value in zip(timestamps, keys, values):
+            expected[0 if partitions == 1 else partition_for_key(key, partitions)].add(ts, key, value)
+        assert [(bytes(b.data), b.ends_bytes()) for b in got] == [(bytes(b.data), b.ends_bytes()) for b in expected]
 
 
 def test_batches_of_some_size_decode_by_arrow_to_the_columns_of_the_record_loop():

@@ -41,8 +41,9 @@ from streams_on_spark.processor.api import TaskId
 from streams_on_spark.record_batch import PartitionedRecords, RecordBatch, parse_records
 from streams_on_spark.records import ProducerRecord
 from streams_on_spark.error_handlers import ProductionExceptionHandler, Response
+from streams_on_spark.errors import UnknownTopicException
 from streams_on_spark.runtime import column_sink, local
-from streams_on_spark.runtime.fused import BatchAggregation, FusedChains
+from streams_on_spark.runtime.fused import BatchAggregation, FlushedColumns, FusedChains, _cached_aggregation, _Compiler
 from streams_on_spark.runtime.local import LocalEngine
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.state.caching import RecordCached
@@ -341,6 +342,41 @@ def test_a_failing_function_leaves_what_the_sinks_held_before_it_in_the_output()
     assert isinstance(task._fused, FusedChains) and task._fused.column_sinks
     out = sorted((r.timestamp, r.key, r.value) for b in task.collector.drain_batches() for r in b.records())
     assert out == [(i, b"k%d" % i, b"A%d" % i) for i in range(100)]
+
+
+@pytest.mark.parametrize("what", ["count", "upper"])
+def test_a_sink_topic_the_layout_does_not_know_leaves_the_record_path_and_nothing_else_is_hidden(what):
+    """Where the task's partition counts do not know a sink's topic (``UnknownTopicException``: the layout knows
+    every topic that exists), the bulk flush (``FlushedColumns.plan``) and the held columns
+    (``_Compiler._column_sink``) are not planned: the per-record path's send names the topic at the record. Any other
+    error of the partition counts is a failure, not a quiet fallback."""
+    builder = StreamsBuilder()
+    stream = builder.stream("in", Consumed.with_(S, S))
+    if what == "count":
+        stream.group_by_key().count().to_stream().to("out", Produced.with_(S, L))
+    else:
+        stream.map_values(lambda v: v.upper()).to("out", Produced.with_(S, S))
+    internal = builder.build().internal_builder
+    internal.application_id = "unknown"
+
+    def planned(error: Exception) -> Any:
+        task = StreamTask(TaskId(0, 0), internal.subtopologies()[0], internal,
+                          TaskConfig.from_config({"application.id": "unknown"}), lambda topic: 1, lambda: 0,
+                          partition_output=True)
+
+        def partitions(topic: str) -> int:   # the counts asked again once the task's forward is fused
+            if topic == "out":
+                raise error
+            return 1
+        task.collector._partition_counts = partitions
+        if what == "count":
+            return FlushedColumns.plan(task, _cached_aggregation(task))
+        sink = next(node for node in task.nodes.values() if type(node.processor).__name__ == "SinkProcessor")
+        return _Compiler(task, columnar=True)._column_sink(sink)
+
+    assert planned(UnknownTopicException("Topic out not present in metadata")) is None
+    with pytest.raises(ZeroDivisionError):
+        planned(ZeroDivisionError("a bug in the partition counts"))
 
 
 # goldens whose count() takes record batches without headers: some of their batches are counted from their columns

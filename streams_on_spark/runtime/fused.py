@@ -318,11 +318,11 @@ class BatchAggregation:
     def _count_columns(self, task: Any, queue: Any, offset: int, batch: Any) -> bool:
         """``count()`` of one record batch of ``queue`` (its first record at ``offset``) from its Arrow columns,
         leaving what :meth:`run` leaves for the same records, without a Python object per record: per key its count,
-        newest timestamp and last record, by Arrow's hash grouping (none where every key comes once), then one read and one write per key in the order
-        of the keys' last records. Taken where the task has nothing queued, the keys' bytes are the store's (String
-        in UTF-8 or ByteArray on both sides), the values' deserializer cannot fail, no key or value is null, no
-        timestamp negative and the batch's new cache entries fit the cache; False (nothing done: the records are
-        queued as usual) elsewhere."""
+        newest timestamp and last record, by Arrow's hash grouping (none where every key comes once), then one read
+        and one write per key in the order of the keys' last records. Taken where the task has nothing queued, the
+        keys' bytes are the store's (String in UTF-8 or ByteArray on both sides), the values' deserializer cannot
+        fail, no key or value is null, no timestamp negative and the batch's new cache entries fit the cache; False
+        (nothing done: the records are queued as usual) elsewhere."""
         store = self.processor.store
         if not self.counting_columns or queue.extractor is not None or task.partition_group.has_records():
             return False
@@ -403,7 +403,8 @@ class BatchAggregation:
         entries do not fit the cache, with the cache's eviction rule (:class:`CacheReplay`): what
         :meth:`_run_evicting` leaves for the same records. The keys' values before the batch are read at once (one
         multi-get from the store beneath): a key that comes once is not written before its record. ``none_cached``:
-        the cache (or its account) holds none of the keys. False (nothing done) where the cache is not as reads and writes leave it or a count would pass a Long's range."""
+        the cache (or its account) holds none of the keys. False (nothing done) where the cache is not as reads and
+        writes leave it or a count would pass a Long's range."""
         store = self.processor.store
         replay = self._replay or CacheReplay.of(store, self.node, task.context, self.columns)
         if replay is None:

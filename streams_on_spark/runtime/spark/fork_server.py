@@ -46,6 +46,7 @@ PRELOAD = (
     "pyspark.sql.streaming.transform_with_state_driver_worker",
     "pyspark.sql.worker.create_data_source",
     "pyspark.sql.worker.plan_data_source_read",
+    "pyspark.sql.worker.lookup_data_sources",
     "pandas",
     "pyarrow",
     "streams_on_spark.runtime.spark.embedded_source",

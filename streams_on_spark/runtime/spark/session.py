@@ -120,7 +120,7 @@ def local_session(app_name: str = "streams-on-spark", cores: int = 2, jars: Iter
     elif local_files:
         log.warning("%s is missing (run `make setup`, or install the wheel): local checkpoints are written with "
                     "Hadoop's own local file system, a chmod process per file", LOCAL_FS_JAR)
-    with _forked_workers(), _appended_to_class_path(class_path):
+    with _forked_workers(), _appended_to_class_path(class_path), _environment(_launch_environment()):
         spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     if class_path and LOCAL_FS_JAR not in spark._jvm.java.lang.System.getProperty("java.class.path").split(os.pathsep):
@@ -136,21 +136,49 @@ def local_session(app_name: str = "streams-on-spark", cores: int = 2, jars: Iter
 
 
 @contextlib.contextmanager
-def _appended_to_class_path(jars: Iterable[str]) -> Iterator[None]:
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """This process's environment with ``values`` set while the block runs (what Spark's launcher, and the JVM it
+    starts, inherit), then as it was."""
+    before = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+# The JVM of Spark's launcher (spark-class runs org.apache.spark.launcher.Main, which only prints the real JVM's
+# command) on C1 with the serial collector: it runs for a fraction of a second, and C2's compiler threads and the
+# parallel collector's setup cost it more than they give back (measured: 0.25-0.3 CPU-seconds against 0.45-0.55).
+LAUNCHER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def _launch_environment() -> dict[str, str]:
+    """What a local session's launch is given where the environment has nothing: ``SPARK_HOME`` (pyspark's own
+    directory, as pyspark finds it: without it spark-submit starts a Python interpreter to find it,
+    ``find_spark_home.py``) and ``SPARK_LAUNCHER_OPTS`` (:data:`LAUNCHER_JAVA_OPTIONS`)."""
+    from pyspark.find_spark_home import _find_spark_home
+    values = {}
+    if not os.environ.get("SPARK_HOME"):
+        values["SPARK_HOME"] = _find_spark_home()
+    if "SPARK_LAUNCHER_OPTS" not in os.environ:
+        values["SPARK_LAUNCHER_OPTS"] = LAUNCHER_JAVA_OPTIONS
+    return values
+
+
+def _appended_to_class_path(jars: Iterable[str]) -> contextlib.AbstractContextManager:
     """While a new local session's JVM is launched, ``jars`` come last on its class path: through
     ``SPARK_DIST_CLASSPATH``, which Spark's launcher appends after Spark's own jars (``spark.driver.extraClassPath``
     would put them first, and the JVM would refuse the class archive, whose class path is Spark's jars)."""
     jars = list(jars)
     before = os.environ.get(DIST_CLASSPATH)
-    if jars:
-        os.environ[DIST_CLASSPATH] = os.pathsep.join(([before] if before else []) + jars)
-    try:
-        yield
-    finally:
-        if jars and before is None:
-            del os.environ[DIST_CLASSPATH]
-        elif jars:
-            os.environ[DIST_CLASSPATH] = before
+    if not jars:
+        return contextlib.nullcontext()
+    return _environment({DIST_CLASSPATH: os.pathsep.join(([before] if before else []) + jars)})
 
 
 _fork_server = None   # this process's ForkServer, once a local session has started one
@@ -162,13 +190,18 @@ def _forked_workers() -> Iterator[None]:
     workers' Python is this process's own (the context keeps it as its ``pythonExec``; this process's environment is
     restored, so its other children start Python as before). ``STREAMS_ON_SPARK_FORKED_WORKERS=false`` turns it off.
     Local masters only (a local session, or ``spark-submit --master 'local[...]'``): the context's ``pythonExec`` is
-    also what a cluster's executors would start, and the launcher exists on this machine only."""
+    also what a cluster's executors would start, and the launcher exists on this machine only.
+
+    ``PYSPARK_DRIVER_PYTHON`` too, where it is unset or this process's Python: a JVM launched meanwhile (a local
+    session's) keeps it as its ``PythonUtils.defaultPythonExec``, the Python of the worker with which Spark looks up
+    the installed Python data sources (``pyspark.sql.worker.lookup_data_sources``, once per JVM, when the first
+    Python data source is registered: the embedded topics'): forked, it no longer imports pyspark from Spark's ``pyspark.zip``, which holds no
+    bytecode (measured: 1.6-1.7 CPU-seconds, 4 s under load)."""
     global _fork_server
     from pyspark import SparkContext
     given = os.environ.get("PYSPARK_PYTHON")
     python = shutil.which(given or "python3")   # pyspark's default when PYSPARK_PYTHON is unset
-    if (SparkContext._active_spark_context is not None or python is None
-            or os.path.abspath(python) != os.path.abspath(sys.executable)
+    if (SparkContext._active_spark_context is not None or not _is_this_python(python)
             or os.environ.get(FORKED_WORKERS, "true").lower() == "false"):
         yield
         return
@@ -177,14 +210,16 @@ def _forked_workers() -> Iterator[None]:
     if _fork_server is None or _fork_server.process.poll() is not None:
         # pyspark's driver worker of transformWithStateInPandas prints debug lines that Spark copies to the console
         _fork_server = ForkServer(sys.executable, quiet=(DRIVER_WORKER,))
-    os.environ["PYSPARK_PYTHON"] = _fork_server.launcher
-    try:
+    forked = {"PYSPARK_PYTHON": _fork_server.launcher}
+    driver = os.environ.get("PYSPARK_DRIVER_PYTHON")
+    if driver is None or _is_this_python(shutil.which(driver)):
+        forked["PYSPARK_DRIVER_PYTHON"] = _fork_server.launcher
+    with _environment(forked):
         yield
-    finally:
-        if given is None:
-            del os.environ["PYSPARK_PYTHON"]
-        else:
-            os.environ["PYSPARK_PYTHON"] = given
+
+
+def _is_this_python(python: str | None) -> bool:
+    return python is not None and os.path.abspath(python) == os.path.abspath(sys.executable)
 
 
 def is_spark_connect(spark: Any) -> bool:

@@ -142,10 +142,17 @@ def test_a_local_session_starts_its_workers_through_the_server(monkeypatch):
     seen = {}
     monkeypatch.setattr("pyspark.SparkContext", Context)
     monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
+    monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", sys.executable)
     with session._forked_workers():
         seen["inside"] = os.environ["PYSPARK_PYTHON"]
+        seen["driver"] = os.environ["PYSPARK_DRIVER_PYTHON"]
     assert seen["inside"] == session._fork_server.launcher      # what the new context keeps as its pythonExec
+    assert seen["driver"] == session._fork_server.launcher      # the JVM's defaultPythonExec (data source lookup)
     assert os.environ["PYSPARK_PYTHON"] == sys.executable        # and this process's children start Python as before
+    assert os.environ["PYSPARK_DRIVER_PYTHON"] == sys.executable
+    monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", "/usr/bin/another-python")   # not this Python: left to Spark
+    with session._forked_workers():
+        assert os.environ["PYSPARK_DRIVER_PYTHON"] == "/usr/bin/another-python"
     monkeypatch.setenv(session.FORKED_WORKERS, "false")
     with session._forked_workers():
         assert os.environ["PYSPARK_PYTHON"] == sys.executable

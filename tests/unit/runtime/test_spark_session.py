@@ -1,6 +1,8 @@
 """Which session the Spark engine runs in, and what a task knows of its micro-batch outside Spark."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from streams_on_spark.runtime.spark.errors import query_error
@@ -98,3 +100,37 @@ def test_a_local_sessions_jvm_compiles_with_c1_only(spark):
     runtime = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
     assert LOCAL_JAVA_OPTIONS == "-XX:TieredStopAtLevel=1"
     assert LOCAL_JAVA_OPTIONS in list(runtime.getInputArguments())
+
+
+@pytest.mark.spark
+def test_a_local_sessions_jvm_looks_up_python_data_sources_with_a_forked_worker(spark):
+    """The JVM of ``local_session`` (the plugin's session is one) runs Spark's lookup of installed Python data
+    sources, the first Python worker of any query, with its ``defaultPythonExec``: ``PYSPARK_DRIVER_PYTHON`` as it
+    was launched, the fork server's launcher; this process's own variable is as before."""
+    from streams_on_spark.runtime.spark import session
+    jvm = spark.sparkContext._jvm
+    assert jvm.java.lang.System.getenv("PYSPARK_DRIVER_PYTHON") == session._fork_server.launcher
+    assert os.environ.get("PYSPARK_DRIVER_PYTHON") != session._fork_server.launcher
+
+
+def test_a_local_sessions_launch_finds_spark_home_and_runs_the_launcher_jvm_on_c1(monkeypatch):
+    """Without SPARK_HOME, spark-submit would start a Python interpreter to find it: the launch is given pyspark's
+    own; and Spark's launcher JVM runs with ``LAUNCHER_JAVA_OPTIONS``. What the user set is kept."""
+    from pyspark.find_spark_home import _find_spark_home
+    from streams_on_spark.runtime.spark import session
+    monkeypatch.delenv("SPARK_HOME", raising=False)
+    monkeypatch.delenv("SPARK_LAUNCHER_OPTS", raising=False)
+    assert session._launch_environment() == {"SPARK_HOME": _find_spark_home(),
+                                             "SPARK_LAUNCHER_OPTS": session.LAUNCHER_JAVA_OPTIONS}
+    monkeypatch.setenv("SPARK_HOME", "/opt/spark")
+    monkeypatch.setenv("SPARK_LAUNCHER_OPTS", "")
+    assert session._launch_environment() == {}
+
+
+def test_the_environment_is_restored_after_the_launch(monkeypatch):
+    from streams_on_spark.runtime.spark import session
+    monkeypatch.setenv("SOS_TEST_SET", "before")
+    monkeypatch.delenv("SOS_TEST_UNSET", raising=False)
+    with session._environment({"SOS_TEST_SET": "during", "SOS_TEST_UNSET": "during"}):
+        assert os.environ["SOS_TEST_SET"] == os.environ["SOS_TEST_UNSET"] == "during"
+    assert os.environ["SOS_TEST_SET"] == "before" and "SOS_TEST_UNSET" not in os.environ

@@ -302,6 +302,10 @@ class LocalTaskStore(ABC):
             for key, value in store.entries_iter():
                 yield name, key, value
 
+    def flush(self) -> None:
+        """Make what was committed durable without releasing the copy, as :meth:`close` does (here: written
+        already)."""
+
     def close(self) -> None:
         """Release the copy (uncommitted writes are dropped); :meth:`open` takes it again."""
         if self._db is None:
@@ -312,6 +316,10 @@ class LocalTaskStore(ABC):
     @staticmethod
     def destroy(path: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
+
+
+class LocalStoreLocked(StreamsException):
+    """A task's local copy is open in another process (RocksDB's lock, or the storeless copy's)."""
 
 
 def _unknown_store(name: str) -> StreamsException:
@@ -340,7 +348,7 @@ class RocksTaskStore(LocalTaskStore):
             self._db = Rdict(self.path, _options(), column_families=families)
         except Exception as e:
             if "lock" in str(e).lower():
-                raise StreamsException(f"cannot open the local state store at {self.path}: another process is running "
+                raise LocalStoreLocked(f"cannot open the local state store at {self.path}: another process is running "
                                        f"this task ({e})") from e
             # unreadable (a machine crash, a full disk): it is only a copy, the engine rebuilds it from its changelog
             log.warning("the local state store at %s cannot be opened (%s); deleting it", self.path, e)
@@ -395,6 +403,9 @@ class RocksTaskStore(LocalTaskStore):
         self._db.write(batch)
         return changes
 
+    def flush(self) -> None:
+        self._db.flush()   # all column families at once (atomic flush; no write-ahead log)
+
     def close(self) -> None:
         if self._db is None:
             return
@@ -439,7 +450,7 @@ class _CopyFile:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
             self._lock.close()
-            raise StreamsException(f"cannot open the local state store at {path}: another process is running this "
+            raise LocalStoreLocked(f"cannot open the local state store at {path}: another process is running this "
                                    f"task ({e})") from e
         self._entries = self._read()
 

@@ -8,7 +8,8 @@ one atomic ``WriteBatch`` and returns them as the batch's changelog. A crash mid
 version intact, and a copy whose marker is not the version the engine expects is discarded and rebuilt from the
 engine's changelog (:meth:`LocalTaskStore.load`).
 
-Writes skip RocksDB's write-ahead log: the database is flushed when the task releases it (:meth:`LocalTaskStore.close`),
+Writes skip RocksDB's write-ahead log: the database is flushed when the task releases it (:meth:`LocalTaskStore.close`,
+or :meth:`LocalTaskStore.flush` when an engine keeps it open for the task's next call),
 atomically across its column families, so a crash loses whole batches since the last release, never part of one, and
 the marker always names what the files hold; with the log, every open replayed it and flushed it then, the larger
 part of the 20-60 ms a task call spent opening and closing its database.

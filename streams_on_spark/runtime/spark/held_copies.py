@@ -13,12 +13,13 @@ executor is free. A worker that finds a copy locked (:func:`open_copy`) asks its
 worker serves requests on a Unix socket (abstract namespace, named in ``<copy>.holder`` beside the copy) from a
 daemon thread, which closes the copy if it is held idle (never one a call of its own is using: that stays locked,
 and the asker fails as it did before this module, "another process is running this task") and answers; the asker
-then opens it. A worker holds at most :data:`MAX_HELD` copies (least recently used closed first) and closes them
-at exit.
+then opens it. A worker holds at most :data:`MAX_HELD` copies (least recently used closed first: an open database
+keeps its caches) and closes them at exit.
 """
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import socket
@@ -32,7 +33,7 @@ from streams_on_spark.state.local import LocalStoreLocked, LocalTaskStore
 
 log = logging.getLogger(__name__)
 
-MAX_HELD = 32
+MAX_HELD = 8   # each open database keeps its memtables and block caches
 HANDOVER_TIMEOUT_S = 10.0
 _HOLDER_SUFFIX = ".holder"
 
@@ -81,7 +82,8 @@ def hold(local: LocalTaskStore) -> None:
     for old in evicted:
         _close_quietly(old)
     try:
-        replace_file(local.path + _HOLDER_SUFFIX, address)
+        if _named_holder(local.path) != address:
+            replace_file(local.path + _HOLDER_SUFFIX, address)
     except OSError as e:   # without it another worker cannot ask: let the copy go
         log.warning("cannot name the holder of %s (%s); closing it", local.path, e)
         _release(local.path)
@@ -90,23 +92,42 @@ def hold(local: LocalTaskStore) -> None:
 def open_copy(path: str, opener: Callable[[], LocalTaskStore]) -> LocalTaskStore:
     """``opener()``, the copy at ``path`` opened; if another worker of this machine holds it idle, that worker is
     asked to release it first (the copy stays locked, :class:`LocalStoreLocked`, while a call there is using it)."""
+    holder = _holder(path)
+    if holder is not None:   # named while held: ask before a first attempt that would fail on the lock
+        _ask_holder(path, holder)
     try:
         return opener()
     except LocalStoreLocked:
-        if not _ask_holder(path):
+        holder = _holder(path)
+        if holder is None or not _ask_holder(path, holder):
             raise
     return opener()
 
 
-def _ask_holder(path: str) -> bool:
-    """Ask the process named in ``path``'s holder file to release the copy; whether it released it."""
+def _named_holder(path: str) -> Optional[bytes]:
+    """The hand-over address in ``path``'s holder file (the process holding the copy), or None."""
     try:
         with open(path + _HOLDER_SUFFIX, "rb") as f:
-            address = f.read()
+            return f.read() or None
     except OSError:
-        return False
-    if address == _address:   # this process holds it (not idle, or it would have been taken)
-        return False
+        return None
+
+
+def _holder(path: str) -> Optional[bytes]:
+    """The hand-over address of the other process that holds ``path``, or None."""
+    address = _named_holder(path)
+    return address if address != _address else None
+
+
+def _forget_holder(path: str) -> None:
+    """The copy at ``path`` is no longer held here: its holder file goes, if it still names this process."""
+    if _address is not None and _named_holder(path) == _address:
+        with contextlib.suppress(OSError):
+            os.unlink(path + _HOLDER_SUFFIX)
+
+
+def _ask_holder(path: str, address: bytes) -> bool:
+    """Ask the process at ``address`` to release the copy at ``path``; whether it released it."""
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(HANDOVER_TIMEOUT_S)
@@ -188,3 +209,4 @@ def _close_quietly(local: LocalTaskStore) -> None:
         local.close()
     except Exception as e:   # its directory gone: nothing of it is needed (Spark's changelog rebuilds it)
         log.debug("closing the held copy %s failed (%s)", local.path, e)
+    _forget_holder(local.path)

@@ -141,3 +141,22 @@ def test_a_held_copy_whose_directory_was_replaced_is_closed_not_taken(tmp_path):
     os.makedirs(path)
     assert held_copies.take(path) is None
     assert local._db is None
+
+
+def test_the_holder_is_named_while_it_holds_and_asked_before_a_first_open(tmp_path, monkeypatch):
+    path = str(tmp_path / "task")
+    child = holder(path, "hold")
+    try:
+        assert os.path.exists(path + ".holder")
+        attempts = []
+
+        def opener():
+            attempts.append(1)
+            return open_local_task_store(path, ["counts"])
+
+        local = held_copies.open_copy(path, opener)
+        assert len(attempts) == 1   # asked first: no attempt failed on the lock
+        assert not os.path.exists(path + ".holder")   # the holder let it go and said so
+        local.close()
+    finally:
+        child.kill()

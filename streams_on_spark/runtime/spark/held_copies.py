@@ -2,8 +2,9 @@
 
 Opening a task's RocksDB costs 4-90 ms a call (its MANIFEST, OPTIONS and files; more under load), as much as the
 task's work on a small batch. A worker that committed a call of a streaming query's task keeps its local copy open
-(:func:`hold`: flushed first, so that what is on disk is the committed version, exactly as after a close, and a
-killed worker loses nothing), and its next call of that task in this worker takes it back (:func:`take`) instead of
+(:func:`hold`; flushed at once by a daemon thread, off the task's way, so that what is on disk is the committed
+version as after a close, and a killed worker loses no batch but one whose flush it did not live to finish, which
+the version check then rebuilds), and its next call of that task in this worker takes it back (:func:`take`) instead of
 opening it. Taking it back changes nothing else: the caller still compares the copy's version marker with Spark's
 committed version (``TaskState.sync``) and rebuilds a copy that is ahead or behind from the changelog; a copy whose
 directory is no longer the one held (deleted or replaced) is closed and opened anew.
@@ -22,6 +23,7 @@ import atexit
 import contextlib
 import logging
 import os
+import queue
 import socket
 import threading
 import uuid
@@ -41,6 +43,7 @@ _lock = threading.Lock()   # guards _held; a copy is closed by the hand-over thr
 _held: "OrderedDict[str, tuple[LocalTaskStore, tuple[int, int]]]" = OrderedDict()   # path -> (copy, directory id)
 _address: Optional[bytes] = None   # this process' hand-over socket (abstract namespace), once it serves
 _address_pid = -1
+_to_flush: "queue.Queue[str]" = queue.Queue()   # held copies the flush thread is to make durable
 
 
 def _directory_id(path: str) -> Optional[tuple[int, int]]:
@@ -66,12 +69,13 @@ def take(path: str) -> Optional[LocalTaskStore]:
 
 
 def hold(local: LocalTaskStore) -> None:
-    """Keep ``local`` (a committed copy) open for this process' next call of its task, durable as after a close."""
+    """Keep ``local`` (a committed copy) open for this process' next call of its task; flushed right after by a
+    daemon thread, off the task's way (made durable as by a close, unless the next call took it first: then that
+    call's hold, or its close, flushes it)."""
     directory = _directory_id(local.path)
     if directory is None:
         local.close()
         return
-    local.flush()
     address = _serve()
     evicted = []
     with _lock:
@@ -79,6 +83,7 @@ def hold(local: LocalTaskStore) -> None:
         _held.move_to_end(local.path)
         while len(_held) > MAX_HELD:
             evicted.append(_held.popitem(last=False)[1][0])
+    _to_flush.put(local.path)
     for old in evicted:
         _close_quietly(old)
     try:
@@ -150,6 +155,7 @@ def _serve() -> bytes:
     server.bind(address)
     server.listen(16)
     threading.Thread(target=_answer, args=(server,), name="streams-on-spark-handover", daemon=True).start()
+    threading.Thread(target=_flush_held, name="streams-on-spark-flush", daemon=True).start()
     if _address_pid == -1:
         atexit.register(release_all)
     _address, _address_pid = address, os.getpid()
@@ -174,6 +180,28 @@ def _answer(server: socket.socket) -> None:
                 log.warning("answering a hand-over request failed", exc_info=True)
 
 
+def _flush_held() -> None:
+    """Flush the copies :func:`hold` was given, while they are still held (RocksDB's flush lets the GIL go)."""
+    while True:
+        path = _to_flush.get()
+        with _lock:
+            entry = _held.get(path)
+            if entry is not None:
+                try:
+                    entry[0].flush()
+                except Exception as e:   # its directory gone, a full disk: the copy is closed, rebuilt if needed
+                    log.warning("flushing the held copy %s failed (%s); closing it", path, e)
+                    del _held[path]
+                    _close_quietly(entry[0])
+        _to_flush.task_done()
+
+
+def wait_flushed() -> None:
+    """Return once every copy held so far has been flushed (or taken back first)."""
+    if _address is not None:
+        _to_flush.join()
+
+
 def _release(path: str) -> bool:
     """Close the copy under ``path`` if this process holds it idle; whether it did (or holds none: then it is
     free too, unless a call of this process is using it — not held — and the answer is False)."""
@@ -196,9 +224,9 @@ def release_all() -> None:
 
 def _forget_in_child() -> None:
     """A forked child holds nothing: the copies' locks stay with the parent, and so does the hand-over thread."""
-    global _address, _lock
+    global _address, _lock, _to_flush
     _held.clear()
-    _address, _lock = None, threading.Lock()
+    _address, _lock, _to_flush = None, threading.Lock(), queue.Queue()
 
 
 os.register_at_fork(after_in_child=_forget_in_child)

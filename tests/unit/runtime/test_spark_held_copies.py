@@ -96,6 +96,7 @@ HOLDER = textwrap.dedent("""
     local.commit("e:1")
     if sys.argv[2] == "hold":
         held_copies.hold(local)
+        held_copies.wait_flushed()
     print("ready", flush=True)
     sys.stdin.read()
     print("held" if held_copies.take(sys.argv[1]) is not None else "released", flush=True)
@@ -160,3 +161,13 @@ def test_the_holder_is_named_while_it_holds_and_asked_before_a_first_open(tmp_pa
         local.close()
     finally:
         child.kill()
+
+
+def test_a_worker_killed_while_it_holds_a_copy_leaves_the_committed_version(tmp_path):
+    path = str(tmp_path / "task")
+    child = holder(path, "hold")   # flushed in the background once held
+    child.kill()
+    child.wait()
+    local = open_local_task_store(path, ["counts"])   # no write-ahead log: only what was flushed is there
+    assert local.version() == "e:1" and local.stores["counts"].get(b"k") == b"v"
+    local.close()

@@ -203,8 +203,8 @@ def wait_flushed() -> None:
 
 
 def _release(path: str) -> bool:
-    """Close the copy under ``path`` if this process holds it idle; whether it did (or holds none: then it is
-    free too, unless a call of this process is using it — not held — and the answer is False)."""
+    """Close the copy under ``path`` if this process holds it idle (not while a call of its own uses it: that one
+    is not held); whether it did."""
     with _lock:   # closed under the lock: a call of this process taking it waits, then opens it anew
         entry = _held.pop(path, None)
         if entry is None:

@@ -8,8 +8,7 @@ one atomic ``WriteBatch`` and returns them as the batch's changelog. A crash mid
 version intact, and a copy whose marker is not the version the engine expects is discarded and rebuilt from the
 engine's changelog (:meth:`LocalTaskStore.load`).
 
-Writes skip RocksDB's write-ahead log: the database is flushed when the task releases it (:meth:`LocalTaskStore.close`,
-or :meth:`LocalTaskStore.flush` when an engine keeps it open for the task's next call),
+Writes skip RocksDB's write-ahead log: the database is flushed when the task releases it (:meth:`LocalTaskStore.close`),
 atomically across its column families, so a crash loses whole batches since the last release, never part of one, and
 the marker always names what the files hold; with the log, every open replayed it and flushed it then, the larger
 part of the 20-60 ms a task call spent opening and closing its database.
@@ -303,10 +302,6 @@ class LocalTaskStore(ABC):
             for key, value in store.entries_iter():
                 yield name, key, value
 
-    def flush(self) -> None:
-        """Make what was committed durable without releasing the copy, as :meth:`close` does (here: written
-        already)."""
-
     def close(self) -> None:
         """Release the copy (uncommitted writes are dropped); :meth:`open` takes it again."""
         if self._db is None:
@@ -317,10 +312,6 @@ class LocalTaskStore(ABC):
     @staticmethod
     def destroy(path: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
-
-
-class LocalStoreLocked(StreamsException):
-    """A task's local copy is open in another process (RocksDB's lock, or the storeless copy's)."""
 
 
 def _unknown_store(name: str) -> StreamsException:
@@ -349,7 +340,7 @@ class RocksTaskStore(LocalTaskStore):
             self._db = Rdict(self.path, _options(), column_families=families)
         except Exception as e:
             if "lock" in str(e).lower():
-                raise LocalStoreLocked(f"cannot open the local state store at {self.path}: another process is running "
+                raise StreamsException(f"cannot open the local state store at {self.path}: another process is running "
                                        f"this task ({e})") from e
             # unreadable (a machine crash, a full disk): it is only a copy, the engine rebuilds it from its changelog
             log.warning("the local state store at %s cannot be opened (%s); deleting it", self.path, e)
@@ -404,13 +395,6 @@ class RocksTaskStore(LocalTaskStore):
         self._db.write(batch)
         return changes
 
-    def flush(self) -> None:
-        # rocksdict flushes one column family a call: the stores first, the marker's last, so that a crash in
-        # between leaves the old marker (the copy is then rebuilt), never the new one over old stores
-        for store in self.stores.values():
-            store._db.flush()
-        self._db.flush()
-
     def close(self) -> None:
         if self._db is None:
             return
@@ -455,7 +439,7 @@ class _CopyFile:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
             self._lock.close()
-            raise LocalStoreLocked(f"cannot open the local state store at {path}: another process is running this "
+            raise StreamsException(f"cannot open the local state store at {path}: another process is running this "
                                    f"task ({e})") from e
         self._entries = self._read()
 

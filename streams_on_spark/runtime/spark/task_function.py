@@ -20,7 +20,7 @@ from streams_on_spark.runtime.spark.clock import SYSTEM_CLOCK, TICK, Clock, Wall
 from streams_on_spark.runtime.spark.execution import PROCESS_AVAILABLE, BatchExecution, TaskBatch
 from streams_on_spark.runtime.spark.global_stores import global_stores
 from streams_on_spark.runtime.spark.output import QueryableOutput, TaskOutput, streaming_batch
-from streams_on_spark.runtime.spark import held_copies, live_tasks
+from streams_on_spark.runtime.spark import live_tasks
 from streams_on_spark.runtime.spark.task_state import SavedTask, TaskState, committed_state, local_state_path
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.state.local import LocalTaskStore, open_local_task_store
@@ -169,19 +169,17 @@ class SubtopologyTaskFunction:
     def _run(self, key: tuple, frames: Iterator[Any], state: TaskState, timers: Any, batch_ms: int) -> Any:
         import pandas as pd
         run = self._acquire(int(key[0]) % self.task_count(), state, batch_ms)  # the group key: the task's slot
-        committed = False
         try:
             self._acquire_task(run, state)
             self._feed(run, frames)
             self._execute(run)
             rows = self._commit(run, state, timers)
-            committed = run.live_key is not None
         except BaseException:
             if run.task is not None:   # in an unknown state: closed dirty, never kept
                 live_tasks.discard(run.task)
             raise
         finally:
-            self._release_local_store(run.local, committed)
+            self._release_local_store(run.local)
         self._keep(run)
         return pd.DataFrame(rows, columns=list(self.output.columns))
 
@@ -199,28 +197,17 @@ class SubtopologyTaskFunction:
 
     def _acquire_local_store(self, live: Optional[live_tasks.LiveTask], query: Optional[str],
                              partition: int) -> LocalTaskStore:
-        """The task's local store: still open in this worker since its last call here (:mod:`held_copies`), else
-        the live task's opened again, else the one under the executor's directory (released by the worker holding
-        it, if one does). Whichever it is, :meth:`TaskState.sync` then checks its version against Spark's."""
-        path = live.local.path if live is not None else local_state_path(self.state_dir or _files_root(), query,
-                                                                          partition)
-        held = held_copies.take(path) if query is not None else None
-        if held is not None and (live is None or held is live.local):
-            return held
-        if held is not None:   # not the live task's: never expected, but one process must not open it twice
-            held.close()
+        """The task's local store: the live task's, opened again, or the one under the executor's directory."""
         if live is not None:
-            return held_copies.open_copy(path, lambda: _reopened(live.local))
-        return held_copies.open_copy(path, lambda: open_local_task_store(path, self.local_store_names()))
+            live.local.open()
+            return live.local
+        return open_local_task_store(local_state_path(self.state_dir or _files_root(), query, partition),
+                              self.local_store_names())
 
     @staticmethod
-    def _release_local_store(local: LocalTaskStore, committed: bool) -> None:
-        """After a call: a streaming query's committed copy stays open in this worker for the task's next call
-        (durable as if closed, handed over to another worker that asks); any other is closed."""
-        if committed:
-            held_copies.hold(local)
-        else:
-            local.close()
+    def _release_local_store(local: LocalTaskStore) -> None:
+        """Close the task's local store after the call (a live task's is opened again by its next call)."""
+        local.close()
 
     def _acquire_task(self, run: TaskRun, state: TaskState) -> None:
         """The task at the version Spark holds: the live one, else from the image another worker left in the local
@@ -338,11 +325,6 @@ def worker_gc() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def _reopened(local: LocalTaskStore) -> LocalTaskStore:
-    local.open()
-    return local
 
 
 def _files_root() -> str:

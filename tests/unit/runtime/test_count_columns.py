@@ -235,14 +235,18 @@ def test_a_count_with_nothing_downstream_flushes_into_its_store_in_bulk(cache_by
     assert flushed
 
 
-@pytest.mark.parametrize("keys", [[b"a", b"b", b"c"], [b"a", b"b", b"a", b"c", b"b"], [b"x"]])
+LONG = [b"k%03d" % i for i in range(300)]   # more keys than _grouped_keys' first look takes
+
+
+@pytest.mark.parametrize("keys", [[b"a", b"b", b"c"], [b"a", b"b", b"a", b"c", b"b"], [b"x"], LONG,
+                                  LONG + [LONG[0]], [LONG[0]] + LONG])
 def test_a_record_batch_s_keys_are_grouped_as_arrow_groups_them_with_or_without_a_repeat(keys):
     """``_grouped_keys``: keys each once skip Arrow's hash grouping; what it gives (the keys in the order of their
     last records, each one's last index, count and newest timestamp) is what the grouping gives."""
     import numpy as np
     import pyarrow as pa
     from streams_on_spark.runtime.fused import _grouped_keys
-    timestamps = np.array([5, 3, 9, 1, 4][:len(keys)], np.int64)
+    timestamps = np.array([(5 + 7919 * i) % 10 for i in range(len(keys))], np.int64)
     raw_keys, grouped = _grouped_keys(pa.array(keys, pa.binary()), timestamps)
     last = {key: i for i, key in enumerate(keys)}
     order = sorted(last, key=last.get)

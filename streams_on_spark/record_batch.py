@@ -82,7 +82,7 @@ def parse_records(buf: Union[bytes, bytearray, memoryview], count: int, ends: Op
         list[int], list[Optional[bytes]], list[Optional[bytes]], list[Headers]]:
     """Decode ``count`` back-to-back records from ``buf`` into columns (timestamps, keys, values, headers); given
     their ``ends``, a batch of some size without headers is decoded by Arrow (:func:`_parse_vectorised`)."""
-    if ends is not None and count >= _VECTOR_MIN and len(ends) == count and not BIG_ENDIAN:
+    if ends is not None and count >= _PARSE_VECTOR_MIN and len(ends) == count and not BIG_ENDIAN:
         columns = _parse_vectorised(buf, ends)
         if columns is not None:
             return columns
@@ -279,10 +279,10 @@ class RecordBatch:
         return len(self._ends) if self._ends is not None else len(self._columns[0])   # type: ignore[index]
 
     def _encode(self) -> None:
-        """``data`` and ``ends`` from the columns: with Arrow's element-wise join where no record has headers (a
-        batch of some size: ~5x faster than a Python loop), else the parts joined once."""
+        """``data`` and ``ends`` from the columns: by :func:`encode_headerless` where no record has headers (which
+        chooses between Arrow and a loop by the batch's size), else the parts joined once."""
         timestamps, keys, values, headers = self._columns   # type: ignore[misc]
-        if len(keys) >= _VECTOR_MIN and not any(headers):
+        if not any(headers):
             data, ends = self._data, self._ends = bytearray(), array("q")
             encode_headerless(((data, ends),), timestamps, keys, values)
             return
@@ -387,12 +387,10 @@ class RecordBatch:
 
 
 _MIN_INT64, _MAX_INT64 = -0x8000000000000000, 0x7FFFFFFFFFFFFFFF
-_VECTOR_MIN = 256   # records from which a batch without headers is encoded with Arrow
-
-
+#: from this many records (their ``ends`` given) :func:`parse_records` decodes a batch without headers with Arrow
+_PARSE_VECTOR_MIN = 256
 #: from this many records :func:`encode_headerless` encodes with Arrow and numpy; fewer record by record
 VECTOR_MIN_HEADERLESS = 64
-_PREFIX_DTYPE = [("ts", "<i8"), ("kl", "<i4"), ("vl", "<i4"), ("hc", "<i4")]
 
 
 class _Scratch(threading.local):

@@ -141,11 +141,13 @@ def test_records_grouped_as_produced_give_the_batches_encoding_by_partition_give
     assert bytes(batch.data) == bytes(expected_batch.data) and batch.records()[0].timestamp.__class__ is int
 
 
-def test_large_batches_without_headers_encode_to_the_same_bytes():
-    """Encoded by Arrow from 256 records without headers: nulls, empty keys and values, extreme timestamps."""
+def test_batches_without_headers_encode_to_the_same_bytes():
+    """A batch of columns without headers is encoded by ``encode_headerless`` (by Arrow from
+    ``VECTOR_MIN_HEADERLESS`` records): the bytes of ``add`` on either side of that size, with nulls, empty keys and
+    values, extreme timestamps."""
     import random
     rng = random.Random(4)
-    for n in (255, 256, 3000):
+    for n in (1, VECTOR_MIN_HEADERLESS - 1, VECTOR_MIN_HEADERLESS, 255, 256, 3000):
         records = [ProducerRecord("t", 0, rng.choice([-2**63, 2**63 - 1, 0, rng.randrange(10**13)]),
                                   rng.choice([None, b"", rng.randbytes(rng.randrange(1, 20))]),
                                   rng.choice([None, b"", rng.randbytes(rng.randrange(1, 200))]), ())

@@ -239,7 +239,7 @@ def encoded_by_columns(every: bool, chunk: int = 3):
     with contextlib.ExitStack() as stack:
         stack.enter_context(mock.patch.object(column_sink.ColumnSink, "_encode_columns", spied))
         if every:
-            stack.enter_context(mock.patch.object(column_sink, "VECTOR_MIN", 1))
+            stack.enter_context(mock.patch.object(column_sink, "VECTOR_MIN_HEADERLESS", 1))
             stack.enter_context(mock.patch.object(column_sink, "CHUNK", chunk))
         yield encoded
 

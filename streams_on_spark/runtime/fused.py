@@ -1221,7 +1221,9 @@ class _Compiler:
             return
         try:
             count = self.task.collector._partition_counts(sink.topic)
-        except Exception:   # not known yet: leave the task to the per-record path
+        except UnknownTopicException:
+            # not a topic the task's layout knows (see _column_sink): the task is left to the per-record path, whose
+            # send raises it at the record. Anything else is a bug, raised as it is.
             raise _NotFusable(node.name) from None
         topic = self._bind(sink.topic)
         if count == 1:

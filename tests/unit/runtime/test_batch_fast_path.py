@@ -43,7 +43,8 @@ from streams_on_spark.records import ProducerRecord
 from streams_on_spark.error_handlers import ProductionExceptionHandler, Response
 from streams_on_spark.errors import UnknownTopicException
 from streams_on_spark.runtime import column_sink, local
-from streams_on_spark.runtime.fused import BatchAggregation, FlushedColumns, FusedChains, _cached_aggregation, _Compiler
+from streams_on_spark.runtime.fused import (BatchAggregation, FlushedColumns, FusedChains, _cached_aggregation, _Compiler,
+                                             _NotFusable)
 from streams_on_spark.runtime.local import LocalEngine
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.state.caching import RecordCached
@@ -344,12 +345,13 @@ def test_a_failing_function_leaves_what_the_sinks_held_before_it_in_the_output()
     assert out == [(i, b"k%d" % i, b"A%d" % i) for i in range(100)]
 
 
-@pytest.mark.parametrize("what", ["count", "upper"])
+@pytest.mark.parametrize("what", ["count", "upper", "inline"])
 def test_a_sink_topic_the_layout_does_not_know_leaves_the_record_path_and_nothing_else_is_hidden(what):
     """Where the task's partition counts do not know a sink's topic (``UnknownTopicException``: the layout knows
     every topic that exists), the bulk flush (``FlushedColumns.plan``) and the held columns
-    (``_Compiler._column_sink``) are not planned: the per-record path's send names the topic at the record. Any other
-    error of the partition counts is a failure, not a quiet fallback."""
+    (``_Compiler._column_sink``) are not planned, and the inline sink (``_Compiler._inline_sink``) leaves the task to
+    the per-record path: its send names the topic at the record. Any other error of the partition counts is a
+    failure, not a quiet fallback."""
     builder = StreamsBuilder()
     stream = builder.stream("in", Consumed.with_(S, S))
     if what == "count":
@@ -372,6 +374,12 @@ def test_a_sink_topic_the_layout_does_not_know_leaves_the_record_path_and_nothin
         if what == "count":
             return FlushedColumns.plan(task, _cached_aggregation(task))
         sink = next(node for node in task.nodes.values() if type(node.processor).__name__ == "SinkProcessor")
+        if what == "inline":
+            try:
+                _Compiler(task)._inline_sink(sink, "k1", "v1", 2)
+            except _NotFusable:
+                return None
+            return "fused"
         return _Compiler(task, columnar=True)._column_sink(sink)
 
     assert planned(UnknownTopicException("Topic out not present in metadata")) is None

@@ -44,6 +44,22 @@ def test_bad_records_are_named_and_corrupt_data_detected():
         parse_records(bytes(batch.data)[:-1], 1)
 
 
+def test_a_refused_record_leaves_nothing_in_the_batch_and_its_timestamp_is_named_first():
+    """``add`` of a record it refuses (a header that is not a (str, bytes) pair, a timestamp past int64) appends
+    nothing, so the batch stays whole; a record wrong in both ways is named by its timestamp."""
+    batch = RecordBatch("t", 1)
+    batch.add(1, b"k", b"v")
+    with pytest.raises(TypeError, match="header key of a record for t-1 must be str, got int"):
+        batch.add(2, b"k", b"v", ((1, b"x"),))
+    with pytest.raises(ValueError, match="timestamp of a record for t-1 must be an int64, got 'late'"):
+        batch.add("late", b"k", b"v", ((1, b"x"),))
+    with pytest.raises(ValueError, match="timestamp of a record for t-1 must be an int64"):
+        batch.add(2**63, b"k", b"v")
+    batch.add(3, None, b"w", (("h", None),))
+    assert batch.records() == [ProducerRecord("t", 1, 1, b"k", b"v"), ProducerRecord("t", 1, 3, None, b"w",
+                                                                                        (("h", None),))]
+
+
 def test_merge_interleaves_tasks_by_stream_time_and_keeps_each_tasks_order():
     # task 0 emitted at stream times 10, 10, 30; task 1 at 20, 20 (its 2nd record has an older timestamp)
     parts = [_part(1, [(20, 0, 20), (20, 4, 5)]), _part(0, [(10, 0, 10), (10, 1, 7), (30, 5, 30)])]

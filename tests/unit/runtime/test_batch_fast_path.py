@@ -15,7 +15,7 @@ import importlib.util
 import itertools
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 from unittest import mock
 
 import pytest
@@ -228,9 +228,9 @@ def test_a_collector_grouping_by_destination_gives_each_destination_the_same_rec
 
 
 @contextlib.contextmanager
-def encoded_by_columns(every: bool, chunk: int = 3):
+def encoded_by_columns(every: bool, chunk: int = 3, threshold: Optional[int] = None):
     """Yields a list of what each :meth:`ColumnSink._encode_columns` returned; with ``every``, every flush encodes
-    as columns (no threshold), ``chunk`` records at a time."""
+    as columns (no threshold), ``chunk`` records at a time; else from ``threshold`` records, if given."""
     encoded: list[bool] = []
     original = column_sink.ColumnSink._encode_columns
 
@@ -242,6 +242,8 @@ def encoded_by_columns(every: bool, chunk: int = 3):
         if every:
             stack.enter_context(mock.patch.object(column_sink, "VECTOR_MIN_HEADERLESS", 1))
             stack.enter_context(mock.patch.object(column_sink, "CHUNK", chunk))
+        elif threshold is not None:
+            stack.enter_context(mock.patch.object(column_sink, "VECTOR_MIN_HEADERLESS", threshold))
         yield encoded
 
 
@@ -297,7 +299,8 @@ def test_sinks_holding_columns_give_each_destination_what_the_per_record_path_gi
     config = {"application.id": "columns", "production.exception.handler": SkipUnserializable}
     inputs = mixed_words(1500, seed=partitions)
     slow_out, slow_state, _ = batch_run(column_sinks(), config, inputs, partitions, False, 500)
-    with encoded_by_columns(every, chunk=37) as encoded:
+    # not every: some held runs of these words are past the threshold, some not (they are shorter than the default's)
+    with encoded_by_columns(every, chunk=37, threshold=64) as encoded:
         fast_out, fast_state, fused = batch_run(column_sinks(), config, inputs, partitions, True, 500,
                                                 partitioned=True)
     assert fused > 0

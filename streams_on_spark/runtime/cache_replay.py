@@ -30,9 +30,10 @@ __all__ = ["CacheReplay", "stored_bytes"]
 def stored_bytes(store: Any, timestamps: Sequence[int], aggregates: Sequence[Any]) -> list[bytes]:
     """What the typed ``store`` writes beneath itself for each aggregate with its timestamp (Kafka's
     ``ValueAndTimestamp``: the timestamp, then the serialized value): for a Long store's int aggregates (int64s:
-    sized or serialized once already) Kafka's 16 bytes packed at once. The one way the replayed account's dirty
-    entries (:meth:`CacheReplay.leave`, :meth:`CacheReplay._flush`) and a bulk flush
-    (:meth:`~streams_on_spark.runtime.fused.FlushedColumns.stored`) get their stored bytes."""
+    sized or serialized once already) Kafka's 16 bytes packed at once. The one way the account's dirty entries get
+    their stored bytes, in either form (:meth:`CacheReplay.leave`, :meth:`_Tail.leave`) and in every flush it replays
+    (:meth:`CacheReplay._flush`, its bulk form and :meth:`CacheReplay.write_new`'s, which hand them to
+    :meth:`~streams_on_spark.runtime.fused.FlushedColumns.write`)."""
     if type(store.plain_value_serde) is LongSerde and set(map(type, aggregates)) <= {int}:
         return list(map(_TS_LONG.pack, timestamps, aggregates))
     pack, vser, topic = _TS.pack, store.plain_value_serde.serialize, store._topic

@@ -447,7 +447,8 @@ LIBRARY_CONFIG_KEYS: dict[str, ConfigKey] = _keys(
                      "`<state.dir>/<application.id>`. Starting again on it resumes."),
     ConfigKey(EMBEDDED_TOPICS_DIR, STRING,
               effect="The embedded topics' directory (without `bootstrap.servers`); on a cluster, one every executor "
-                     "sees. Default: a temporary directory."),
+                     "sees. Default: a temporary directory. Set together with `bootstrap.servers`, `KafkaStreams` "
+                     "refuses both with a `ConfigException` (the topics are either Kafka's or embedded)."),
     ConfigKey(EMBEDDED_TOPICS_BATCH_RECORDS, INT, DEFAULT_EMBEDDED_TOPICS_BATCH_RECORDS, Range(1),
               effect="The most records of one topic-partition the embedded topics' Spark source hands a task as one "
                      "record batch: a micro-batch with more gives the task several, in offset order. Spark's Kafka "
@@ -595,10 +596,18 @@ class StreamsConfig:
         return self.values[APPLICATION_ID]
 
     def check_embedded_only_keys(self) -> None:
-        """Warn about the library's keys that act on its embedded topics alone (``EMBEDDED_ONLY_KEYS``) set to
-        another value than their default in an application reading Kafka (``bootstrap.servers``), where they have no
-        effect: once per config object, as :meth:`_check_effect` warns. Called by ``KafkaStreams``, which decides
+        """Check the library's keys that act on its embedded topics alone in an application reading Kafka
+        (``bootstrap.servers``): ``embedded.topics.dir`` says where the application's topics are, as
+        ``bootstrap.servers`` does, so both set is a :class:`ConfigException` naming both (one of them would be
+        ignored); the others (``EMBEDDED_ONLY_KEYS``) set to another value than their default have no effect and are
+        warned about once per config object, as :meth:`_check_effect` warns. Called by ``KafkaStreams``, which decides
         between Kafka and the embedded topics (a test driver reads neither, whatever ``bootstrap.servers`` says)."""
+        topics_dir = self.values.get(EMBEDDED_TOPICS_DIR)
+        if topics_dir is not None:
+            raise ConfigException(f"Both '{BOOTSTRAP_SERVERS}' and '{EMBEDDED_TOPICS_DIR}' are set "
+                                  f"({EMBEDDED_TOPICS_DIR}={topics_dir}): an application's topics are either on the "
+                                  f"Kafka cluster of {BOOTSTRAP_SERVERS} or the embedded topics in "
+                                  f"{EMBEDDED_TOPICS_DIR}; set only one of them.")
         for key, instead in EMBEDDED_ONLY_KEYS.items():
             value = self.values.get(key)
             if LIBRARY_CONFIG_KEYS[key].is_default(value) or key in self._warned_no_effect:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import struct
 from collections import OrderedDict
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from streams_on_spark.change import Change
 from streams_on_spark.processor.api import Record
@@ -24,7 +24,20 @@ from streams_on_spark.state.stores import _TS
 
 _TS_LONG = struct.Struct(">qq")   # a timestamped Long's stored bytes: the timestamp, then the value
 
-__all__ = ["CacheReplay"]
+__all__ = ["CacheReplay", "stored_bytes"]
+
+
+def stored_bytes(store: Any, timestamps: Sequence[int], aggregates: Sequence[Any]) -> list[bytes]:
+    """What the typed ``store`` writes beneath itself for each aggregate with its timestamp (Kafka's
+    ``ValueAndTimestamp``: the timestamp, then the serialized value): for a Long store's int aggregates (int64s:
+    sized or serialized once already) Kafka's 16 bytes packed at once. The one way the account's dirty entries get
+    their stored bytes, in either form (:meth:`CacheReplay.leave`, :meth:`_Tail.leave`) and in every flush it replays
+    (:meth:`CacheReplay._flush`, its bulk form and :meth:`CacheReplay.write_new`'s, which hand them to
+    :meth:`~streams_on_spark.runtime.fused.FlushedColumns.write`)."""
+    if type(store.plain_value_serde) is LongSerde and set(map(type, aggregates)) <= {int}:
+        return list(map(_TS_LONG.pack, timestamps, aggregates))
+    pack, vser, topic = _TS.pack, store.plain_value_serde.serialize, store._topic
+    return [pack(ts) + vser(topic, agg) for ts, agg in zip(timestamps, aggregates)]
 
 _COMPACT_AT = 65_536   # evicted entries a fill's columns (_Tail) keep before dropping them (when half are evicted)
 
@@ -39,7 +52,7 @@ class CacheReplay:
     ``limit``; :meth:`leave` writes the account back into the cache."""
 
     __slots__ = ("store", "cache_store", "node", "ctx", "_clean", "_kept", "_dirty", "_tail", "size", "limit",
-                 "_serialize", "_topic", "columns")
+                 "columns")
 
     def __init__(self, store: Any, node: Any, ctx: Any, clean: OrderedDict, kept: dict, dirty: dict,
                  columns: Any = None) -> None:
@@ -51,7 +64,6 @@ class CacheReplay:
         self.columns = columns
         budget = self.cache_store.budget
         self.size, self.limit = budget.size, budget.max_bytes
-        self._serialize, self._topic = store.plain_value_serde.serialize, store._topic
 
     @staticmethod
     def of(store: Any, node: Any, ctx: Any, columns: Any = None) -> Optional["CacheReplay"]:
@@ -160,17 +172,16 @@ class CacheReplay:
         if self.columns is not None and self._flush_columns():
             return
         ctx, clean, kept, dirty = self.ctx, self.clean, self.kept, self.dirty
-        flush_entry, vser, topic, pack = self.cache_store.flush_entry, self._serialize, self._topic, _TS.pack
-        write, forward = self.cache_store.write_stored, self.node.processor.forward
+        flush_entry, write, forward = self.cache_store.flush_entry, self.cache_store.write_stored, \
+            self.node.processor.forward
         direct = not self.node.processor.send_old_values
-        longs, pack_long = type(self.store.plain_value_serde) is LongSerde, _TS_LONG.pack
+        states = list(dirty.values())
+        datas = stored_bytes(self.store, [state[2] for state in states], [state[1] for state in states])
         ctx.queue, ctx.offset, ctx.current = queue, offset, self.node
         try:
-            for flushed, (fkey, fagg, fts, fsize, wts, wheaders, wqueue, woff) in dirty.items():
+            for flushed, (fkey, fagg, fts, fsize, wts, wheaders, wqueue, woff), data in zip(dirty, states, datas):
                 if wqueue is not None:   # each entry from its writer, as CachingBytesStore.flush
                     ctx.queue, ctx.offset = wqueue, woff
-                # a Long store's int aggregate is an int64 (sized or serialized once already): Kafka's 16 bytes
-                data = pack_long(fts, fagg) if longs and fagg.__class__ is int else pack(fts) + vser(topic, fagg)
                 if direct:
                     write(flushed, data)
                     forward(Record(fkey, Change(fagg, None), fts, wheaders))
@@ -195,7 +206,7 @@ class CacheReplay:
         if any(headers):
             return False
         flushed = list(dirty)
-        datas = self.columns.stored(tss, aggs)
+        datas = stored_bytes(self.store, tss, aggs)
         self.columns.write(flushed, datas, keys, aggs, tss)
         self.clean.update(zip(flushed, sizes))
         self.kept.update(zip(flushed, zip(datas, wtss, headers, sizes)))
@@ -238,7 +249,7 @@ class CacheReplay:
         if clean_to > nc:   # flushed: the dirty entries, then the new ones up to the last write that flushed
             flushed_keys = tail.cache_keys[boundary:] + cache_keys[:flushed]
             tss, aggs = tail.timestamps + timestamps[:flushed], tail.aggregates + aggregates[:flushed]
-            datas = columns.stored(tss, aggs)
+            datas = stored_bytes(self.store, tss, aggs)
             columns.write(flushed_keys, datas, tail.keys + keys[:flushed], aggs, tss)
             tail.datas[boundary:] = datas[:end - boundary]   # clean now: their stored bytes
             tail.datas += datas[end - boundary:]
@@ -272,7 +283,7 @@ class CacheReplay:
         entries.clear()
         if self._tail is not None:
             tail, self._tail = self._tail, None
-            dirty = tail.leave(entries, self.columns)
+            dirty = tail.leave(entries, self.store)
             cache_store.set_dirty_keys(dirty)
             cache_store.budget.size = self.size
             return
@@ -280,10 +291,10 @@ class CacheReplay:
         for kb in self.clean:
             entry = kept[kb]
             entries[kb] = entry if entry.__class__ is CacheEntry else CacheEntry(*entry, None)
-        vser, topic, pack = self._serialize, self._topic, _TS.pack
-        longs, pack_long = type(self.store.plain_value_serde) is LongSerde, _TS_LONG.pack
-        for kb, (key, agg, ts, held, wts, wheaders, wqueue, woff) in self.dirty.items():
-            data = pack_long(ts, agg) if longs and agg.__class__ is int else pack(ts) + vser(topic, agg)
+        dirty = self.dirty
+        states = list(dirty.values())
+        datas = stored_bytes(self.store, [state[2] for state in states], [state[1] for state in states])
+        for kb, (key, agg, ts, held, wts, wheaders, wqueue, woff), data in zip(dirty, states, datas):
             entries[kb] = CacheEntry(data, wts, wheaders, held, (key, agg, ts), wqueue, woff)
         cache_store.set_dirty_keys(self.dirty)
         cache_store.budget.size = self.size
@@ -351,7 +362,7 @@ class _Tail:
                                        self.writer_timestamps[boundary:], itertools.repeat(()), self.queues,
                                        self.offsets))))
 
-    def leave(self, entries: OrderedDict, columns: Any) -> list:
+    def leave(self, entries: OrderedDict, store: Any) -> list:
         """The entries into the cache's (empty) ``entries`` as the per-record path leaves them; the dirty cache keys,
         in write order."""
         head, boundary = self.head, self.boundary
@@ -361,7 +372,7 @@ class _Tail:
                                                        self.writer_timestamps[head:boundary],
                                                        self.sizes[head:boundary].tolist())]))
         dirty = self.cache_keys[boundary:]
-        datas = columns.stored(self.timestamps, self.aggregates)
+        datas = stored_bytes(store, self.timestamps, self.aggregates)
         entries.update(zip(dirty, map(CacheEntry, datas, self.writer_timestamps[boundary:], itertools.repeat(()),
                                       self.sizes[boundary:].tolist(),
                                       zip(self.keys, self.aggregates, self.timestamps), self.queues, self.offsets)))

@@ -28,8 +28,6 @@ from streams_on_spark.record_batch import VECTOR_MIN_HEADERLESS, encode_arrow_he
 
 __all__ = ["ColumnSink"]
 
-#: from this many records a flush encodes with Arrow and numpy; fewer go through the record-by-record encoding
-VECTOR_MIN = VECTOR_MIN_HEADERLESS
 #: records encoded at once (bounds the temporary arrays, which are reused from one chunk to the next)
 CHUNK = 32768
 _MIN_INT64, _MAX_INT64 = -0x8000000000000000, 0x7FFFFFFFFFFFFFFF
@@ -66,7 +64,7 @@ class ColumnSink:
                 stamps.append(timestamp)
                 marks.append(n)
             counts = [marks[0], *map(operator.sub, marks[1:], marks[:-1])]
-            if n < VECTOR_MIN:
+            if n < VECTOR_MIN_HEADERLESS:   # record by record (encode_headerless' own choice)
                 self._encode_each(keys, values, _repeated(stamps, counts))
                 return
             import numpy as np

@@ -587,15 +587,13 @@ class FlushedColumns:
     flushes (:meth:`CacheReplay._flush`) and the commit's (``CachingBytesStore.flush``); an entry with headers, a
     delete, or an aggregation asked for old values keeps the per-entry flush."""
 
-    __slots__ = ("task", "processor", "store", "cache_store", "topic", "count", "_longs", "_vser", "_changelog")
+    __slots__ = ("task", "processor", "store", "cache_store", "topic", "count")
 
     def __init__(self, task: Any, node: Any, topic: Optional[str], count: int) -> None:
         self.task, self.processor = task, node.processor
         self.store = node.processor.store
         self.cache_store = self.store.record_cache
         self.topic, self.count = topic, count   # the sink's topic and partitions (None: nothing downstream)
-        self._longs = _long_sized(self.store)
-        self._vser, self._changelog = self.store.plain_value_serde.serialize, self.store._topic
 
     @staticmethod
     def plan(task: Any, node: Any) -> Optional["FlushedColumns"]:
@@ -624,16 +622,9 @@ class FlushedColumns:
             return None
         return FlushedColumns(task, node, sink.topic, count)
 
-    def stored(self, timestamps: Any, aggregates: Any) -> list[bytes]:
-        """What the store beneath holds for each aggregate with its timestamp (Kafka's ``ValueAndTimestamp``)."""
-        if self._longs and set(map(type, aggregates)) == {int}:   # int64s: sized or serialized once already
-            return list(map(_TS_LONG.pack, timestamps, aggregates))
-        pack, vser, topic = _TS.pack, self._vser, self._changelog
-        return [pack(ts) + vser(topic, agg) for ts, agg in zip(timestamps, aggregates)]
-
     def write(self, cache_keys: list[bytes], datas: list[bytes], keys: Any, aggregates: Any, timestamps: Any) -> None:
-        """The flush of these entries (cache key, stored bytes, the writer's key, aggregate and its timestamp), in
-        order: the store beneath written, the records sent."""
+        """The flush of these entries (cache key, stored bytes (:func:`~.cache_replay.stored_bytes`), the writer's
+        key, aggregate and its timestamp), in order: the store beneath written, the records sent."""
         wrapped = self.cache_store.wrapped
         put_many = getattr(wrapped, "put_many", None)
         if put_many is not None:
@@ -981,7 +972,6 @@ def _merged_runs(queues: list) -> list[tuple[Any, list]]:
 
 _MIN_LONG, _MAX_LONG = -0x8000000000000000, 0x7FFFFFFFFFFFFFFF
 _LONG = struct.Struct(">q")
-_TS_LONG = struct.Struct(">qq")   # a timestamped Long's stored bytes: the timestamp, then the value
 _UNFAILING_DESERIALIZERS = (StringSerde, ByteArraySerde)   # any bytes give a value
 
 
@@ -1231,7 +1221,9 @@ class _Compiler:
             return
         try:
             count = self.task.collector._partition_counts(sink.topic)
-        except Exception:   # not known yet: leave the task to the per-record path
+        except UnknownTopicException:
+            # not a topic the task's layout knows (see _column_sink): the task is left to the per-record path, whose
+            # send raises it at the record. Anything else is a bug, raised as it is.
             raise _NotFusable(node.name) from None
         topic = self._bind(sink.topic)
         if count == 1:

@@ -293,6 +293,20 @@ def test_an_embedded_topics_key_in_an_application_reading_kafka_is_logged_naming
         "packs the records of Kafka's topics per Arrow batch of spark.sql.execution.arrow.maxRecordsPerBatch."]
 
 
+def test_an_application_given_both_kafka_and_embedded_topics_is_refused_naming_both_keys(caplog):
+    """``embedded.topics.dir`` with ``bootstrap.servers``: one of the two would be ignored, so ``KafkaStreams``
+    refuses them at construction; either alone is taken, and a test driver reads neither."""
+    both = {"application.id": "a", "bootstrap.servers": "localhost:9092", "embedded.topics.dir": "/e"}
+    with pytest.raises(ConfigException, match=r"Both 'bootstrap.servers' and 'embedded.topics.dir' are set "
+                                              r"\(embedded.topics.dir=/e\).*set only one of them"):
+        KafkaStreams(_topology(), both)   # no Spark, no broker yet
+    with caplog.at_level(logging.WARNING, logger="streams_on_spark.config"):
+        KafkaStreams(_topology(), {**both, "embedded.topics.dir": None})
+        KafkaStreams(_topology(), {**both, "bootstrap.servers": None})
+        TopologyTestDriver(_topology(), both).close()
+    assert caplog.records == []
+
+
 @pytest.mark.parametrize("key, value", [
     ("num.stream.threads", 1), ("num.stream.threads", "1"), ("commit.interval.ms", 30000),
     ("num.standby.replicas", 0), ("metrics.recording.level", "INFO"), ("group.protocol", "CLASSIC"),  # any case

@@ -44,6 +44,22 @@ def test_bad_records_are_named_and_corrupt_data_detected():
         parse_records(bytes(batch.data)[:-1], 1)
 
 
+def test_a_refused_record_leaves_nothing_in_the_batch_and_its_timestamp_is_named_first():
+    """``add`` of a record it refuses (a header that is not a (str, bytes) pair, a timestamp past int64) appends
+    nothing, so the batch stays whole; a record wrong in both ways is named by its timestamp."""
+    batch = RecordBatch("t", 1)
+    batch.add(1, b"k", b"v")
+    with pytest.raises(TypeError, match="header key of a record for t-1 must be str, got int"):
+        batch.add(2, b"k", b"v", ((1, b"x"),))
+    with pytest.raises(ValueError, match="timestamp of a record for t-1 must be an int64, got 'late'"):
+        batch.add("late", b"k", b"v", ((1, b"x"),))
+    with pytest.raises(ValueError, match="timestamp of a record for t-1 must be an int64"):
+        batch.add(2**63, b"k", b"v")
+    batch.add(3, None, b"w", (("h", None),))
+    assert batch.records() == [ProducerRecord("t", 1, 1, b"k", b"v"), ProducerRecord("t", 1, 3, None, b"w",
+                                                                                        (("h", None),))]
+
+
 def test_merge_interleaves_tasks_by_stream_time_and_keeps_each_tasks_order():
     # task 0 emitted at stream times 10, 10, 30; task 1 at 20, 20 (its 2nd record has an older timestamp)
     parts = [_part(1, [(20, 0, 20), (20, 4, 5)]), _part(0, [(10, 0, 10), (10, 1, 7), (30, 5, 30)])]
@@ -141,11 +157,13 @@ def test_records_grouped_as_produced_give_the_batches_encoding_by_partition_give
     assert bytes(batch.data) == bytes(expected_batch.data) and batch.records()[0].timestamp.__class__ is int
 
 
-def test_large_batches_without_headers_encode_to_the_same_bytes():
-    """Encoded by Arrow from 256 records without headers: nulls, empty keys and values, extreme timestamps."""
+def test_batches_without_headers_encode_to_the_same_bytes():
+    """A batch of columns without headers is encoded by ``encode_headerless`` (by Arrow from
+    ``VECTOR_MIN_HEADERLESS`` records): the bytes of ``add`` on either side of that size, with nulls, empty keys and
+    values, extreme timestamps."""
     import random
     rng = random.Random(4)
-    for n in (255, 256, 3000):
+    for n in (1, VECTOR_MIN_HEADERLESS - 1, VECTOR_MIN_HEADERLESS, 255, 256, 3000):
         records = [ProducerRecord("t", 0, rng.choice([-2**63, 2**63 - 1, 0, rng.randrange(10**13)]),
                                   rng.choice([None, b"", rng.randbytes(rng.randrange(1, 20))]),
                                   rng.choice([None, b"", rng.randbytes(rng.randrange(1, 200))]), ())

@@ -15,7 +15,7 @@ import importlib.util
 import itertools
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 from unittest import mock
 
 import pytest
@@ -43,7 +43,8 @@ from streams_on_spark.records import ProducerRecord
 from streams_on_spark.error_handlers import ProductionExceptionHandler, Response
 from streams_on_spark.errors import UnknownTopicException
 from streams_on_spark.runtime import column_sink, local
-from streams_on_spark.runtime.fused import BatchAggregation, FlushedColumns, FusedChains, _cached_aggregation, _Compiler
+from streams_on_spark.runtime.fused import (BatchAggregation, FlushedColumns, FusedChains, _cached_aggregation, _Compiler,
+                                             _NotFusable)
 from streams_on_spark.runtime.local import LocalEngine
 from streams_on_spark.runtime.task import StreamTask
 from streams_on_spark.state.caching import RecordCached
@@ -227,9 +228,9 @@ def test_a_collector_grouping_by_destination_gives_each_destination_the_same_rec
 
 
 @contextlib.contextmanager
-def encoded_by_columns(every: bool, chunk: int = 3):
+def encoded_by_columns(every: bool, chunk: int = 3, threshold: Optional[int] = None):
     """Yields a list of what each :meth:`ColumnSink._encode_columns` returned; with ``every``, every flush encodes
-    as columns (no threshold), ``chunk`` records at a time."""
+    as columns (no threshold), ``chunk`` records at a time; else from ``threshold`` records, if given."""
     encoded: list[bool] = []
     original = column_sink.ColumnSink._encode_columns
 
@@ -239,8 +240,10 @@ def encoded_by_columns(every: bool, chunk: int = 3):
     with contextlib.ExitStack() as stack:
         stack.enter_context(mock.patch.object(column_sink.ColumnSink, "_encode_columns", spied))
         if every:
-            stack.enter_context(mock.patch.object(column_sink, "VECTOR_MIN", 1))
+            stack.enter_context(mock.patch.object(column_sink, "VECTOR_MIN_HEADERLESS", 1))
             stack.enter_context(mock.patch.object(column_sink, "CHUNK", chunk))
+        elif threshold is not None:
+            stack.enter_context(mock.patch.object(column_sink, "VECTOR_MIN_HEADERLESS", threshold))
         yield encoded
 
 
@@ -296,7 +299,8 @@ def test_sinks_holding_columns_give_each_destination_what_the_per_record_path_gi
     config = {"application.id": "columns", "production.exception.handler": SkipUnserializable}
     inputs = mixed_words(1500, seed=partitions)
     slow_out, slow_state, _ = batch_run(column_sinks(), config, inputs, partitions, False, 500)
-    with encoded_by_columns(every, chunk=37) as encoded:
+    # not every: some held runs of these words are past the threshold, some not (they are shorter than the default's)
+    with encoded_by_columns(every, chunk=37, threshold=64) as encoded:
         fast_out, fast_state, fused = batch_run(column_sinks(), config, inputs, partitions, True, 500,
                                                 partitioned=True)
     assert fused > 0
@@ -344,12 +348,13 @@ def test_a_failing_function_leaves_what_the_sinks_held_before_it_in_the_output()
     assert out == [(i, b"k%d" % i, b"A%d" % i) for i in range(100)]
 
 
-@pytest.mark.parametrize("what", ["count", "upper"])
+@pytest.mark.parametrize("what", ["count", "upper", "inline"])
 def test_a_sink_topic_the_layout_does_not_know_leaves_the_record_path_and_nothing_else_is_hidden(what):
     """Where the task's partition counts do not know a sink's topic (``UnknownTopicException``: the layout knows
     every topic that exists), the bulk flush (``FlushedColumns.plan``) and the held columns
-    (``_Compiler._column_sink``) are not planned: the per-record path's send names the topic at the record. Any other
-    error of the partition counts is a failure, not a quiet fallback."""
+    (``_Compiler._column_sink``) are not planned, and the inline sink (``_Compiler._inline_sink``) leaves the task to
+    the per-record path: its send names the topic at the record. Any other error of the partition counts is a
+    failure, not a quiet fallback."""
     builder = StreamsBuilder()
     stream = builder.stream("in", Consumed.with_(S, S))
     if what == "count":
@@ -372,6 +377,12 @@ def test_a_sink_topic_the_layout_does_not_know_leaves_the_record_path_and_nothin
         if what == "count":
             return FlushedColumns.plan(task, _cached_aggregation(task))
         sink = next(node for node in task.nodes.values() if type(node.processor).__name__ == "SinkProcessor")
+        if what == "inline":
+            try:
+                _Compiler(task)._inline_sink(sink, "k1", "v1", 2)
+            except _NotFusable:
+                return None
+            return "fused"
         return _Compiler(task, columnar=True)._column_sink(sink)
 
     assert planned(UnknownTopicException("Topic out not present in metadata")) is None

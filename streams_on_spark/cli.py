@@ -326,8 +326,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Kafka's application reset tool: delete the application's internal topics, its checkpoints and "
                     "(on Kafka) its consumer group, so it restarts from its inputs' beginning. Stop it first.")
     reset.add_argument("--application-id", required=True, metavar="ID")
-    reset.add_argument("--bootstrap-servers", metavar="HOST:PORT[,...]", help="the Kafka cluster")
-    reset.add_argument("--embedded-topics-dir", metavar="DIR", help="the embedded topics (no Kafka)")
+    topics = reset.add_mutually_exclusive_group()   # an application's topics are Kafka's or embedded
+    topics.add_argument("--bootstrap-servers", metavar="HOST:PORT[,...]", help="the Kafka cluster")
+    topics.add_argument("--embedded-topics-dir", metavar="DIR", help="the embedded topics (no Kafka)")
     reset.add_argument("--checkpoint-location", metavar="PATH",
                        help="the application's checkpoint.location (default <state.dir>/<application.id>)")
     reset.add_argument("--state-dir", metavar="DIR", help="the application's state.dir")

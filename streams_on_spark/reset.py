@@ -73,8 +73,10 @@ def reset_application(config: Mapping[str, Any], *, dry_run: bool = False) -> Re
     if bootstrap:
         from streams_on_spark.connectors.kafka import KafkaConnector
         from streams_on_spark.connectors.kafka_config import bootstrap_string
+        streams_config = StreamsConfig(config)
+        streams_config.check_embedded_only_keys()   # Kafka's topics or embedded ones, as KafkaStreams decides
         with KafkaConnector(bootstrap_string(bootstrap), client_config(config),
-                            timeout_ms=StreamsConfig(config).get(DEFAULT_API_TIMEOUT_MS)) as kafka:
+                            timeout_ms=streams_config.get(DEFAULT_API_TIMEOUT_MS)) as kafka:
             topics = tuple(sorted(t for t in kafka.topics() if is_internal_topic(application_id, t)))
             # only a group that exists is deleted: on a cluster where the application never ran there is none, and
             # asking for its coordinator there would fail (a new cluster has no __consumer_offsets yet)

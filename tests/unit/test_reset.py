@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from streams_on_spark.connectors.embedded import EmbeddedTopics
+from streams_on_spark.errors import ConfigException
 from streams_on_spark.records import ProducerRecord
 from streams_on_spark.reset import is_internal_topic, reset_application
 
@@ -57,3 +58,14 @@ def test_the_default_checkpoint_location_is_kafka_streams_one(tmp_path):
 def test_an_application_id_is_required():
     with pytest.raises(ValueError, match="Missing required configuration 'application.id'"):
         reset_application({"embedded.topics.dir": "/tmp/x"})
+
+
+def test_kafka_and_embedded_topics_together_are_refused_and_nothing_is_deleted(tmp_path):
+    """With both, one would be ignored (``KafkaStreams`` refuses them too): nothing is reached or deleted."""
+    checkpoints = tmp_path / "checkpoints"
+    (checkpoints / "subtopology-0").mkdir(parents=True)
+    config = {"application.id": "app", "bootstrap.servers": "127.0.0.1:1",
+              "embedded.topics.dir": str(tmp_path / "topics"), "checkpoint.location": str(checkpoints)}
+    with pytest.raises(ConfigException, match="'bootstrap.servers' and 'embedded.topics.dir'"):
+        reset_application(config)
+    assert checkpoints.exists()

@@ -374,3 +374,6 @@ def test_reset_errors(apps):
     one_error_line(cli(apps, "reset", "--application-id", "x", "--bootstrap-servers", "127.0.0.1:1", "--dry-run",
                        "--config", "default.api.timeout.ms=1000"),
                    "reset: --bootstrap-servers: ", "cannot connect to Kafka")
+    one_error_line(cli(apps, "reset", "--application-id", "x", "--bootstrap-servers", "127.0.0.1:1",
+                       "--embedded-topics-dir", str(apps / "topics")),
+                   "reset: argument --embedded-topics-dir: not allowed with argument --bootstrap-servers")

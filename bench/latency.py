@@ -32,6 +32,7 @@ timings (it exits non-zero only when a count never arrives within ``--timeout``)
 
     .venv/bin/python bench/latency.py [--samples 50] [--warmup 5] [--trigger-interval "100 milliseconds"]
         [--gap 1.0-2.0] [--kafka [--bootstrap-servers H:P]] [--cores 2] [--partitions 4] [--event-log DIR]
+        [--state-dir DIR]
     make bench-latency BENCH_ARGS="--samples 20"
 """
 from __future__ import annotations
@@ -314,6 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bootstrap-servers", default=None,
                         help=f"with --kafka; default ${BOOTSTRAP_ENV}, else .deps/kafka-run/bootstrap")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--state-dir", metavar="DIR",
+                        help="the application's state.dir (the tasks' local RocksDB copies; default: Spark's files "
+                             "directory under spark.local.dir)")
     parser.add_argument("--event-log", metavar="DIR",
                         help="write Spark's event log to DIR and break each batch down into jobs, stages, tasks")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every sample; the library at INFO")
@@ -365,6 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="latency-checkpoints-", dir=shm_or_tmp()) as checkpoints:
         config = {"application.id": app_id, "checkpoint.location": checkpoints,
                   "trigger.interval": args.trigger_interval, **io.config()}
+        if args.state_dir:
+            config["state.dir"] = args.state_dir
         try:
             with KafkaStreams(topology, config, spark) as streams:
                 started = time.perf_counter()

@@ -58,8 +58,8 @@ class Timeline:
                 job["completed"] = ended.get(job["id"])
 
     def batch(self, query_id: str, batch_id: int, started_ms: float, duration_ms: float) -> Optional[dict[str, float]]:
-        """A batch's parts in ms: before its first job, each job's stages (wall, tasks, waves, the tasks' run
-        time, the gap between a wave's end and the next wave's start), between jobs, after its last job."""
+        """A batch's parts in ms: before its first job, each job's stages (wall, tasks, the tasks' run time and
+        metrics with rows and without, tasks in a later wave), between jobs, after its last job."""
         jobs = sorted(self.jobs.get((query_id, batch_id), []), key=lambda j: j["submitted"])
         if not jobs or any(j["completed"] is None for j in jobs):
             return None
@@ -87,17 +87,17 @@ class Timeline:
                     for label, group in (("with rows", with_rows), ("without rows", without)):
                         for metric, values in _task_parts(group).items():
                             parts[f"{name}, a task {label}: {metric}"] = statistics.median(values)
-                launches = [t["Launch Time"] for t, _ in tasks]
-                finishes = [t["Finish Time"] for t, _ in tasks]
-                # a task that waited for a slot: launched once another task had finished; its gap is from the
-                # latest finish before its launch (the slot it took) to its launch
-                queued = [at - max(f for f in finishes if f <= at) for at in launches
-                          if any(f <= at for f in finishes)]
-                parts[f"{name}: tasks that waited for a slot"] = len(queued)
-                if queued:
-                    parts[f"{name}: slot gap, median"] = statistics.median(queued)
+                # a later wave: tasks launched once the first ones had run a while (Spark records a task's finish
+                # after it has freed the core and launched the next task, so finish times cannot mark the waves)
+                first = tasks[0][0]["Launch Time"] if tasks else 0
+                later = [t["Launch Time"] - first for t, _ in tasks if t["Launch Time"] - first > LATER_WAVE_MS]
+                parts[f"{name}: tasks in a later wave"] = len(later)
+                if later:
+                    parts[f"{name}: a later wave's launch after the first"] = statistics.median(later)
         return parts
 
+
+LATER_WAVE_MS = 5   # a task launched this long after the stage's first task waited for a core
 
 TASK_ACCUMULABLES = ("time to initialize Python workers", "time to execute Python code", "time to run Python workers",
                      "time to update", "time to commit changes", "RocksDB: load - time taken to load the store",

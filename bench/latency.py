@@ -22,13 +22,17 @@ downstream query). It prints p50/p90/p99/max of each (nearest rank; p99 of 50 sa
 The trigger floor: every query's progress (``lastProgress``/``recentProgress``) of the batches run while samples
 were measured, i.e. batches of one sentence (upstream) or its few words (downstream), about the least data a batch
 can have. Per query: how many batches each sample took, ``durationMs.triggerExecution`` p50/p90/min, and the
-median of its parts (latestOffset, getBatch, queryPlanning, addBatch, walCommit, commitOffsets).
+median of its parts (latestOffset, getBatch, queryPlanning, addBatch, walCommit, commitOffsets). With
+``--event-log DIR`` Spark's event log is written there and each query's measured batches are broken down further
+(``bench/event_log.py``): before the first job, each job's stages (tasks, wall, tasks in a later wave, and the run
+time and SQL metrics of its tasks with shuffled rows and without), after the last job; median and min.
 
 Issue 25's targets: p50 <= 1 s, p99 <= 2 s; trigger floor <= 300 ms per query. A benchmark: it prints, never asserts
 timings (it exits non-zero only when a count never arrives within ``--timeout``).
 
     .venv/bin/python bench/latency.py [--samples 50] [--warmup 5] [--trigger-interval "100 milliseconds"]
-        [--gap 1.0-2.0] [--kafka [--bootstrap-servers H:P]] [--cores 2] [--partitions 4]
+        [--gap 1.0-2.0] [--kafka [--bootstrap-servers H:P]] [--cores 2] [--partitions 4] [--event-log DIR]
+        [--state-dir DIR]
     make bench-latency BENCH_ARGS="--samples 20"
 """
 from __future__ import annotations
@@ -47,6 +51,9 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any, Optional
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import event_log  # noqa: E402  (this directory's bench module)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "wordcount.py"
@@ -260,7 +267,8 @@ def run_sample(io: Any, sentence: str, expected: dict[str, int], partition: int,
             time.sleep(poll_s)
 
 
-def floor_report(progress: ProgressLog, measured: dict[str, set[int]], samples: int) -> list[str]:
+def floor_report(progress: ProgressLog, measured: dict[str, set[int]], samples: int,
+                 timeline: Optional[event_log.Timeline] = None) -> list[str]:
     lines = []
     for name in sorted(measured):
         batches = [progress.batches[name][b] for b in sorted(measured[name]) if b in progress.batches[name]]
@@ -275,7 +283,19 @@ def floor_report(progress: ProgressLog, measured: dict[str, set[int]], samples: 
                      f"per sample), input rows per batch median {statistics.median(rows):.0f}")
         lines.append(f"    triggerExecution  {summary(trig)}")
         lines.append(f"    median ms: {parts}")
+        if timeline is not None:
+            rows = [row for b in batches if (row := timeline.batch(
+                b["id"], int(b["batchId"]), _epoch_ms(b["timestamp"]), b["durationMs"].get("triggerExecution", 0)))]
+            lines.append(f"    inside the batch ({len(rows)} batches in the event log), median / min:")
+            lines.extend(f"      {key:<58} {med:8.1f} {low:8.1f}" for key, med, low in event_log.medians(rows))
     return lines
+
+
+def _epoch_ms(timestamp: str) -> float:
+    """A progress' ``timestamp`` (its trigger's start, UTC) in epoch ms."""
+    import datetime
+    return datetime.datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=datetime.timezone.utc).timestamp() * 1000
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -295,6 +315,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bootstrap-servers", default=None,
                         help=f"with --kafka; default ${BOOTSTRAP_ENV}, else .deps/kafka-run/bootstrap")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--state-dir", metavar="DIR",
+                        help="the application's state.dir (the tasks' local RocksDB copies; default: Spark's files "
+                             "directory under spark.local.dir)")
+    parser.add_argument("--event-log", metavar="DIR",
+                        help="write Spark's event log to DIR and break each batch down into jobs, stages, tasks")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every sample; the library at INFO")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -325,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
         io = EmbeddedIO(args.partitions)
         where = f"embedded topics in {io.topics.root}"
 
+    if args.event_log:
+        event_log.enable(args.event_log)
     from streams_on_spark import KafkaStreams
     from streams_on_spark.runtime.spark import local_session
     started = time.perf_counter()
@@ -342,6 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="latency-checkpoints-", dir=shm_or_tmp()) as checkpoints:
         config = {"application.id": app_id, "checkpoint.location": checkpoints,
                   "trigger.interval": args.trigger_interval, **io.config()}
+        if args.state_dir:
+            config["state.dir"] = args.state_dir
         try:
             with KafkaStreams(topology, config, spark) as streams:
                 started = time.perf_counter()
@@ -390,7 +419,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  hop 1 (upstream)  {summary(hop1s)}")
     print(f"  hop 2 (downstream){summary(hop2s)}")
     print("per-query trigger floor (the measured samples' batches: one sentence, or its words):")
-    for line in floor_report(progress, measured, len(totals)):
+    timeline = event_log.Timeline(event_log.events(args.event_log)) if args.event_log else None
+    for line in floor_report(progress, measured, len(totals), timeline):
         print(line)
     print("targets (issue 25): p50 <= 1000 ms, p99 <= 2000 ms; trigger floor <= 300 ms per query")
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"]

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import glob
-import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import spark_engine  # noqa: E402  (this directory's bench module)
+from event_log import enable, events  # noqa: E402
 
 RUNS = ("hand-written", "ours", "pipeline")
 
@@ -39,17 +37,6 @@ def batches(start: float, queries: dict) -> list[str]:
             lines.append(f"  {name} batch {progress['batchId']} at +{began - start:6.3f} s, "
                          f"{progress['numInputRows']} input rows: {parts}")
     return lines
-
-
-def events(directory: str) -> list[dict]:
-    """The event log's events (Spark 4's rolling layout, ``eventlog_v2_<app>/events_<n>_<app>[.zstd]``; its
-    default codec read with the `zstd` tool)."""
-    found = []
-    for path in sorted(glob.glob(os.path.join(directory, "eventlog_v2_*", "events_*"))):
-        data = (subprocess.run(["zstd", "-dcq", path], check=True, capture_output=True).stdout
-                if path.endswith(".zstd") else open(path, "rb").read())
-        found.extend(json.loads(line) for line in data.decode().splitlines() if line.strip())
-    return found
 
 
 def jobs(log: list[dict], start: float, end: float) -> list[str]:
@@ -90,9 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     runs = args.only.split(",")
     if args.event_log:   # read by the JVM the session starts
-        os.makedirs(args.event_log, exist_ok=True)
-        os.environ["PYSPARK_SUBMIT_ARGS"] = (f"--conf spark.eventLog.enabled=true --conf spark.eventLog.dir="
-                                             f"file://{os.path.abspath(args.event_log)} pyspark-shell")
+        enable(args.event_log)
     from streams_on_spark.runtime.spark import local_session
     spark = local_session("bench-round-timeline", java_options="")   # as spark_engine.py's session
     warm = spark_engine.sentences(20_000, seed=1)

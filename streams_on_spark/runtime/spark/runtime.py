@@ -188,7 +188,7 @@ class SparkRuntime:
         else:
             sink = CommitReport(name, lambda: self.lag(sid),
                                 on_commit=lambda batch_id, rows: self._on_commit(sid, batch_id, rows),
-                                columns=fn.output.columns)
+                                columns=None)   # the frame is the tasks' output: fn.output.columns
         query = (stream.writeStream.queryName(name).outputMode("append")
                  .foreachBatch(sink).option("checkpointLocation", self.checkpoint(sid))
                  .trigger(processingTime=self.trigger_interval).start())

@@ -34,9 +34,11 @@ class CommitReport:
     def __init__(self, query: str, lag: Optional[Callable[[], int]] = None,
                  progress_interval_s: float = PROGRESS_INTERVAL_S,
                  on_commit: Optional[Callable[[int, list], None]] = None,
-                 columns: tuple[str, ...] = COMMIT_COLUMNS) -> None:
+                 columns: Optional[tuple[str, ...]] = COMMIT_COLUMNS) -> None:
         self.query, self.lag, self.progress_interval_s = query, lag, progress_interval_s
         self.on_commit = on_commit
+        # the columns collected; None: the frame's as they are (the tasks' output itself: no projection to plan on
+        # each batch's critical path, 15-33 ms measured)
         self.columns = columns
         self._since, self._batches, self._records = time.monotonic(), 0, 0
 
@@ -45,7 +47,7 @@ class CommitReport:
 
     def __call__(self, frame: Any, batch_id: int) -> None:
         started = time.monotonic()
-        rows = frame.select(*self.columns).collect()
+        rows = (frame if self.columns is None else frame.select(*self.columns)).collect()
         if self.on_commit is not None:
             self.on_commit(batch_id, rows)
         written = [r for r in rows if r["topic"] is not None]   # the others only carry a task's metrics

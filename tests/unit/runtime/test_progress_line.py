@@ -75,3 +75,26 @@ def test_without_a_lag_the_line_has_none_and_batches_count_in_plural(caplog, mon
         clock.now = 40.0
         report(Frame([row("out", 600)]), 1)
     assert progress_lines(caplog) == ["q: 2 batches in the last 40 s wrote 1200 records (30.0 records/s)"]
+
+
+class Projecting(Frame):
+    """A frame that records the projections asked of it."""
+
+    def __init__(self, rows: list[dict]) -> None:
+        super().__init__(rows)
+        self.selected: list[tuple[str, ...]] = []
+
+    def select(self, *columns: str) -> "Frame":
+        self.selected.append(columns)
+        return self
+
+
+def test_the_tasks_output_is_collected_as_it_is_and_only_a_narrower_report_projects_it():
+    """Without ``columns`` the frame (the tasks' own output) is collected with no projection to plan per batch;
+    Spark Connect's report names the commit columns (its output may carry state it does not read)."""
+    seen: list = []
+    whole, narrow = Projecting([row("out", 1)]), Projecting([row("out", 1)])
+    CommitReport("q", on_commit=lambda batch, rows: seen.append(rows), columns=None)(whole, 0)
+    CommitReport("q")(narrow, 0)
+    assert whole.selected == [] and seen == [[row("out", 1)]]
+    assert narrow.selected == [sink.COMMIT_COLUMNS]

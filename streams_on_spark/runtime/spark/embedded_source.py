@@ -241,6 +241,10 @@ class EmbeddedTopicsStreamReader(DataSourceStreamReader, _AvailableNowMixin):
         self.max_offsets_per_trigger = int(max_offsets) if max_offsets else None
         if self.max_offsets_per_trigger is not None and self.max_offsets_per_trigger < 1:
             raise ValueError(f"maxOffsetsPerTrigger must be >= 1, got {max_offsets!r}")
+        max_partitions = options.get("maxpartitions")
+        self.max_partitions = int(max_partitions) if max_partitions else None
+        if self.max_partitions is not None and self.max_partitions < 1:
+            raise ValueError(f"maxPartitions must be >= 1, got {max_partitions!r}")
         batch_records = options.get("batchrecords")
         self.batch_records = int(batch_records) if batch_records else _READ_CHUNK
         if self.batch_records < 1:
@@ -298,8 +302,9 @@ class EmbeddedTopicsStreamReader(DataSourceStreamReader, _AvailableNowMixin):
         return self._current()
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
-        """One input partition per topic-partition with new records in [start, end), or one for them all when they
-        are :data:`SMALL_BATCH_RECORDS` or fewer; none if nothing is new."""
+        """One input partition per topic-partition with new records in [start, end) (at most ``maxPartitions``:
+        see :func:`_grouped`), or one for them all when they are :data:`SMALL_BATCH_RECORDS` or fewer; none if
+        nothing is new."""
         result: list[EmbeddedTopicPartition] = []
         for topic in self.topics:
             ends = end.get(topic, {})
@@ -312,6 +317,8 @@ class EmbeddedTopicsStreamReader(DataSourceStreamReader, _AvailableNowMixin):
                     result.append(EmbeddedTopicPartition(self.root, topic, int(p), s, e))
         if len(result) > 1 and sum(r.end - r.start for r in result) <= SMALL_BATCH_RECORDS:
             return [EmbeddedTopicRanges(result)]
+        if self.max_partitions is not None and len(result) > self.max_partitions:
+            return _grouped(result, self.max_partitions)
         return result
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
@@ -342,6 +349,24 @@ class EmbeddedTopicsStreamReader(DataSourceStreamReader, _AvailableNowMixin):
         """Nothing to release: every method opens and closes its own files."""
 
 
+def _grouped(ranges: list[EmbeddedTopicPartition], groups: int) -> list[InputPartition]:
+    """``ranges`` as ``groups`` input partitions of about as many records each (the largest range first to the
+    group with the fewest), each reading its ranges whole and in their planned order: as many Spark tasks as the
+    application has cores read a batch in one wave, where one task per topic-partition took several waves, each
+    task a Python worker call's fixed cost (a 4-partition topic on 2 cores: 2 waves)."""
+    members: list[list[int]] = [[] for _ in range(groups)]
+    records = [0] * groups
+    for i in sorted(range(len(ranges)), key=lambda i: ranges[i].start - ranges[i].end):
+        least = records.index(min(records))
+        members[least].append(i)
+        records[least] += ranges[i].end - ranges[i].start
+    planned: list[InputPartition] = []
+    for group in sorted(members, key=min):
+        ordered = [ranges[i] for i in sorted(group)]
+        planned.append(ordered[0] if len(ordered) == 1 else EmbeddedTopicRanges(ordered))
+    return planned
+
+
 def _cap(start: dict, latest: Offsets, max_rows: int) -> Offsets:
     """End offsets admitting at most ``max_rows`` records past ``start``, shared proportionally to backlog."""
     backlog = {(t, p): max(0, e - int(start.get(t, {}).get(p, 0))) for t, ps in latest.items() for p, e in ps.items()}
@@ -363,7 +388,8 @@ class EmbeddedTopicsDataSource(DataSource):
     """Spark data source ``"embedded-topics"``: options ``path``, ``topics``, ``startingOffsets``, ``maxOffsetsPerTrigger``,
     ``layout`` (``records``: one row per record, like Spark's Kafka source; ``batches``: one row per record batch),
     ``batchRecords`` (the most records of one topic-partition per Arrow batch read, and per row with
-    ``layout=batches``: 65,536)."""
+    ``layout=batches``: 65,536), ``maxPartitions`` (the most input partitions, i.e. Spark tasks, a micro-batch is
+    read by: topic-partitions' ranges grouped, each read whole by one task; default one per topic-partition)."""
 
     @classmethod
     def name(cls) -> str:

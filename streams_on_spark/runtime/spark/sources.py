@@ -36,6 +36,9 @@ def read_topics(spark: Any, connector: Connector, topics: list[str], whole_batch
     if fmt == EMBEDDED_TOPICS:
         from streams_on_spark.runtime.spark.embedded_source import register
         register(spark)
+        cores = _cores(spark)
+        if cores is not None and "maxPartitions" not in options:   # a batch read in one wave of tasks
+            options = {**options, "maxPartitions": str(cores)}
     reader = spark.readStream.format(fmt)
     for key, value in options.items():
         reader = reader.option(key, value)
@@ -52,3 +55,12 @@ def read_topics(spark: Any, connector: Connector, topics: list[str], whole_batch
         from streams_on_spark.runtime.spark.kafka_rows import PACKED_SCHEMA, pack_kafka_rows, select_kafka_rows
         return select_kafka_rows(frame).mapInArrow(pack_kafka_rows, PACKED_SCHEMA)
     return frame
+
+
+def _cores(spark: Any) -> int | None:
+    """The application's cores (Spark's default parallelism), or None where the session cannot tell (Spark
+    Connect has no SparkContext)."""
+    from streams_on_spark.runtime.spark.session import is_spark_connect
+    if is_spark_connect(spark):
+        return None
+    return int(spark.sparkContext.defaultParallelism)

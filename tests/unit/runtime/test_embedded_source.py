@@ -91,6 +91,27 @@ def test_a_small_batch_is_one_input_partition_reading_every_range_in_order(topic
     assert [type(p) for p in reader.partitions(start, reader.latestOffset())] == [EmbeddedTopicPartition] * 4
 
 
+def test_max_partitions_groups_the_ranges_into_that_many_tasks_of_about_equal_records(topics, monkeypatch):
+    """``maxPartitions`` (the application's cores, from the runtime): a batch over more topic-partitions is read by
+    that many input partitions, each reading its ranges whole, in order; the largest range first to the group with
+    the fewest records."""
+    monkeypatch.setattr(embedded_source, "SMALL_BATCH_RECORDS", 2)
+    topics.create_topic("a", 4)
+    topics.append(_records("a", 0, 5) + _records("a", 1, 3) + _records("a", 2, 2) + _records("a", 3, 1))
+    reader = _reader(topics.root, topics="a", maxPartitions="2")
+    start, end = reader.initialOffset(), reader.latestOffset()
+    planned = [pickle.loads(pickle.dumps(p)) for p in reader.partitions(start, end)]   # shipped pickled
+    assert [_ranges([p]) for p in planned] == [[("a", 0, 0, 5), ("a", 3, 0, 1)], [("a", 1, 0, 3), ("a", 2, 0, 2)]]
+    rows = pa.Table.from_batches(list(reader.read(planned[1]))).to_pylist()
+    assert [(r["partition"], r["offset"]) for r in rows] == [(1, 0), (1, 1), (1, 2), (2, 0), (2, 1)]
+    # as many topic-partitions as tasks, or no limit: one input partition each
+    assert [type(p) for p in _reader(topics.root, topics="a", maxPartitions="4").partitions(start, end)] == (
+        [EmbeddedTopicPartition] * 4)
+    assert len(_reader(topics.root, topics="a").partitions(start, end)) == 4
+    with pytest.raises(ValueError, match="maxPartitions must be >= 1, got '0'"):
+        _reader(topics.root, topics="a", maxPartitions="0")
+
+
 def test_stream_reader_read_yields_arrow_batches_in_offset_order(topics):
     topics.create_topic("a", 2)
     topics.append(_records("a", 1, 6) + [ProducerRecord("a", 1, 77, None, None, (("h", b"v"), ("n", None)))])

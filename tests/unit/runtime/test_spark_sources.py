@@ -37,3 +37,35 @@ def test_a_source_the_runtime_does_not_have_is_refused_by_name(tmp_path):
                                                    r"'parquet': the Spark runtime reads topics through "
                                                    r"'embedded-topics' or 'kafka' only"):
             read_topics(NoSpark(), OtherConnector(topics), ["a"])
+
+
+class RecordingSpark:
+    """A classic session of 3 cores whose reader records its options (no JVM)."""
+
+    class sparkContext:
+        defaultParallelism = 3
+
+    def __init__(self):
+        self.options = {}
+        self.dataSource = self   # register() calls spark.dataSource.register(...)
+        self.readStream = self
+
+    def register(self, _source):
+        pass
+
+    def format(self, _fmt):
+        return self
+
+    def option(self, key, value):
+        self.options[key] = value
+        return self
+
+    def load(self):
+        return "frame"
+
+
+def test_embedded_topics_are_read_by_at_most_as_many_tasks_as_the_application_has_cores(tmp_path):
+    spark = RecordingSpark()
+    with EmbeddedTopics(str(tmp_path / "topics")) as topics:
+        assert read_topics(spark, EmbeddedTopicsConnector(topics), ["a"]) == "frame"
+    assert spark.options["maxPartitions"] == "3"

@@ -46,6 +46,7 @@ def state_handle() -> tuple[list, list]:
     changelog: list = []
     value_state = SimpleNamespace(get=lambda: value[0], update=lambda row: value.__setitem__(0, tuple(row)))
     list_state = SimpleNamespace(get=lambda: iter(list(changelog)), appendValue=lambda row: changelog.append(tuple(row)),
+                                 appendList=lambda rows: changelog.extend(map(tuple, rows)),
                                  clear=changelog.clear)
     return value, changelog, SimpleNamespace(getValueState=lambda name, schema: value_state,
                                              getListState=lambda name, schema: list_state)

@@ -38,6 +38,10 @@ class ListVar:
         self.appends += 1
         self.rows.append(tuple(row))
 
+    def appendList(self, rows):
+        self.appends += 1
+        self.rows.extend(map(tuple, rows))
+
     def clear(self):
         self.rows = []
 
@@ -149,6 +153,31 @@ def test_expired_window_segments_travel_through_the_changelog_in_chunks(tmp_path
     assert after == [(b"late", 500_000, b"v"), (b"later", 501_000, b"v")]
     assert len(handle.changelog.rows) > 2
     assert window_batch(str(tmp_path / "elsewhere"), 2, []) == after   # rebuilt: the old segments stay deleted
+
+
+def test_a_big_batchs_rows_go_to_the_state_server_a_group_at_a_time_and_rebuild_the_same_stores(tmp_path,
+                                                                                                 monkeypatch):
+    """A big batch's changelog rows are appended ``APPEND_ROWS`` a call (one round trip each), in order; a
+    compaction's too."""
+    monkeypatch.setattr(module, "CHANGELOG_ROW_BYTES", 200)
+    monkeypatch.setattr(module, "APPEND_ROWS", 4)
+    handle = Handle()
+    writes = [(b"k%03d" % i, b"v" * 20) for i in range(100)]   # ~4,500 bytes: ~23 rows of ~200
+    assert run_batch(handle, str(tmp_path / "one"), 0, writes) == dict(writes)
+    rows = len(handle.changelog.rows)
+    assert rows > 8 and handle.changelog.appends == -(-rows // 4)
+    assert TaskState(handle).load().changelog_rows == rows
+    assert run_batch(handle, str(tmp_path / "elsewhere"), 1, []) == dict(writes)
+    state, local = TaskState(handle), open_local_task_store(str(tmp_path / "one"), ["counts"])
+    try:
+        state.load()
+        state.sync(local)
+        handle.changelog.appends = 0
+        compacted_rows, compacted_entries = state._compact(local)   # the stores' content, in rows again
+    finally:
+        local.close()
+    assert compacted_entries == 100 and len(handle.changelog.rows) == compacted_rows > 8
+    assert handle.changelog.appends == -(-compacted_rows // 4)
 
 
 @pytest.mark.parametrize("max_bytes", [1, 200, 5_000, 1 << 20])

@@ -21,6 +21,7 @@ executors start their workers as Spark does.
 from __future__ import annotations
 
 import atexit
+import gc
 import logging
 import marshal
 import os
@@ -206,6 +207,8 @@ def serve(listener_fd: int, alive_fd: int, preload: Sequence[str], quiet: Sequen
             __import__(module)
         except Exception:   # the worker imports it itself, or fails there as it would have
             log.debug("fork server: preloading %s failed", module, exc_info=True)
+    gc.collect()
+    gc.freeze()   # what the workers inherit stays out of their collections: not traversed, its pages not copied
     server.run()
 
 

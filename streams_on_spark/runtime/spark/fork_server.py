@@ -21,6 +21,7 @@ executors start their workers as Spark does.
 from __future__ import annotations
 
 import atexit
+import gc
 import logging
 import marshal
 import os
@@ -38,19 +39,42 @@ from typing import Optional, Sequence
 
 log = logging.getLogger(__name__)
 
-# What a worker imports, imported once by the server (each is optional: a missing one is imported by the worker)
+# What a worker imports, imported once by the server (each is optional: a missing one is imported by the worker).
+# Besides the workers' modules, what they import only when they run: the state server's protocol
+# (``StateMessage_pb2`` and protobuf, and ``pyspark.testing.utils``, which pyspark's state client imports for a check)
+# in every ``transformWithStateInPandas`` worker and state-schema worker; pyarrow's pandas conversion in every task;
+# ``rocksdict`` (tasks' local stores); and the DSL's modules that a topology's processors unpickle from. Found in the
+# workers of a 2-subtopology application (sys.modules after a task, against the server's); importing them after the
+# rest took 0.2-0.4 s on the loaded 2-core box, paid by every worker, and a state-schema worker starts with every query.
 PRELOAD = (
     "pyspark.daemon",
     "pyspark.worker",
     "pyspark.sql.streaming.python_streaming_source_runner",
     "pyspark.sql.streaming.transform_with_state_driver_worker",
+    "pyspark.sql.streaming.proto.StateMessage_pb2",
+    "pyspark.testing.utils",
     "pyspark.sql.worker.create_data_source",
     "pyspark.sql.worker.plan_data_source_read",
     "pyspark.sql.worker.lookup_data_sources",
     "pandas",
     "pyarrow",
+    "pyarrow.pandas_compat",
+    "rocksdict",
     "streams_on_spark.runtime.spark.embedded_source",
     "streams_on_spark.runtime.spark.task_function",
+    "streams_on_spark.dsl.builder",
+    "streams_on_spark.dsl.foreign_key_join",
+    "streams_on_spark.dsl.grouped",
+    "streams_on_spark.dsl.joins",
+    "streams_on_spark.dsl.suppressed",
+    "streams_on_spark.dsl.windowed",
+    "streams_on_spark.dsl.windows",
+    "streams_on_spark.operators.aggregations",
+    "streams_on_spark.operators.foreign_key_joins",
+    "streams_on_spark.operators.joins",
+    "streams_on_spark.operators.stateless",
+    "streams_on_spark.operators.tables",
+    "streams_on_spark.connectors.embedded_connector",
 )
 
 # Environment read when the interpreter starts, or by pyspark when a module is imported: a worker whose values differ
@@ -183,6 +207,8 @@ def serve(listener_fd: int, alive_fd: int, preload: Sequence[str], quiet: Sequen
             __import__(module)
         except Exception:   # the worker imports it itself, or fails there as it would have
             log.debug("fork server: preloading %s failed", module, exc_info=True)
+    gc.collect()
+    gc.freeze()   # what the workers inherit stays out of their collections: not traversed, its pages not copied
     server.run()
 
 

@@ -11,7 +11,7 @@ import logging
 import os
 import shutil
 import sys
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Optional
 
 
 log = logging.getLogger(__name__)
@@ -159,15 +159,27 @@ LAUNCHER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 def _launch_environment() -> dict[str, str]:
     """What a local session's launch is given where the environment has nothing: ``SPARK_HOME`` (pyspark's own
-    directory, as pyspark finds it: without it spark-submit starts a Python interpreter to find it,
-    ``find_spark_home.py``) and ``SPARK_LAUNCHER_OPTS`` (:data:`LAUNCHER_JAVA_OPTIONS`)."""
-    from pyspark.find_spark_home import _find_spark_home
+    directory where it is a Spark home, :func:`pip_spark_home`: without it spark-submit starts a Python interpreter
+    to find it, ``find_spark_home.py``) and ``SPARK_LAUNCHER_OPTS`` (:data:`LAUNCHER_JAVA_OPTIONS`)."""
     values = {}
     if not os.environ.get("SPARK_HOME"):
-        values["SPARK_HOME"] = _find_spark_home()
+        import pyspark
+        home = pip_spark_home(os.path.dirname(os.path.abspath(pyspark.__file__)))
+        if home is not None:
+            values["SPARK_HOME"] = home
     if "SPARK_LAUNCHER_OPTS" not in os.environ:
         values["SPARK_LAUNCHER_OPTS"] = LAUNCHER_JAVA_OPTIONS
     return values
+
+
+def pip_spark_home(package_dir: str) -> Optional[str]:
+    """``package_dir`` (pyspark's directory) if it is a Spark home, as in a pip install of pyspark (Spark's scripts
+    in ``bin``, its jars in ``jars``), else None: a pyspark of a Spark distribution (its ``python`` directory), whose
+    scripts find their home themselves. (pyspark's own search, ``find_spark_home._find_spark_home``, is private.)"""
+    if os.path.isfile(os.path.join(package_dir, "bin", "spark-submit")) and os.path.isdir(
+            os.path.join(package_dir, "jars")):
+        return package_dir
+    return None
 
 
 def _appended_to_class_path(jars: Iterable[str]) -> contextlib.AbstractContextManager:

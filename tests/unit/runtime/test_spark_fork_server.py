@@ -184,3 +184,29 @@ def _gone(pid: int, timeout_s: float = 30.0) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+
+@pytest.mark.spark
+def test_a_local_sessions_workers_start_with_what_they_import_when_they_run(spark, tmp_path):
+    """The local session's server preloads the workers' modules and what they import only when they run (the
+    state server's protocol, pandas conversion, the DSL's modules a topology unpickles from): a forked worker
+    starts with every one of them imported (a renamed or missing module would not be), and frozen out of its
+    cyclic collections (pyspark's worker collects after every task)."""
+    from streams_on_spark.runtime.spark import session
+    from streams_on_spark.runtime.spark.fork_server import PRELOAD
+    run_time_imports = ["pyspark.sql.streaming.proto.StateMessage_pb2", "pyspark.testing.utils",
+                        "pyarrow.pandas_compat", "rocksdict", "streams_on_spark.dsl.builder",
+                        "streams_on_spark.operators.aggregations"]
+    (tmp_path / "preload_probe.py").write_text(
+        "import gc, json, sys\n"
+        f"print(json.dumps([[m for m in {run_time_imports + list(PRELOAD)!r} if m not in sys.modules],"
+        " gc.get_freeze_count() > 0]))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+           "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), "PYTHONUNBUFFERED": "YES"}
+    result = subprocess.run([session._fork_server.launcher, "-m", "preload_probe"], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    missing, frozen = json.loads(result.stdout)
+    assert missing == []
+    assert frozen   # inherited out of the worker's collections: they neither traverse nor copy it

@@ -115,16 +115,32 @@ def test_a_local_sessions_jvm_looks_up_python_data_sources_with_a_forked_worker(
 
 def test_a_local_sessions_launch_finds_spark_home_and_runs_the_launcher_jvm_on_c1(monkeypatch):
     """Without SPARK_HOME, spark-submit would start a Python interpreter to find it: the launch is given pyspark's
-    own; and Spark's launcher JVM runs with ``LAUNCHER_JAVA_OPTIONS``. What the user set is kept."""
-    from pyspark.find_spark_home import _find_spark_home
+    own directory (a pip install's Spark home: its spark-submit); and Spark's launcher JVM runs with
+    ``LAUNCHER_JAVA_OPTIONS``. What the user set is kept."""
+    import pyspark
     from streams_on_spark.runtime.spark import session
     monkeypatch.delenv("SPARK_HOME", raising=False)
     monkeypatch.delenv("SPARK_LAUNCHER_OPTS", raising=False)
-    assert session._launch_environment() == {"SPARK_HOME": _find_spark_home(),
+    home = os.path.dirname(os.path.abspath(pyspark.__file__))
+    assert os.path.isfile(os.path.join(home, "bin", "spark-submit"))
+    assert session._launch_environment() == {"SPARK_HOME": home,
                                              "SPARK_LAUNCHER_OPTS": session.LAUNCHER_JAVA_OPTIONS}
     monkeypatch.setenv("SPARK_HOME", "/opt/spark")
     monkeypatch.setenv("SPARK_LAUNCHER_OPTS", "")
     assert session._launch_environment() == {}
+
+
+def test_a_pyspark_that_is_no_spark_home_leaves_spark_home_to_sparks_scripts(tmp_path):
+    """pyspark of a Spark distribution (``$SPARK_HOME/python/pyspark``): no ``bin/spark-submit`` beside it, so no
+    SPARK_HOME is made up from its directory; a pip install's layout is one."""
+    from streams_on_spark.runtime.spark.session import pip_spark_home
+    package = tmp_path / "pyspark"
+    (package / "bin").mkdir(parents=True)
+    assert pip_spark_home(str(package)) is None
+    (package / "bin" / "spark-submit").write_text("")
+    assert pip_spark_home(str(package)) is None   # no jars
+    (package / "jars").mkdir()
+    assert pip_spark_home(str(package)) == str(package)
 
 
 def test_the_environment_is_restored_after_the_launch(monkeypatch):

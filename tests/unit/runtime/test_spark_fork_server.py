@@ -186,7 +186,6 @@ def _gone(pid: int, timeout_s: float = 30.0) -> bool:
     return False
 
 
-
 @pytest.mark.spark
 def test_a_local_sessions_workers_start_with_what_they_import_when_they_run(spark, tmp_path):
     """The local session's server preloads the workers' modules and what they import only when they run (the

@@ -186,9 +186,8 @@ class TaskState:
             if entries + changed > 2 * live + COMPACT_MIN_ENTRIES:
                 rows, entries = self._compact(local)
             else:
-                appended, _ = self._append(_split(changes))
-                rows += appended
-                entries += changed
+                appended, added = self._append(_split(changes))
+                rows, entries = rows + appended, entries + added
         self._value.update((epoch, batch_id, snapshot, wall_clock, rows, entries))
         self.saved = SavedTask(epoch, batch_id, snapshot, wall_clock, rows, entries)
         return self.saved.marker

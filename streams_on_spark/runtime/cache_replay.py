@@ -24,7 +24,13 @@ from streams_on_spark.state.stores import _TS
 
 _TS_LONG = struct.Struct(">qq")   # a timestamped Long's stored bytes: the timestamp, then the value
 
-__all__ = ["CacheReplay", "stored_bytes"]
+__all__ = ["CacheReplay", "long_sized", "stored_bytes"]
+
+
+def long_sized(store: Any) -> bool:
+    """Whether the typed ``store`` holds Longs, whose entries' sizes depend on their keys only (see
+    :func:`~streams_on_spark.runtime.fused._entry_sizer`) and whose stored bytes are Kafka's 16 packed at once."""
+    return type(store.plain_value_serde) is LongSerde
 
 
 def stored_bytes(store: Any, timestamps: Sequence[int], aggregates: Sequence[Any]) -> list[bytes]:
@@ -34,7 +40,7 @@ def stored_bytes(store: Any, timestamps: Sequence[int], aggregates: Sequence[Any
     their stored bytes, in either form (:meth:`CacheReplay.leave`, :meth:`_Tail.leave`) and in every flush it replays
     (:meth:`CacheReplay._flush`, its bulk form and :meth:`CacheReplay.write_new`'s, which hand them to
     :meth:`~streams_on_spark.runtime.fused.FlushedColumns.write`)."""
-    if type(store.plain_value_serde) is LongSerde and set(map(type, aggregates)) <= {int}:
+    if long_sized(store) and set(map(type, aggregates)) <= {int}:
         return list(map(_TS_LONG.pack, timestamps, aggregates))
     pack, vser, topic = _TS.pack, store.plain_value_serde.serialize, store._topic
     return [pack(ts) + vser(topic, agg) for ts, agg in zip(timestamps, aggregates)]

@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterator, Optional
 from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore
 from streams_on_spark.state.stores import _IMMUTABLE, _TS, TimestampedKeyValueStore, ValueAndTimestamp
 
-from streams_on_spark.runtime.cache_replay import CacheReplay
+from streams_on_spark.runtime.cache_replay import CacheReplay, long_sized
 from streams_on_spark.runtime.column_sink import ColumnSink
 from streams_on_spark.partitioner import memoised_hash, memoised_utf8_key, partition_for_key, remember_utf8_key
 from streams_on_spark.record_batch import PREFIX, PartitionedRecords, encode_headerless
@@ -176,7 +176,7 @@ class BatchAggregation:
         self.evicting = evicting   # the batch continues past the first eviction (see _run_evicting)
         # count() of Longs: a record batch can be counted from its columns (count_columns)
         self.counting_columns = (not self.reduce and self.processor.aggregator is aggregations.count_adder
-                                 and _long_sized(self.processor.store))
+                                 and long_sized(self.processor.store))
         # the cache's account while consecutive record batches are counted through its evictions: written back
         # into the cache (settle) before anything else reads it
         self._replay: Optional[CacheReplay] = None
@@ -207,7 +207,7 @@ class BatchAggregation:
         counting = not reduce and aggregator is aggregations.count_adder   # count(): the aggregate plus one, no call
         projected, limit = cache.size, cache.max_bytes
         entry_size = _entry_sizer(store)
-        long_sized = _long_sized(store)   # a Long aggregate's entry size depends on its key only
+        longs = long_sized(store)   # a Long aggregate's entry size depends on its key only
         # key bytes -> [key, aggregate, its timestamp, entry size, the last record, its index]
         folded: dict[bytes, list] = {}
         by_raw_key: dict[Any, tuple[bytes, list]] = {}   # a record's raw key -> its key bytes and their fold
@@ -234,7 +234,7 @@ class BatchAggregation:
                             agg = aggregator(state[1], value) if reduce else aggregator(key, value, state[1])
                         if state[2] > ts:
                             ts = state[2]
-                        if long_sized and agg.__class__ is int and _MIN_LONG <= agg <= _MAX_LONG:
+                        if longs and agg.__class__ is int and _MIN_LONG <= agg <= _MAX_LONG:
                             # the entry keeps its size: the cache cannot overflow here
                             state[0], state[1], state[2], state[4], state[5], state[6] = (key, agg, ts, record,
                                                                                           index, queue)
@@ -681,10 +681,14 @@ def _grouped_keys(keys: Any, timestamps: Any) -> tuple[list[bytes], Callable[[],
     import numpy as np
     import pyarrow as pa
     n = len(timestamps)
-    probe = keys.slice(0, _DISTINCT_PROBE).to_pylist()
-    if len(set(probe)) == len(probe):
-        raw_keys = probe if n <= _DISTINCT_PROBE else keys.to_pylist()
-        if len(set(raw_keys)) == n:
+    raw_keys = keys.slice(0, _DISTINCT_PROBE).to_pylist()
+    seen = set(raw_keys)
+    if len(seen) == len(raw_keys):
+        if n > _DISTINCT_PROBE:   # the rest of the keys into the probe's list and set
+            rest = keys.slice(_DISTINCT_PROBE).to_pylist()
+            seen.update(rest)
+            raw_keys += rest
+        if len(seen) == n:
             return raw_keys, lambda: (list(range(n)), [1] * n, timestamps.tolist())
     groups = pa.table({"k": keys, "i": np.arange(n), "t": timestamps}).group_by("k", use_threads=False) \
         .aggregate([("i", "max"), ("i", "count"), ("t", "max")])
@@ -827,7 +831,7 @@ def _written_through_steps(task: Any) -> Optional[dict[str, Callable[..., None]]
     read, write, delete = cache.read_stored, cache.write_stored, cache.delete
     kser, topic, written = store._kser, store._topic, store._written
     vde, vser = store.plain_value_serde.deserialize, store.plain_value_serde.serialize
-    longs = _long_sized(store)   # Kafka's LongSerializer and deserializer inline for an int64 and 8 bytes
+    longs = long_sized(store)   # Kafka's LongSerializer and deserializer inline for an int64 and 8 bytes
     initializer, aggregator = processor.initializer, processor.aggregator
     counting = aggregator is aggregations.count_adder   # count(): the aggregate plus one, no call
     forward, process = processor.forward, processor.process
@@ -872,18 +876,12 @@ def _written_through_steps(task: Any) -> Optional[dict[str, Callable[..., None]]
     return {topic: step for topic in task.partition_group.sources}
 
 
-def _long_sized(store: Any) -> bool:
-    """Whether the typed ``store`` holds Longs, whose entries' sizes depend on their keys only (see
-    :func:`_entry_sizer`)."""
-    return type(store.plain_value_serde) is LongSerde
-
-
 def _entry_sizer(store: Any) -> Callable[[bytes, Any], Optional[int]]:
     """``size(key bytes, aggregate)``: what the record cache counts for the entry the typed ``store`` writes for that
     aggregate (None where it serializes to null), serializing it as the store would (so a serializer's error comes
     where it would); Kafka's LongSerializer writes 8 bytes for any int64, so a Long's size needs no call."""
     vser, topic = store.plain_value_serde.serialize, store._topic
-    fixed = 16 + ENTRY_OVERHEAD_BYTES if _long_sized(store) else None
+    fixed = 16 + ENTRY_OVERHEAD_BYTES if long_sized(store) else None
 
     def size(kb: bytes, agg: Any) -> Optional[int]:
         if fixed is not None and agg.__class__ is int and _MIN_LONG <= agg <= _MAX_LONG:

@@ -45,7 +45,7 @@ def _state_handle() -> Any:
     changelog: list = []
     value_state = SimpleNamespace(get=lambda: value[0], update=lambda row: value.__setitem__(0, tuple(row)))
     list_state = SimpleNamespace(get=lambda: iter(changelog), appendValue=lambda row: changelog.append(tuple(row)),
-                                 clear=changelog.clear)
+                                 appendList=lambda rows: changelog.extend(map(tuple, rows)), clear=changelog.clear)
     return SimpleNamespace(getValueState=lambda name, schema: value_state,
                            getListState=lambda name, schema: list_state)
 

@@ -273,3 +273,35 @@ def test_many_reads_and_writes_at_once_answer_as_one_by_one(tmp_path):
         other.close()
     finally:
         local.close()
+
+
+def test_many_reads_of_a_store_that_holds_nothing_skip_rocksdb_and_see_what_it_holds_after_each_write(tmp_path):
+    """``get_many`` of a store with nothing committed (a new store's first batch) answers from the batch's writes
+    without a multi-get; once a commit, a rebuild or a clear changed the store, it looks again."""
+    from unittest import mock
+    path = str(tmp_path / "t")
+    keys = [b"k%04d" % i for i in range(1200)]
+    local = open_local_task_store(path, ["s", "t"])
+    try:
+        store = local.stores["s"]
+        store.put(b"k0002", b"pending")
+        with mock.patch.object(type(store._db), "get", side_effect=AssertionError("a multi-get")):
+            assert store.get_many(keys) == [b"pending" if i == 2 else None for i in range(1200)]
+        local.commit("v1")
+        assert store.get_many(keys[:3]) == [None, None, b"pending"]   # committed: looked up
+        local.stores["t"].put(b"k0001", b"t")
+        local.commit("v2")
+        assert local.stores["t"].get_many(keys[:2]) == [None, b"t"]
+        local.close()
+        local.open()
+        assert store.get_many(keys[:3]) == [None, None, b"pending"]
+        local.clear()
+        assert store.get_many(keys[:3]) == [None, None, None]
+        local.load([{"s": {b"k0000": b"loaded"}}], "v3")
+        assert store.get_many(keys[:3]) == [b"loaded", None, None]
+        store.put(b"k0000", None)
+        store.delete_below(b"k")
+        local.commit("v4")
+        assert store.get_many(keys[:1]) == [None] and store._empty   # emptied by a commit: no lookup needed
+    finally:
+        local.close()

@@ -545,9 +545,10 @@ def _merged(store: LocalKeyValueBytesStore, pending: Iterator[tuple[bytes, Optio
 
 
 def _write(batch: Any, handle: Any, entries: dict[Optional[bytes], Optional[bytes]]) -> None:
-    """One store's changelog entries into a RocksDB write batch (puts and deletes, then a range deletion)."""
+    """One store's changelog entries into a RocksDB write batch (puts and deletes, then a range deletion); many
+    entries in a random order go in key order (:func:`_in_write_order`)."""
     floor = None
-    for key, value in entries.items():
+    for key, value in _in_write_order(entries):
         if key is None:
             floor = value
         elif value is None:
@@ -556,6 +557,28 @@ def _write(batch: Any, handle: Any, entries: dict[Optional[bytes], Optional[byte
             batch.put(key, value, handle)
     if floor is not None:
         batch.delete_range(b"", floor, handle)
+
+
+_SORTED_WRITES = 4096   # entries from which a commit looks at their order
+_ORDER_PAIRS = 64       # pairs of neighbouring keys it looks at
+
+
+def _in_write_order(entries: dict[Optional[bytes], Optional[bytes]]) -> Iterable[tuple[Optional[bytes],
+                                                                                   Optional[bytes]]]:
+    """The entries in key order where more than a quarter of :data:`_ORDER_PAIRS` neighbouring pairs spread over
+    them are out of order (a random order's: half), else as they are (increasing keys: none, or a few where the
+    keys grow longer). RocksDB's memtable (a skip list) took a million keys in a random order in 2.5-3.2 s, the
+    same keys sorted first in ~1.4 s with the sort (measured); keys already in order skip the sort's ~0.3 s."""
+    if len(entries) < _SORTED_WRITES:
+        return entries.items()
+    keys = [key for key in entries if key is not None] if None in entries else list(entries)
+    step = len(keys) // _ORDER_PAIRS
+    if sum(keys[i] > keys[i + 1] for i in range(0, len(keys) - 1, step)) * 4 <= _ORDER_PAIRS:
+        return entries.items()
+    keys.sort()
+    if None in entries:
+        keys.append(None)   # the range deletion's bound, taken last as before
+    return zip(keys, map(entries.__getitem__, keys))
 
 
 def apply_changes(changes: Iterable[Changes], stores: dict[str, Any]) -> None:

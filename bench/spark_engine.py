@@ -279,13 +279,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def warm_up(spark, words: int = 20_000) -> None:
+    """Run each of the three once over ``words`` words, not measured: the JVM's JIT and the Python workers."""
+    warm_lines = sentences(words, seed=1)
+    run_baseline(spark, warm_lines)
+    run_ours(spark, warm_lines)
+    run_ours(spark, warm_lines, pipeline=True)
+
+
 def throughput(spark, args) -> int:
     """Section 1; non-zero when the two queries disagree."""
     lines = sentences(args.words)
-    warm_lines = sentences(20_000, seed=1)
-    run_baseline(spark, warm_lines)            # JVM/JIT and Python worker warm-up, not measured
-    run_ours(spark, warm_lines)
-    run_ours(spark, warm_lines, pipeline=True)
+    warm_up(spark)
     print(f"words={args.words} partitions={PARTITIONS} sentences={len(lines)}")
     for running in (False, True):
         base_s, base_counts = run_baseline(spark, lines, running)

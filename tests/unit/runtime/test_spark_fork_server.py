@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -184,6 +185,18 @@ def _gone(pid: int, timeout_s: float = 30.0) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def test_every_dsl_and_operator_module_is_preloaded():
+    """A topology's processors unpickle from the DSL's and its operators' modules: each one in those packages'
+    directories (a module added or renamed too) is in what the server imports before it forks."""
+    import streams_on_spark
+    from streams_on_spark.runtime.spark.fork_server import PRELOAD
+    root = Path(streams_on_spark.__file__).parent
+    on_disk = {f"streams_on_spark.{package}.{path.stem}" for package in ("dsl", "operators")
+               for path in (root / package).glob("*.py") if path.stem != "__init__"}
+    assert len(on_disk) > 10   # the packages were found where they are
+    assert sorted(on_disk - set(PRELOAD)) == []
 
 
 @pytest.mark.spark

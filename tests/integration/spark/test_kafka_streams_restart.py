@@ -73,15 +73,20 @@ def topics_with(tmp_path, name):
     return topics
 
 
-@pytest.mark.parametrize("local_state", ["kept", "lost"])
-def test_restart_on_the_checkpoint_equals_an_uninterrupted_run(spark, tmp_path, caplog, local_state):
+def uninterrupted(spark, tmp_path) -> tuple[dict, dict]:
+    """The outcome of one run over both halves of the input (checkpoint ck-whole)."""
     whole = topics_with(tmp_path, "whole")
     append(whole, FIRST, 1_000)
     append(whole, SECOND, 2_000)
     with KafkaStreams(word_count(), config("uninterrupted", whole, tmp_path / "ck-whole"), spark) as streams:
         streams.start()
         streams.process_all_available()
-        expected = outcome(streams, whole)
+        return outcome(streams, whole)
+
+
+@pytest.mark.parametrize("local_state", ["kept", "lost"])
+def test_restart_on_the_checkpoint_equals_an_uninterrupted_run(spark, tmp_path, caplog, local_state):
+    expected = uninterrupted(spark, tmp_path)
 
     parts = topics_with(tmp_path, "parts")
     append(parts, FIRST, 1_000)
@@ -156,13 +161,7 @@ def test_tasks_share_state_partitions_and_a_checkpoint_keeps_its_own(spark, tmp_
     cores); a checkpoint written with 4 state partitions keeps them when restarted in that session, its tasks'
     state found under the same slots; both end as one uninterrupted run; the session's setting is left as it was."""
     assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
-    whole = topics_with(tmp_path, "whole")
-    append(whole, FIRST, 1_000)
-    append(whole, SECOND, 2_000)
-    with KafkaStreams(word_count(), config("uninterrupted", whole, tmp_path / "ck-whole"), spark) as streams:
-        streams.start()
-        streams.process_all_available()
-        expected = outcome(streams, whole)
+    expected = uninterrupted(spark, tmp_path)
     assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
     assert state_partitions_of(tmp_path / "ck-whole", 0) == state_partitions_of(tmp_path / "ck-whole", 1) == {"2"}
     assert sorted(p.name for p in (tmp_path / "ck-whole" / "subtopology-1" / "state" / "0").iterdir()

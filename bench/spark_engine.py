@@ -33,6 +33,7 @@ from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.runtime.spark.embedded_source import register
 from streams_on_spark.records import ProducerRecord
 from streams_on_spark.runtime.spark import local_session
+from streams_on_spark.runtime.spark.session import session_conf
 
 log = logging.getLogger("bench.spark_engine")
 S, L = Serdes.String(), Serdes.Long()
@@ -112,11 +113,11 @@ def run_baseline(spark, lines: list[str], running: bool = False, timeline=None) 
         topics.create_topic("sentences", PARTITIONS)
         if not running:
             topics.append(records)
-        spark.conf.set("spark.sql.shuffle.partitions", str(PARTITIONS))
         words = (spark.readStream.format("embedded-topics").option("path", topics.root).option("topics", "sentences")
                  .load().select(F.explode(F.split(F.col("value").cast("string"), " ")).alias("word")))
-        query = (words.groupBy("word").count().writeStream.outputMode("update").foreachBatch(sink)
-                 .option("checkpointLocation", checkpoint).trigger(processingTime="100 milliseconds").start())
+        with session_conf(spark, "spark.sql.shuffle.partitions", str(PARTITIONS)):   # this query's; ours keep theirs
+            query = (words.groupBy("word").count().writeStream.outputMode("update").foreachBatch(sink)
+                     .option("checkpointLocation", checkpoint).trigger(processingTime="100 milliseconds").start())
         if running:
             query.processAllAvailable()
             topics.append(records)

@@ -377,3 +377,18 @@ def require_rocksdb_state_store(spark: Any) -> None:
                                "that class")
     log.info("using Spark's RocksDB state store provider (%s)", STATE_STORE_PROVIDER)
     spark.conf.set(STATE_STORE_PROVIDER, ROCKSDB_PROVIDER)
+
+
+@contextlib.contextmanager
+def session_conf(spark: Any, key: str, value: str) -> Iterator[None]:
+    """``spark``'s SQL conf ``key`` set to ``value`` while the block runs (a query started in it keeps the value:
+    it runs on a copy of the session), then as the user had it."""
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)

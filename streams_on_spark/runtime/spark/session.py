@@ -231,7 +231,15 @@ def _forked_workers() -> Iterator[None]:
 
 
 def _is_this_python(python: str | None) -> bool:
-    return python is not None and os.path.abspath(python) == os.path.abspath(sys.executable)
+    """Whether ``python`` is this process's interpreter in its environment: the same program in the same directory,
+    each with symbolic links resolved (a venv reached through a linked directory is the same; a link elsewhere to
+    this program, or the base interpreter a venv's ``python`` links to, is another environment)."""
+    if python is None:
+        return False
+
+    def where(path: str) -> tuple[str, str]:
+        return os.path.realpath(os.path.dirname(os.path.abspath(path))), os.path.realpath(path)
+    return where(python) == where(sys.executable)
 
 
 def is_spark_connect(spark: Any) -> bool:

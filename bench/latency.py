@@ -24,8 +24,9 @@ were measured, i.e. batches of one sentence (upstream) or its few words (downstr
 can have. Per query: how many batches each sample took, ``durationMs.triggerExecution`` p50/p90/min, and the
 median of its parts (latestOffset, getBatch, queryPlanning, addBatch, walCommit, commitOffsets). With
 ``--event-log DIR`` Spark's event log is written there and each query's measured batches are broken down further
-(``bench/event_log.py``): before the first job, each job's stages (tasks, wall, tasks in a later wave, and the run
-time and SQL metrics of its tasks with shuffled rows and without), after the last job; median and min.
+(``bench/event_log.py``): before the first job (split at the batch's SQL execution and the sink's collect), each
+job's stages (tasks, wall, tasks in a later wave, and the run time and SQL metrics of its tasks with shuffled rows
+and without), after the last job; median and min.
 
 Issue 25's targets: p50 <= 1 s, p99 <= 2 s; trigger floor <= 300 ms per query. A benchmark: it prints, never asserts
 timings (it exits non-zero only when a count never arrives within ``--timeout``).

@@ -33,7 +33,7 @@ timings (it exits non-zero only when a count never arrives within ``--timeout``)
 
     .venv/bin/python bench/latency.py [--samples 50] [--warmup 5] [--trigger-interval "100 milliseconds"]
         [--gap 1.0-2.0] [--kafka [--bootstrap-servers H:P]] [--cores 2] [--partitions 4] [--event-log DIR]
-        [--state-dir DIR]
+        [--state-dir DIR] [--java-options OPTIONS]
     make bench-latency BENCH_ARGS="--samples 20"
 """
 from __future__ import annotations
@@ -319,6 +319,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--state-dir", metavar="DIR",
                         help="the application's state.dir (the tasks' local RocksDB copies; default: Spark's files "
                              "directory under spark.local.dir)")
+    parser.add_argument("--java-options", metavar="OPTIONS",
+                        help="the local session JVM's options (default: local_session's, LOCAL_JAVA_OPTIONS: C1 "
+                             "only; '' for HotSpot's default tiered compilation with C2)")
     parser.add_argument("--event-log", metavar="DIR",
                         help="write Spark's event log to DIR and break each batch down into jobs, stages, tasks")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every sample; the library at INFO")
@@ -356,7 +359,8 @@ def main(argv: list[str] | None = None) -> int:
     from streams_on_spark import KafkaStreams
     from streams_on_spark.runtime.spark import local_session
     started = time.perf_counter()
-    spark = local_session("bench-latency", cores=args.cores, jars=jars)
+    options = {} if args.java_options is None else {"java_options": args.java_options}
+    spark = local_session("bench-latency", cores=args.cores, jars=jars, **options)
     session_s = time.perf_counter() - started
     topology = example.word_count_topology(io.input, io.output)
     repartition = f"{app_id}-by-word-repartition"
@@ -381,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
                 progress = ProgressLog(spark, app_id)
                 print(f"latency bench: README word count, {args.partitions} partitions, {where}, "
                       f"{spark.sparkContext.master}, trigger.interval '{args.trigger_interval}', gap {args.gap} s; "
-                      f"session {session_s:.1f} s, start {start_s:.1f} s", flush=True)
+                      f"session {session_s:.1f} s, start {start_s:.1f} s"
+                      + ("" if args.java_options is None else f", java options '{args.java_options}'"), flush=True)
                 for i in range(args.warmup + args.samples):
                     if i == args.warmup:   # batches from here on are the measured ones
                         progress.collect()

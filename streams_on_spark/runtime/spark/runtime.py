@@ -38,8 +38,8 @@ from streams_on_spark.runtime.spark.sink import CommitReport
 from streams_on_spark.runtime.spark.slots import state_partitions, task_slots
 from streams_on_spark.runtime.spark.sources import read_topics
 from streams_on_spark.runtime.spark.standby import StandbyCopies
-from streams_on_spark.runtime.spark.session import (is_spark_connect, quiet_spark_logs, require_rocksdb_state_store,
-                                                    session_conf)
+from streams_on_spark.runtime.spark.session import (forget_hadoop_property_sources, is_spark_connect, quiet_spark_logs,
+                                                    require_rocksdb_state_store, session_conf)
 from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction, query_name
 from streams_on_spark.runtime.spark.task_state import CHANGELOG, TASK_STATE, SavedTask, decode_changes
 from streams_on_spark.runtime.task import StreamTask
@@ -153,6 +153,7 @@ class SparkRuntime:
     def start(self) -> None:
         """Start every subtopology's query (upstream first)."""
         quiet_spark_logs(self.spark)
+        forget_hadoop_property_sources(self.spark)   # each batch broadcasts the configuration: a smaller copy
         if self.standby is not None:   # the checkpoint's state, before any batch commits
             self.standby.load()
         for topics in self.whole_batches.values():   # what the last run wrote is whole: readable now

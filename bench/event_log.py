@@ -12,6 +12,9 @@ from typing import Optional
 
 BATCH_ID_KEY = "streaming.sql.batchId"     # the local properties Spark's micro-batch execution sets on its jobs
 QUERY_ID_KEY = "sql.streaming.queryId"
+EXECUTION_ID_KEY = "spark.sql.execution.id"          # ... and its SQL executions: the job's own (the sink's collect)
+ROOT_EXECUTION_ID_KEY = "spark.sql.execution.root.id"  # and the one it runs in (the batch's addBatch)
+SQL_EXECUTION_START = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart"
 
 
 def enable(directory: str) -> None:
@@ -39,10 +42,13 @@ class Timeline:
         self.stages: dict[int, dict] = {}
         self.tasks: dict[int, list[tuple[dict, dict]]] = defaultdict(list)
         self.jobs: dict[tuple[str, int], list[dict]] = defaultdict(list)
+        self.executions: dict[int, float] = {}   # SQL execution id -> its start (ms)
         ended: dict[int, float] = {}
         for event in log:
             kind = event["Event"]
-            if kind == "SparkListenerStageCompleted":
+            if kind == SQL_EXECUTION_START:
+                self.executions[int(event["executionId"])] = event["time"]
+            elif kind == "SparkListenerStageCompleted":
                 self.stages[event["Stage Info"]["Stage ID"]] = event["Stage Info"]
             elif kind == "SparkListenerTaskEnd":
                 self.tasks[event["Stage ID"]].append((event["Task Info"], event.get("Task Metrics") or {}))
@@ -50,7 +56,9 @@ class Timeline:
                 props = event.get("Properties") or {}
                 if QUERY_ID_KEY in props and BATCH_ID_KEY in props:
                     self.jobs[(props[QUERY_ID_KEY], int(props[BATCH_ID_KEY]))].append(
-                        {"id": event["Job ID"], "submitted": event["Submission Time"], "stages": event["Stage IDs"]})
+                        {"id": event["Job ID"], "submitted": event["Submission Time"], "stages": event["Stage IDs"],
+                         "execution": _int(props.get(EXECUTION_ID_KEY)),
+                         "root execution": _int(props.get(ROOT_EXECUTION_ID_KEY))})
             elif kind == "SparkListenerJobEnd":
                 ended[event["Job ID"]] = event["Completion Time"]
         for batch_jobs in self.jobs.values():
@@ -63,8 +71,9 @@ class Timeline:
         jobs = sorted(self.jobs.get((query_id, batch_id), []), key=lambda j: j["submitted"])
         if not jobs or any(j["completed"] is None for j in jobs):
             return None
-        parts: dict[str, float] = {"jobs": len(jobs), "before first job": jobs[0]["submitted"] - started_ms,
-                                   "after last job": started_ms + duration_ms - jobs[-1]["completed"]}
+        parts: dict[str, float] = {"jobs": len(jobs), "before first job": jobs[0]["submitted"] - started_ms}
+        parts.update(self._before_first_job(jobs[0], started_ms))
+        parts["after last job"] = started_ms + duration_ms - jobs[-1]["completed"]
         for i, job in enumerate(jobs):
             if i:
                 parts[f"job {i}: since job {i - 1} ended"] = job["submitted"] - jobs[i - 1]["completed"]
@@ -95,6 +104,22 @@ class Timeline:
                 if later:
                     parts[f"{name}: a later wave's launch after the first"] = statistics.median(later)
         return parts
+
+    def _before_first_job(self, job: dict, started_ms: float) -> dict[str, float]:
+        """The time before a batch's first job split at its SQL executions' starts (where the event log has them):
+        the trigger's start to the batch's execution (offsets, planning), from there to the job's own execution (the
+        sink's ``foreachBatch`` call: the batch's RDD built, py4j's call into Python, the sink's work before it
+        collects), and that execution's start to the job (the collect's planning and the job's submission)."""
+        root, own = self.executions.get(job["root execution"]), self.executions.get(job["execution"])
+        if root is None or own is None or job["root execution"] == job["execution"]:
+            return {}
+        return {"before first job: to the batch's SQL execution": root - started_ms,
+                "before first job: to the sink's collect (its SQL execution)": own - root,
+                "before first job: the collect's execution to the job": job["submitted"] - own}
+
+
+def _int(value: Optional[str]) -> Optional[int]:
+    return None if value is None else int(value)
 
 
 LATER_WAVE_MS = 5   # a task launched this long after the stage's first task waited for a core

@@ -226,7 +226,7 @@ def run_ours(spark, bootstrap: str, input_topic: str, output_topic: str, app_id:
 def run_pyspark(spark, bootstrap: str, input_topic: str, output_topic: str, app_id: str, timeout_s: float,
                 work: str) -> tuple[float, str]:
     from pyspark.sql import functions as F
-    spark.conf.set("spark.sql.shuffle.partitions", str(PARTITIONS))
+    from streams_on_spark.runtime.spark.session import session_conf
     source = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", input_topic).option("startingOffsets", "earliest")
               .option("failOnDataLoss", "false").load())
@@ -237,10 +237,11 @@ def run_pyspark(spark, bootstrap: str, input_topic: str, output_topic: str, app_
     out = counts.select(F.col("word").cast("binary").alias("key"),
                         F.unhex(F.lpad(F.hex(F.col("count")), 16, "0")).alias("value"))
     start = time.perf_counter()
-    query = (out.writeStream.queryName(app_id).format("kafka").option("kafka.bootstrap.servers", bootstrap)
-             .option("topic", output_topic).outputMode("update")
-             .option("checkpointLocation", os.path.join(work, app_id))
-             .trigger(availableNow=True).start())
+    with session_conf(spark, "spark.sql.shuffle.partitions", str(PARTITIONS)):   # this query's; ours keep theirs
+        query = (out.writeStream.queryName(app_id).format("kafka").option("kafka.bootstrap.servers", bootstrap)
+                 .option("topic", output_topic).outputMode("update")
+                 .option("checkpointLocation", os.path.join(work, app_id))
+                 .trigger(availableNow=True).start())
     try:
         if not query.awaitTermination(timeout_s):
             raise TimeoutError(f"the PySpark query did not finish within {timeout_s:.0f}s")

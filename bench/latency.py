@@ -24,15 +24,16 @@ were measured, i.e. batches of one sentence (upstream) or its few words (downstr
 can have. Per query: how many batches each sample took, ``durationMs.triggerExecution`` p50/p90/min, and the
 median of its parts (latestOffset, getBatch, queryPlanning, addBatch, walCommit, commitOffsets). With
 ``--event-log DIR`` Spark's event log is written there and each query's measured batches are broken down further
-(``bench/event_log.py``): before the first job, each job's stages (tasks, wall, tasks in a later wave, and the run
-time and SQL metrics of its tasks with shuffled rows and without), after the last job; median and min.
+(``bench/event_log.py``): before the first job (split at the batch's SQL execution and the sink's collect), each
+job's stages (tasks, wall, tasks in a later wave, and the run time and SQL metrics of its tasks with shuffled rows
+and without), after the last job; median and min.
 
 Issue 25's targets: p50 <= 1 s, p99 <= 2 s; trigger floor <= 300 ms per query. A benchmark: it prints, never asserts
 timings (it exits non-zero only when a count never arrives within ``--timeout``).
 
     .venv/bin/python bench/latency.py [--samples 50] [--warmup 5] [--trigger-interval "100 milliseconds"]
         [--gap 1.0-2.0] [--kafka [--bootstrap-servers H:P]] [--cores 2] [--partitions 4] [--event-log DIR]
-        [--state-dir DIR]
+        [--state-dir DIR] [--java-options OPTIONS]
     make bench-latency BENCH_ARGS="--samples 20"
 """
 from __future__ import annotations
@@ -318,6 +319,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--state-dir", metavar="DIR",
                         help="the application's state.dir (the tasks' local RocksDB copies; default: Spark's files "
                              "directory under spark.local.dir)")
+    parser.add_argument("--java-options", metavar="OPTIONS",
+                        help="the local session JVM's options (default: local_session's, LOCAL_JAVA_OPTIONS: C1 "
+                             "only; '' for HotSpot's default tiered compilation with C2)")
     parser.add_argument("--event-log", metavar="DIR",
                         help="write Spark's event log to DIR and break each batch down into jobs, stages, tasks")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every sample; the library at INFO")
@@ -355,7 +359,8 @@ def main(argv: list[str] | None = None) -> int:
     from streams_on_spark import KafkaStreams
     from streams_on_spark.runtime.spark import local_session
     started = time.perf_counter()
-    spark = local_session("bench-latency", cores=args.cores, jars=jars)
+    options = {} if args.java_options is None else {"java_options": args.java_options}
+    spark = local_session("bench-latency", cores=args.cores, jars=jars, **options)
     session_s = time.perf_counter() - started
     topology = example.word_count_topology(io.input, io.output)
     repartition = f"{app_id}-by-word-repartition"
@@ -380,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
                 progress = ProgressLog(spark, app_id)
                 print(f"latency bench: README word count, {args.partitions} partitions, {where}, "
                       f"{spark.sparkContext.master}, trigger.interval '{args.trigger_interval}', gap {args.gap} s; "
-                      f"session {session_s:.1f} s, start {start_s:.1f} s", flush=True)
+                      f"session {session_s:.1f} s, start {start_s:.1f} s"
+                      + ("" if args.java_options is None else f", java options '{args.java_options}'"), flush=True)
                 for i in range(args.warmup + args.samples):
                     if i == args.warmup:   # batches from here on are the measured ones
                         progress.collect()

@@ -21,6 +21,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import spark_engine  # noqa: E402  (this directory's bench module)
 from event_log import enable, events  # noqa: E402
 
+from streams_on_spark.runtime.spark.embedded_source import SMALL_BATCH_RECORDS  # noqa: E402
+
 RUNS = ("hand-written", "ours", "pipeline")
 
 
@@ -80,10 +82,11 @@ def main(argv: list[str] | None = None) -> int:
         enable(args.event_log)
     from streams_on_spark.runtime.spark import local_session
     spark = local_session("bench-round-timeline", java_options="")   # as spark_engine.py's session
-    warm = spark_engine.sentences(20_000, seed=1)
-    spark_engine.run_baseline(spark, warm)
-    spark_engine.run_ours(spark, warm)
-    spark_engine.run_ours(spark, warm, pipeline=True)
+    # spark_engine.py's running round comes after its from-start round of as many words: its Python workers as many as a
+    # batch read by one source task per core needs (in pipeline mode two a task: the source's reader and the upstream's
+    # mapInArrow). A warm-up read by one task (SMALL_BATCH_RECORDS or fewer sentences) left this round to fork two more
+    # workers, and its first wave of transformWithStateInPandas tasks to run on them (bench/RESULTS.md, h53).
+    spark_engine.warm_up(spark, 10 * 2 * SMALL_BATCH_RECORDS)
     lines = spark_engine.sentences(args.words)
     rounds = {}
 

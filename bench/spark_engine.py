@@ -33,6 +33,7 @@ from streams_on_spark.connectors.embedded import EmbeddedTopics
 from streams_on_spark.runtime.spark.embedded_source import register
 from streams_on_spark.records import ProducerRecord
 from streams_on_spark.runtime.spark import local_session
+from streams_on_spark.runtime.spark.session import session_conf
 
 log = logging.getLogger("bench.spark_engine")
 S, L = Serdes.String(), Serdes.Long()
@@ -112,11 +113,11 @@ def run_baseline(spark, lines: list[str], running: bool = False, timeline=None) 
         topics.create_topic("sentences", PARTITIONS)
         if not running:
             topics.append(records)
-        spark.conf.set("spark.sql.shuffle.partitions", str(PARTITIONS))
         words = (spark.readStream.format("embedded-topics").option("path", topics.root).option("topics", "sentences")
                  .load().select(F.explode(F.split(F.col("value").cast("string"), " ")).alias("word")))
-        query = (words.groupBy("word").count().writeStream.outputMode("update").foreachBatch(sink)
-                 .option("checkpointLocation", checkpoint).trigger(processingTime="100 milliseconds").start())
+        with session_conf(spark, "spark.sql.shuffle.partitions", str(PARTITIONS)):   # this query's; ours keep theirs
+            query = (words.groupBy("word").count().writeStream.outputMode("update").foreachBatch(sink)
+                     .option("checkpointLocation", checkpoint).trigger(processingTime="100 milliseconds").start())
         if running:
             query.processAllAvailable()
             topics.append(records)
@@ -282,13 +283,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def warm_up(spark, words: int = 20_000) -> None:
+    """Run each of the three once over ``words`` words, not measured: the JVM's JIT and the Python workers."""
+    warm_lines = sentences(words, seed=1)
+    run_baseline(spark, warm_lines)
+    run_ours(spark, warm_lines)
+    run_ours(spark, warm_lines, pipeline=True)
+
+
 def throughput(spark, args) -> int:
     """Section 1; non-zero when the two queries disagree."""
     lines = sentences(args.words)
-    warm_lines = sentences(20_000, seed=1)
-    run_baseline(spark, warm_lines)            # JVM/JIT and Python worker warm-up, not measured
-    run_ours(spark, warm_lines)
-    run_ours(spark, warm_lines, pipeline=True)
+    warm_up(spark)
     print(f"words={args.words} partitions={PARTITIONS} sentences={len(lines)}")
     for running in (False, True):
         base_s, base_counts = run_baseline(spark, lines, running)

@@ -28,7 +28,7 @@ from streams_on_spark.partitioner import partition_for_key, positive_hashes
 from streams_on_spark.records import Headers, ProducerRecord
 
 __all__ = ["RecordBatch", "PartitionedRecords", "parse_records", "encode_by_partition", "encode_headerless",
-           "encode_arrow_headerless", "merge_by_stream_time", "ORDER_KEY"]
+           "encode_arrow_headerless", "headerless_by_arrow", "merge_by_stream_time", "ORDER_KEY"]
 
 PREFIX = struct.Struct("<qiii")  # timestamp, key length, value length, header count
 _I32 = struct.Struct("<i")
@@ -371,8 +371,8 @@ class RecordBatch:
 _MIN_INT64, _MAX_INT64 = -0x8000000000000000, 0x7FFFFFFFFFFFFFFF
 #: from this many records (their ``ends`` given) :func:`parse_records` decodes a batch without headers with Arrow
 _PARSE_VECTOR_MIN = 256
-#: from this many records :func:`encode_headerless` encodes with Arrow and numpy; fewer record by record (Arrow's
-#: calls cost ~0.1 ms a batch: measured on a loaded 2-core box, the loop was faster up to ~500 bytes records)
+#: from this many records into one partition a headerless encoding is by Arrow and numpy, and from a sixty-fourth of it
+#: (4 records) more for each further destination partition; fewer record by record (:func:`headerless_by_arrow`)
 VECTOR_MIN_HEADERLESS = 256
 
 
@@ -401,16 +401,25 @@ class _Scratch(threading.local):
 _scratch = _Scratch()
 
 
+def headerless_by_arrow(records: int, partitions: int) -> bool:
+    """Whether ``records`` records without headers into ``partitions`` partitions are encoded by Arrow and numpy
+    rather than record by record: the one place that chooses. Arrow's calls cost a batch a fixed ~40-120 µs (the key
+    hashing's and sort's from two partitions on) and ~1.5 µs more a destination partition; measured on the 2-core
+    box (``bench/headerless_crossover.py``), the crossover is ~150-250 records into one partition, ~250-450 into 2-16,
+    ~320-640 into 32, ~450-1,000 into 64-128 (a fused sink's str records lower, bytes records higher)."""
+    return records >= VECTOR_MIN_HEADERLESS + (partitions - 1) * (VECTOR_MIN_HEADERLESS // 64) and not BIG_ENDIAN
+
+
 def encode_headerless(outs: Sequence[tuple[bytearray, array]], timestamps: Sequence[int],
                       keys: Sequence[Optional[bytes]], values: Sequence[Optional[bytes]]) -> None:
     """Records without headers (int64 timestamps, bytes or None keys and values) encoded in the batch layout at the
     end of ``outs``' buffers (``data`` and ``ends``, as :meth:`RecordBatch.buffers` gives them): each into its key's
     partition (:func:`~streams_on_spark.partitioner.partition_for_key` among ``len(outs)``; a null key only with one),
-    in order; the same bytes as :meth:`RecordBatch.add` of each. From ``VECTOR_MIN_HEADERLESS`` records by Arrow
-    (:func:`encode_arrow_headerless`), else record by record."""
+    in order; the same bytes as :meth:`RecordBatch.add` of each. By Arrow (:func:`encode_arrow_headerless`) where
+    :func:`headerless_by_arrow` says so, else record by record."""
     n = len(keys)
     count = len(outs)
-    if n >= VECTOR_MIN_HEADERLESS and not BIG_ENDIAN:
+    if headerless_by_arrow(n, count):
         import numpy as np
         import pyarrow as pa
         wide = pa.large_binary()

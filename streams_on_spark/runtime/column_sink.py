@@ -24,7 +24,7 @@ from typing import Any
 
 from streams_on_spark.errors import IllegalStateError
 from streams_on_spark.partitioner import partition_for_key
-from streams_on_spark.record_batch import VECTOR_MIN_HEADERLESS, encode_arrow_headerless, encode_headerless
+from streams_on_spark.record_batch import encode_arrow_headerless, encode_headerless, headerless_by_arrow
 
 __all__ = ["ColumnSink"]
 
@@ -64,7 +64,7 @@ class ColumnSink:
                 stamps.append(timestamp)
                 marks.append(n)
             counts = [marks[0], *map(operator.sub, marks[1:], marks[:-1])]
-            if n < VECTOR_MIN_HEADERLESS:   # record by record (encode_headerless' own choice)
+            if not headerless_by_arrow(n, self.count):   # record by record (encode_headerless' own choice)
                 self._encode_each(keys, values, _repeated(stamps, counts))
                 return
             import numpy as np

@@ -1,14 +1,18 @@
 """``RecordBatch``: the binary layout records are stored and shipped in, and the sink's merge of task outputs."""
 from __future__ import annotations
 
+import itertools
 import re
 from array import array
+from unittest import mock
 
 import pytest
 
+from streams_on_spark import record_batch
 from streams_on_spark.partitioner import partition_for_key
 from streams_on_spark.record_batch import (PREFIX, VECTOR_MIN_HEADERLESS, PartitionedRecords, RecordBatch,
-                                           encode_by_partition, encode_headerless, merge_by_stream_time, parse_records)
+                                           encode_by_partition, encode_headerless, headerless_by_arrow,
+                                           merge_by_stream_time, parse_records)
 from streams_on_spark.records import ProducerRecord
 
 
@@ -176,14 +180,29 @@ def test_batches_without_headers_encode_to_the_same_bytes():
         assert got.records() == records
 
 
-@pytest.mark.parametrize("partitions", [1, 3])
+def arrow_from(partitions: int) -> int:
+    """The fewest records :func:`headerless_by_arrow` encodes by Arrow into ``partitions`` partitions."""
+    return next(n for n in itertools.count(1) if headerless_by_arrow(n, partitions))
+
+
+def test_the_arrow_threshold_grows_with_the_destination_partitions():
+    """One batch size decides into one partition (``VECTOR_MIN_HEADERLESS``); each further partition moves it up
+    (Arrow's work per partition), and nothing below it goes to Arrow."""
+    assert arrow_from(1) == VECTOR_MIN_HEADERLESS
+    sizes = [arrow_from(p) for p in (1, 2, 8, 64, 128)]
+    assert sizes == sorted(sizes) and sizes[0] < sizes[2] < sizes[3] < sizes[4]
+    assert not any(headerless_by_arrow(n, p) for p in (1, 8, 128) for n in range(arrow_from(p)))
+
+
+@pytest.mark.parametrize("partitions", [1, 3, 64])
 def test_records_without_headers_encoded_at_once_into_their_partitions_give_the_bytes_of_add(partitions):
-    """``encode_headerless`` (record by record below ``VECTOR_MIN_HEADERLESS`` records, by Arrow from it) into
-    batches that already hold records: each record in its key's partition in order, the same bytes and ends as
-    ``RecordBatch.add`` of each; nulls (a key only at one partition), empty keys and values, extreme timestamps."""
+    """``encode_headerless`` (record by record below :func:`headerless_by_arrow`'s size for the partitions, by Arrow
+    from it) into batches that already hold records: each record in its key's partition in order, the same bytes
+    and ends as ``RecordBatch.add`` of each; nulls (a key only at one partition), empty keys and values, extreme
+    timestamps."""
     import random
     rng = random.Random(partitions)
-    for n in (VECTOR_MIN_HEADERLESS - 1, VECTOR_MIN_HEADERLESS, 2000):
+    for n in (arrow_from(partitions) - 1, arrow_from(partitions), 2000):
         keys = [rng.choice([None if partitions == 1 else b"", b"", rng.randbytes(rng.randrange(1, 80))])
                 for _ in range(n)]
         values = [rng.choice([None, b"", rng.randbytes(rng.randrange(1, 200))]) for _ in range(n)]
@@ -192,7 +211,10 @@ def test_records_without_headers_encoded_at_once_into_their_partitions_give_the_
         for batches in (got, expected):
             for p, batch in enumerate(batches):
                 batch.add(p, b"held", b"before")
-        encode_headerless([batch.buffers() for batch in got], timestamps, keys, values)
+        with mock.patch.object(record_batch, "encode_arrow_headerless",
+                               wraps=record_batch.encode_arrow_headerless) as by_arrow:
+            encode_headerless([batch.buffers() for batch in got], timestamps, keys, values)
+        assert by_arrow.called == (n >= arrow_from(partitions)), n
         for ts, key, value in zip(timestamps, keys, values):
             expected[0 if partitions == 1 else partition_for_key(key, partitions)].add(ts, key, value)
         assert [(bytes(b.data), b.ends_bytes()) for b in got] == [(bytes(b.data), b.ends_bytes()) for b in expected]

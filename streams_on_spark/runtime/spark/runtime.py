@@ -35,10 +35,11 @@ from streams_on_spark.runtime.spark.errors import query_error
 from streams_on_spark.runtime.spark.execution import PROCESS_AVAILABLE, BatchExecution
 from streams_on_spark.runtime.spark.output import QueryableOutput, TaskOutput, WrittenOutput
 from streams_on_spark.runtime.spark.sink import CommitReport
-from streams_on_spark.runtime.spark.slots import task_slots
+from streams_on_spark.runtime.spark.slots import state_partitions, task_slots
 from streams_on_spark.runtime.spark.sources import read_topics
 from streams_on_spark.runtime.spark.standby import StandbyCopies
-from streams_on_spark.runtime.spark.session import is_spark_connect, quiet_spark_logs, require_rocksdb_state_store
+from streams_on_spark.runtime.spark.session import (forget_hadoop_property_sources, is_spark_connect, quiet_spark_logs,
+                                                    require_rocksdb_state_store, session_conf)
 from streams_on_spark.runtime.spark.task_function import SubtopologyTaskFunction, query_name
 from streams_on_spark.runtime.spark.task_state import CHANGELOG, TASK_STATE, SavedTask, decode_changes
 from streams_on_spark.runtime.task import StreamTask
@@ -48,6 +49,7 @@ from streams_on_spark.topology.builder import InternalTopologyBuilder
 from streams_on_spark.topology.partitions import TopicLayout
 
 log = logging.getLogger(__name__)
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 
 
 class SparkRuntime:
@@ -81,6 +83,9 @@ class SparkRuntime:
         # each subtopology's checkpoint directory under the location (KafkaStreams matches them across upgrades)
         self.checkpoint_names = dict(checkpoint_names or {})
         self.trigger_interval = trigger_interval
+        # how many state partitions a query may run at once (state_partitions): the session's shuffle partitions
+        # (a local session's: its cores), read before any query of this runtime sets its own
+        self.state_partition_limit = int(spark.conf.get(SHUFFLE_PARTITIONS))
         if output is None:
             output = QueryableOutput(connector.writer()) if interactive_queries else WrittenOutput(connector.writer())
         self.output = output
@@ -148,6 +153,7 @@ class SparkRuntime:
     def start(self) -> None:
         """Start every subtopology's query (upstream first)."""
         quiet_spark_logs(self.spark)
+        forget_hadoop_property_sources(self.spark)   # each batch broadcasts the configuration: a smaller copy
         if self.standby is not None:   # the checkpoint's state, before any batch commits
             self.standby.load()
         for topics in self.whole_batches.values():   # what the last run wrote is whole: readable now
@@ -164,8 +170,6 @@ class SparkRuntime:
         from pyspark.sql import functions as F
         tasks = fn.task_count()
         whole = sorted(t for topics in self.whole_batches.values() for t in topics if t in fn.input_topics())
-        # the state partitioning is frozen into the checkpoint at the first run; one shuffle partition per task
-        self.spark.conf.set("spark.sql.shuffle.partitions", str(tasks))
         require_rocksdb_state_store(self.spark)
         frame = read_topics(self.spark, self.connector, fn.input_topics(), whole)
         prefix = getattr(fn, "prefix", None)
@@ -189,9 +193,15 @@ class SparkRuntime:
             sink = CommitReport(name, lambda: self.lag(sid),
                                 on_commit=lambda batch_id, rows: self._on_commit(sid, batch_id, rows),
                                 columns=None)   # the frame is the tasks' output: fn.output.columns
-        query = (stream.writeStream.queryName(name).outputMode("append")
-                 .foreachBatch(sink).option("checkpointLocation", self.checkpoint(sid))
-                 .trigger(processingTime=self.trigger_interval).start())
+        # the state partitions, frozen into a new checkpoint by its first batch (Spark takes an existing
+        # checkpoint's own from its offset log): set on the session while the query starts (it runs on a copy of
+        # the session made then), the user's value restored after
+        partitions = state_partitions(tasks, self.state_partition_limit)
+        with session_conf(self.spark, SHUFFLE_PARTITIONS, str(partitions)):
+            query = (stream.writeStream.queryName(name).outputMode("append")
+                     .foreachBatch(sink).option("checkpointLocation", self.checkpoint(sid))
+                     .trigger(processingTime=self.trigger_interval).start())
+        log.debug("query %s: %d task(s) in %d state partition(s) (a new checkpoint's)", name, tasks, partitions)
         sink.bind(str(query.id))
         return query
 

@@ -46,6 +46,16 @@ def test_a_checkpoint_of_the_committed_fixture_resumes_exactly(tmp_path):
         return [(r.key, r.value) for p in range(partitions)
                 for r in topics.read(topic, p, 0, topics.end_offset(topic, p))]
     crash_app.verify(first + more, stores, read, "", meta["app_id"], exactly_once=True)
+    # written with one state partition per task, the checkpoints keep them (a new one of 4 tasks would get the
+    # session's 2)
+    def state_partitions(offsets: Path) -> set[str]:
+        return {json.loads(f.read_text().splitlines()[1])["conf"]["spark.sql.shuffle.partitions"]
+                for f in offsets.iterdir() if f.name.isdigit()}
+    assert state_partitions(FIXTURE / "checkpoints" / "subtopology-1" / "offsets") == {"4"}
+    for checkpoint in (FIXTURE / "checkpoints").glob("subtopology-*"):
+        resumed = tmp_path / "checkpoints" / checkpoint.name / "offsets"
+        assert len(list(resumed.iterdir())) > len(list((checkpoint / "offsets").iterdir()))
+        assert state_partitions(resumed) == state_partitions(checkpoint / "offsets")
 
 
 def test_the_fixture_holds_the_first_run_only():

@@ -4,7 +4,10 @@ from __future__ import annotations
 import pytest
 
 from streams_on_spark.connectors.embedded import EmbeddedTopics
-from streams_on_spark.runtime.spark.embedded_source import register
+from streams_on_spark.connectors.embedded_connector import EmbeddedTopicsConnector
+from streams_on_spark.record_batch import RecordBatch
+from streams_on_spark.runtime.spark.embedded_source import SMALL_BATCH_RECORDS, register
+from streams_on_spark.runtime.spark.sources import read_topics
 from streams_on_spark.records import ProducerRecord
 
 pytestmark = pytest.mark.spark
@@ -118,3 +121,37 @@ def test_a_failed_batch_is_replayed_on_the_same_offsets(spark, topics, tmp_path)
     delivered = [r for rows in done for r in rows]
     assert len(delivered) == len(set(delivered)) == 66  # every record exactly once over the successful batches
     assert expected <= set(delivered)
+
+
+def test_a_batch_past_the_small_batch_size_is_read_in_one_wave_of_tasks_each_taking_whole_partitions(spark, tmp_path):
+    """The runtime's read of a 4-partition topic (``read_topics``: ``maxPartitions`` is the session's default
+    parallelism) in a batch of more than ``SMALL_BATCH_RECORDS`` records, which is not read by one task: every
+    record once, in offset order within its partition, and the topic-partitions grouped into as many tasks as the
+    session has cores (told by each row's Spark partition), each topic-partition's range read by one of them."""
+    from pyspark.sql.functions import spark_partition_id
+    cores = spark.sparkContext.defaultParallelism
+    assert 1 < cores < 4, "the suite's session has 2 cores: fewer than the topic's partitions, so they are grouped"
+    records = [ProducerRecord("big", i % 4, 1_700_000_000_000 + i, f"k{i}".encode(), f"v{i}".encode(), ())
+               for i in range(SMALL_BATCH_RECORDS + 904)]
+    batches: list[list] = []
+    with EmbeddedTopics() as topics:
+        topics.create_topic("big", 4)
+        topics.append(records)
+        query = (read_topics(spark, EmbeddedTopicsConnector(topics), ["big"])
+                 .writeStream.foreachBatch(lambda df, _: batches.append(
+                     df.select(spark_partition_id().alias("task"), "*").collect()))
+                 .option("checkpointLocation", str(tmp_path / "checkpoint"))
+                 .trigger(availableNow=True)
+                 .start())
+        assert query.awaitTermination(QUERY_TIMEOUT_S), "query did not finish"
+    assert len(batches) == 1
+    read: dict[int, list[ProducerRecord]] = {}
+    tasks: dict[int, set[int]] = {}
+    for row in sorted(batches[0], key=lambda r: (r["partition"], r["offset"])):
+        assert row["offset"] == len(read.get(row["partition"], []))   # each row's records follow the last row's
+        batch = RecordBatch.from_bytes(row["topic"], row["partition"], bytes(row["data"]), bytes(row["ends"]))
+        read.setdefault(row["partition"], []).extend(batch.records())
+        tasks.setdefault(row["task"], set()).add(row["partition"])
+    assert read == {p: [r for r in records if r.partition == p] for p in range(4)}
+    assert len(tasks) == cores   # one per topic-partition would be 4 tasks; one for a small batch, 1
+    assert sorted(p for partitions in tasks.values() for p in partitions) == [0, 1, 2, 3]   # each read whole, once

@@ -73,15 +73,20 @@ def topics_with(tmp_path, name):
     return topics
 
 
-@pytest.mark.parametrize("local_state", ["kept", "lost"])
-def test_restart_on_the_checkpoint_equals_an_uninterrupted_run(spark, tmp_path, caplog, local_state):
+def uninterrupted(spark, tmp_path) -> tuple[dict, dict]:
+    """The outcome of one run over both halves of the input (checkpoint ck-whole)."""
     whole = topics_with(tmp_path, "whole")
     append(whole, FIRST, 1_000)
     append(whole, SECOND, 2_000)
     with KafkaStreams(word_count(), config("uninterrupted", whole, tmp_path / "ck-whole"), spark) as streams:
         streams.start()
         streams.process_all_available()
-        expected = outcome(streams, whole)
+        return outcome(streams, whole)
+
+
+@pytest.mark.parametrize("local_state", ["kept", "lost"])
+def test_restart_on_the_checkpoint_equals_an_uninterrupted_run(spark, tmp_path, caplog, local_state):
+    expected = uninterrupted(spark, tmp_path)
 
     parts = topics_with(tmp_path, "parts")
     append(parts, FIRST, 1_000)
@@ -141,3 +146,44 @@ def test_close_takes_a_timeout_as_kafkas_and_gives_back_the_signal_handlers(spar
         assert streams.state.value == "NOT_RUNNING"
         assert {s: signal.getsignal(s) for s in before} == before
         assert streams.close(0) is True   # closing again is a no-op
+
+
+def state_partitions_of(checkpoints, subtopology: int) -> set[str]:
+    """The state partitions each batch of a subtopology's query ran with, from its checkpoint's offset log."""
+    import json
+    offsets = checkpoints / f"subtopology-{subtopology}" / "offsets"
+    return {json.loads(f.read_text().splitlines()[1])["conf"]["spark.sql.shuffle.partitions"]
+            for f in offsets.iterdir() if f.name.isdigit()}
+
+
+def test_tasks_share_state_partitions_and_a_checkpoint_keeps_its_own(spark, tmp_path):
+    """4 tasks on the session's 2 shuffle partitions run in 2 state partitions of 2 tasks each (one wave on 2
+    cores); a checkpoint written with 4 state partitions keeps them when restarted in that session, its tasks'
+    state found under the same slots; both end as one uninterrupted run; the session's setting is left as it was."""
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
+    expected = uninterrupted(spark, tmp_path)
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
+    assert state_partitions_of(tmp_path / "ck-whole", 0) == state_partitions_of(tmp_path / "ck-whole", 1) == {"2"}
+    assert sorted(p.name for p in (tmp_path / "ck-whole" / "subtopology-1" / "state" / "0").iterdir()
+                  if p.name.isdigit()) == ["0", "1"]
+
+    parts = topics_with(tmp_path, "parts")
+    append(parts, FIRST, 1_000)
+    cfg = config("restarted", parts, tmp_path / "ck-parts")
+    spark.conf.set("spark.sql.shuffle.partitions", "4")   # the first run: one state partition per task
+    try:
+        with KafkaStreams(word_count(), cfg, spark) as first_run:
+            first_run.start()
+            first_run.process_all_available()
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", "2")
+    assert state_partitions_of(tmp_path / "ck-parts", 1) == {"4"}
+    append(parts, SECOND, 2_000)
+    with KafkaStreams(word_count(), cfg, spark) as second_run:
+        second_run.start()
+        second_run.process_all_available()
+        outputs, stores = outcome(second_run, parts)
+    assert state_partitions_of(tmp_path / "ck-parts", 1) == {"4"}   # Spark took the checkpoint's own
+    assert stores == expected[1]
+    assert stores[partition_for_key(b"the", 4)]["the"] == 6           # the restart found the first run's counts
+    assert per_key_counts(outputs) == per_key_counts(expected[0])

@@ -42,6 +42,7 @@ from streams_on_spark.record_batch import PartitionedRecords, RecordBatch, parse
 from streams_on_spark.records import ProducerRecord
 from streams_on_spark.error_handlers import ProductionExceptionHandler, Response
 from streams_on_spark.errors import UnknownTopicException
+from streams_on_spark import record_batch
 from streams_on_spark.runtime import column_sink, local
 from streams_on_spark.runtime.fused import (BatchAggregation, FlushedColumns, FusedChains, _cached_aggregation, _Compiler,
                                              _NotFusable)
@@ -240,10 +241,10 @@ def encoded_by_columns(every: bool, chunk: int = 3, threshold: Optional[int] = N
     with contextlib.ExitStack() as stack:
         stack.enter_context(mock.patch.object(column_sink.ColumnSink, "_encode_columns", spied))
         if every:
-            stack.enter_context(mock.patch.object(column_sink, "VECTOR_MIN_HEADERLESS", 1))
+            stack.enter_context(mock.patch.object(record_batch, "VECTOR_MIN_HEADERLESS", 1))
             stack.enter_context(mock.patch.object(column_sink, "CHUNK", chunk))
         elif threshold is not None:
-            stack.enter_context(mock.patch.object(column_sink, "VECTOR_MIN_HEADERLESS", threshold))
+            stack.enter_context(mock.patch.object(record_batch, "VECTOR_MIN_HEADERLESS", threshold))
         yield encoded
 
 
@@ -308,6 +309,46 @@ def test_sinks_holding_columns_give_each_destination_what_the_per_record_path_gi
     assert fast_state == slow_state
     assert True in encoded and False in encoded   # columns, and a chunk with the surrogate record by record
     assert any(r.value == b"lone?" for _, r in fast_out)
+
+
+def arrow_from(partitions: int) -> int:
+    """The fewest records :func:`~streams_on_spark.record_batch.headerless_by_arrow` encodes by Arrow into
+    ``partitions`` partitions."""
+    return next(n for n in itertools.count(1) if record_batch.headerless_by_arrow(n, partitions))
+
+
+@pytest.mark.parametrize("partitions", [1, 3, 64])
+def test_a_sinks_flush_on_either_side_of_the_arrow_threshold_gives_the_bytes_of_add(partitions):
+    """A sink's held records flushed one short of where Arrow takes them and at it (the threshold grows with the
+    destination partitions): record by record, then by columns, and the same bytes and ends as
+    ``RecordBatch.add`` of each record into its key's partition, after what the batches held."""
+    rng = random.Random(partitions)
+    words = ["a", "bb", "é", "日本語", "", LONG_WORD] + [f"w{i}" for i in range(200)]
+    for n, by_columns in ((arrow_from(partitions) - 1, False), (arrow_from(partitions), True)):
+        keys = [rng.choice(words) for _ in range(n)]
+        values = [k if rng.random() < 0.3 else rng.choice(words) for k in keys]
+        stamps = [rng.choice([0, 2 ** 62, rng.randrange(10 ** 13)]) for _ in range(n // 2)]
+        marks = sorted(rng.sample(range(1, n), len(stamps) - 1)) + [n]
+        got, expected = PartitionedRecords(), PartitionedRecords()
+        for output in (got, expected):
+            for p in range(partitions):
+                output.add("t", p, 1, b"held", b"before", ())
+        sink = column_sink.ColumnSink(got, "t", partitions)
+        sink.keys.extend(keys)
+        sink.values.extend(values)
+        sink.stamps.extend(stamps)
+        sink.marks.extend(marks)
+        with encoded_by_columns(False) as encoded:
+            sink.flush()
+        assert encoded == ([True] if by_columns else []), n
+        at = 0
+        for ts, mark in zip(stamps, marks):
+            for k, v in zip(keys[at:mark], values[at:mark]):
+                kb = k.encode()
+                expected.add("t", partition_for_key(kb, partitions) if partitions > 1 else 0, ts, kb, v.encode(), ())
+            at = mark
+        assert [(b.partition, bytes(b.data), b.ends_bytes()) for b in got.drain_batches()] == [
+            (b.partition, bytes(b.data), b.ends_bytes()) for b in expected.drain_batches()]
 
 
 def test_which_sinks_hold_columns():

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -175,6 +176,21 @@ def test_without_pyspark_python_the_workers_python_is_pysparks_default_and_stays
     assert "PYSPARK_PYTHON" not in os.environ
 
 
+def test_this_python_through_a_linked_directory_is_this_python(tmp_path):
+    """A venv reached through a linked directory (a worktree's, a deployment's ``current``) is this Python: its
+    workers are forked; the base interpreter or a link to this program from elsewhere is not."""
+    from streams_on_spark.runtime.spark import session
+    bin_dir = os.path.dirname(os.path.abspath(sys.executable))
+    (tmp_path / "linked-bin").symlink_to(bin_dir, target_is_directory=True)
+    assert session._is_this_python(str(tmp_path / "linked-bin" / os.path.basename(sys.executable)))
+    assert session._is_this_python(sys.executable)
+    (tmp_path / "python3").symlink_to(sys.executable)
+    assert not session._is_this_python(str(tmp_path / "python3"))
+    assert not session._is_this_python(None)
+    if os.path.realpath(sys.executable) != os.path.abspath(sys.executable):   # a venv: its python links to the base
+        assert not session._is_this_python(os.path.realpath(sys.executable))
+
+
 def _gone(pid: int, timeout_s: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -184,6 +200,18 @@ def _gone(pid: int, timeout_s: float = 30.0) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def test_every_dsl_and_operator_module_is_preloaded():
+    """A topology's processors unpickle from the DSL's and its operators' modules: each one in those packages'
+    directories (a module added or renamed too) is in what the server imports before it forks."""
+    import streams_on_spark
+    from streams_on_spark.runtime.spark.fork_server import PRELOAD
+    root = Path(streams_on_spark.__file__).parent
+    on_disk = {f"streams_on_spark.{package}.{path.stem}" for package in ("dsl", "operators")
+               for path in (root / package).glob("*.py") if path.stem != "__init__"}
+    assert len(on_disk) > 10   # the packages were found where they are
+    assert sorted(on_disk - set(PRELOAD)) == []
 
 
 @pytest.mark.spark

@@ -1,13 +1,14 @@
 """One task filling its store, in-process: the task function a Spark task runs, minus Spark.
 
-    .venv/bin/python bench/fill_task.py [--keys N] [--batches N] [--chunk N] [--profile FILE]
+    .venv/bin/python bench/fill_task.py [--keys N] [--batches N] [--chunk N] [--shuffled] [--profile FILE]
 
 ``bench/spark_engine.py``'s ``key_count`` topology (a count with the record cache on, to_stream, sink): each batch
 brings ``--keys`` new distinct keys as record batches of ``--chunk`` records (the embedded source's 65,536, as a
 Spark task gets them) to ``SubtopologyTaskFunction.run`` over a local RocksDB copy
 (``RocksTaskStore``), with Spark's state variables stood in for by plain objects and the output appended to embedded
-topics, as on an executor. Prints wall and CPU time per key of each batch (CPU time is the steadier figure on a
-shared machine); ``--profile`` writes cProfile's stats of the last batch and prints the top of them.
+topics, as on an executor (``--shuffled``: each batch's keys in a random order, as real keys come, not increasing).
+Prints wall and CPU time per key of each batch (CPU time is the steadier figure on a shared machine); ``--profile``
+writes cProfile's stats of the last batch and prints the top of them.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import cProfile
 import gc
 import os
 import pstats
+import random
 import shutil
 import sys
 import tempfile
@@ -45,7 +47,7 @@ def _state_handle() -> Any:
     changelog: list = []
     value_state = SimpleNamespace(get=lambda: value[0], update=lambda row: value.__setitem__(0, tuple(row)))
     list_state = SimpleNamespace(get=lambda: iter(changelog), appendValue=lambda row: changelog.append(tuple(row)),
-                                 clear=changelog.clear)
+                                 appendList=lambda rows: changelog.extend(map(tuple, rows)), clear=changelog.clear)
     return SimpleNamespace(getValueState=lambda name, schema: value_state,
                            getListState=lambda name, schema: list_state)
 
@@ -57,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunk", type=int, default=_READ_CHUNK,
                         help="records per record batch (default: the embedded source's, as a Spark task gets them; "
                              "0: one record batch a batch)")
+    parser.add_argument("--shuffled", action="store_true", help="each batch's keys in a random order")
     parser.add_argument("--profile", default="")
     args = parser.parse_args(argv)
     builder = key_count().internal_builder
@@ -70,12 +73,14 @@ def main(argv: list[str] | None = None) -> int:
         layout = TopicLayout.of(builder, "bench-fill", {"keys": 1, "counts-out": 1})
         function = SubtopologyTaskFunction(builder, 0, config, layout, WrittenOutput(EmbeddedTopicWriter(topics.root)))
         state = TaskState(_state_handle())
+        rng = random.Random(7)
         for batch in range(args.batches):
             first, end = batch * args.keys, (batch + 1) * args.keys
+            numbers = rng.sample(range(first, end), args.keys) if args.shuffled else range(first, end)
             rows = []
             for start in range(first, end, args.chunk or args.keys):
                 records = RecordBatch("keys", 0)
-                for i in range(start, min(end, start + (args.chunk or args.keys))):
+                for i in numbers[start - first:min(end, start + (args.chunk or args.keys)) - first]:
                     records.add(1, f"k{i}".encode(), b"v")
                 rows.append(("keys", 0, start, records.ends.tobytes(), bytes(records.data)))
             frame = pd.DataFrame(rows, columns=["topic", "partition", "offset", "ends", "data"])

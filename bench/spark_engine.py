@@ -141,10 +141,10 @@ def window_count():
 
 
 def state_cost(spark, store_keys: int, updated: int, fill_batch: int = 1_000_000,
-               rounds: int = 3, topology=key_count) -> tuple[float, float]:
+               rounds: int = 3, topology=key_count, fill_batches: list | None = None) -> tuple[float, float]:
     """Seconds the queries took to fill one task's store with ``store_keys`` keys (batches of ``fill_batch`` records,
-    each written before it is timed), and the median of ``rounds`` later batches each updating the same ``updated``
-    keys."""
+    each written before it is timed; each batch's seconds appended to ``fill_batches`` if given), and the median of
+    ``rounds`` later batches each updating the same ``updated`` keys."""
     with EmbeddedTopics() as topics, tempfile.TemporaryDirectory() as checkpoints:
         topics.create_topic("keys", 1)
         topics.create_topic("counts-out", 1)
@@ -159,6 +159,8 @@ def state_cost(spark, store_keys: int, updated: int, fill_batch: int = 1_000_000
                 start = time.perf_counter()
                 streams.process_all_available()
                 fill_s += time.perf_counter() - start
+                if fill_batches is not None:
+                    fill_batches.append(time.perf_counter() - start)
             times = []
             for _ in range(rounds):
                 topics.append([ProducerRecord("keys", 0, 2, f"k{i}".encode(), b"v", ()) for i in range(updated)])
@@ -258,9 +260,11 @@ def main(argv: list[str] | None = None) -> int:
     if "throughput" in sections and throughput(spark, args):
         return 1
     if "fill" in sections:
-        fill_s, _ = state_cost(spark, args.fill_keys, args.small_store, rounds=1)
+        batches: list[float] = []
+        fill_s, _ = state_cost(spark, args.fill_keys, args.small_store, rounds=1, fill_batches=batches)
+        # the first batch also pays the new session's first query (JIT, Python workers' start): each batch apart
         print(f"filling one task's store with {args.fill_keys:,} distinct keys (batches of 1M): {fill_s:.2f} s, "
-              f"{args.fill_keys / fill_s:,.0f} keys/s")
+              f"{args.fill_keys / fill_s:,.0f} keys/s; a batch: {', '.join(f'{b:.2f} s' for b in batches)}")
     if "state" in sections:
         state_section(spark, "store", (args.small_store, args.mid_store, args.big_store), args.small_store,
                       key_count, memory=True)

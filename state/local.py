@@ -72,6 +72,7 @@ class LocalKeyValueBytesStore(StateStore):
     """``bytes -> bytes`` in one column family of the task's RocksDB; reads see the batch's uncommitted writes."""
 
     _writes = 0   # keys the batch added or removed so far: an open scan fails clearly if they change under it
+    _empty: Optional[bool] = None   # whether the column family holds no entry (None: not looked yet, or written since)
 
     def __init__(self, name: str, column_family: Any) -> None:
         self.name = name
@@ -96,7 +97,11 @@ class LocalKeyValueBytesStore(StateStore):
         each (a multi-get's cost a key grows with its size: ~1 µs a key for 512 keys, ~2 µs for 65,536, measured),
         the batch's writes over them."""
         db = self._db
-        if len(keys) <= _MULTI_GET_KEYS:
+        if self._empty is None:
+            self._empty = self._holds_nothing()
+        if self._empty:   # a new store's fill: nothing committed to look up (the batch's writes merged below)
+            values = [None] * len(keys)
+        elif len(keys) <= _MULTI_GET_KEYS:
             values = db.get(keys)
         else:
             values = []
@@ -106,6 +111,16 @@ class LocalKeyValueBytesStore(StateStore):
         if pending and not pending.keys().isdisjoint(keys):   # (a fill's new keys: none written, checked in C)
             values = [pending[key] if key in pending else value for key, value in zip(keys, values)]
         return values
+
+    def _holds_nothing(self) -> bool:
+        """Whether the column family holds no committed entry (one seek: a store's first batch then skips the
+        multi-gets of its keys, ~0.35 µs a key in a fill)."""
+        rows = self._db.iter()
+        try:
+            rows.seek_to_first()
+            return not rows.valid()
+        finally:
+            del rows   # a live iterator keeps the database open
 
     def put(self, key: bytes, value: Optional[bytes]) -> None:
         pending = self.pending
@@ -232,11 +247,12 @@ class LocalKeyValueBytesStore(StateStore):
         return self._db.items()
 
     def discard(self) -> None:
-        """Forget the uncommitted writes."""
+        """Forget the uncommitted writes (committed by the caller, or dropped; the column family looked at again)."""
         self.pending = {}
         self._pending_sorted = None
         self.floor = None
         self._writes += 1
+        self._empty = None
 
     def close(self) -> None:
         """Nothing to release: the task's :class:`LocalTaskStore` owns the database."""
@@ -352,6 +368,7 @@ class RocksTaskStore(LocalTaskStore):
         self._db.set_write_options(unlogged)
         for name, store in self.stores.items():
             store._db = self._db.get_column_family(_cf(name))
+            store._empty = None
 
     def clear(self) -> None:
         super().clear()
@@ -370,6 +387,7 @@ class RocksTaskStore(LocalTaskStore):
                 raise _unknown_store(name)
             handle = self._db.get_column_family_handle(_cf(name))
             _write(batch, handle, entries)
+            self.stores[name]._empty = None
             applied += len(entries)
         self._db.write(batch)
         return applied
@@ -527,9 +545,10 @@ def _merged(store: LocalKeyValueBytesStore, pending: Iterator[tuple[bytes, Optio
 
 
 def _write(batch: Any, handle: Any, entries: dict[Optional[bytes], Optional[bytes]]) -> None:
-    """One store's changelog entries into a RocksDB write batch (puts and deletes, then a range deletion)."""
+    """One store's changelog entries into a RocksDB write batch (puts and deletes, then a range deletion); many
+    entries in a random order go in key order (:func:`_in_write_order`)."""
     floor = None
-    for key, value in entries.items():
+    for key, value in _in_write_order(entries):
         if key is None:
             floor = value
         elif value is None:
@@ -538,6 +557,28 @@ def _write(batch: Any, handle: Any, entries: dict[Optional[bytes], Optional[byte
             batch.put(key, value, handle)
     if floor is not None:
         batch.delete_range(b"", floor, handle)
+
+
+_SORTED_WRITES = 4096   # entries from which a commit looks at their order
+_ORDER_PAIRS = 64       # pairs of neighbouring keys it looks at
+
+
+def _in_write_order(entries: dict[Optional[bytes], Optional[bytes]]) -> Iterable[tuple[Optional[bytes],
+                                                                                   Optional[bytes]]]:
+    """The entries in key order where more than a quarter of :data:`_ORDER_PAIRS` neighbouring pairs spread over
+    them are out of order (a random order's: half), else as they are (increasing keys: none, or a few where the
+    keys grow longer). RocksDB's memtable (a skip list) took a million keys in a random order in 2.5-3.2 s, the
+    same keys sorted first in ~1.4 s with the sort (measured); keys already in order skip the sort's ~0.3 s."""
+    if len(entries) < _SORTED_WRITES:
+        return entries.items()
+    keys = [key for key in entries if key is not None] if None in entries else list(entries)
+    step = len(keys) // _ORDER_PAIRS
+    if sum(keys[i] > keys[i + 1] for i in range(0, len(keys) - 1, step)) * 4 <= _ORDER_PAIRS:
+        return entries.items()
+    keys.sort()
+    if None in entries:
+        keys.append(None)   # the range deletion's bound, taken last as before
+    return zip(keys, map(entries.__getitem__, keys))
 
 
 def apply_changes(changes: Iterable[Changes], stores: dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import struct
 from collections import OrderedDict
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from streams_on_spark.change import Change
 from streams_on_spark.processor.api import Record
@@ -24,7 +24,13 @@ from streams_on_spark.state.stores import _TS
 
 _TS_LONG = struct.Struct(">qq")   # a timestamped Long's stored bytes: the timestamp, then the value
 
-__all__ = ["CacheReplay", "stored_bytes"]
+__all__ = ["CacheReplay", "long_sized", "stored_bytes"]
+
+
+def long_sized(store: Any) -> bool:
+    """Whether the typed ``store`` holds Longs, whose entries' sizes depend on their keys only (see
+    :func:`~streams_on_spark.runtime.fused._entry_sizer`) and whose stored bytes are Kafka's 16 packed at once."""
+    return type(store.plain_value_serde) is LongSerde
 
 
 def stored_bytes(store: Any, timestamps: Sequence[int], aggregates: Sequence[Any]) -> list[bytes]:
@@ -34,7 +40,7 @@ def stored_bytes(store: Any, timestamps: Sequence[int], aggregates: Sequence[Any
     their stored bytes, in either form (:meth:`CacheReplay.leave`, :meth:`_Tail.leave`) and in every flush it replays
     (:meth:`CacheReplay._flush`, its bulk form and :meth:`CacheReplay.write_new`'s, which hand them to
     :meth:`~streams_on_spark.runtime.fused.FlushedColumns.write`)."""
-    if type(store.plain_value_serde) is LongSerde and set(map(type, aggregates)) <= {int}:
+    if long_sized(store) and set(map(type, aggregates)) <= {int}:
         return list(map(_TS_LONG.pack, timestamps, aggregates))
     pack, vser, topic = _TS.pack, store.plain_value_serde.serialize, store._topic
     return [pack(ts) + vser(topic, agg) for ts, agg in zip(timestamps, aggregates)]
@@ -202,21 +208,23 @@ class CacheReplay:
             return True
         if self.node.processor.send_old_values:
             return False
-        keys, aggs, tss, sizes, wtss, headers, _, _ = zip(*dirty.values())
+        _, aggs, tss, sizes, wtss, headers, _, _ = zip(*dirty.values())
         if any(headers):
             return False
         flushed = list(dirty)
         datas = stored_bytes(self.store, tss, aggs)
-        self.columns.write(flushed, datas, keys, aggs, tss)
+        self.columns.write(flushed, datas, tss)
         self.clean.update(zip(flushed, sizes))
         self.kept.update(zip(flushed, zip(datas, wtss, headers, sizes)))
         dirty.clear()
         return True
 
-    def write_new(self, cache_keys: list, keys: list, aggregates: list, timestamps: list, sizes: Any,
-                  writer_timestamps: list, queue: Any, offset: int) -> None:
-        """Each of ``cache_keys`` written once, in this order (its key, aggregate with its timestamp and entry size;
-        written by the record at ``offset + i`` of ``queue``, stamped ``writer_timestamps[i]``, without headers),
+    def write_new(self, cache_keys: list, key_of: Callable[[list], list], aggregates: list, timestamps: list,
+                  sizes: Any, writer_timestamps: list, queue: Any, offset: int) -> None:
+        """Each of ``cache_keys`` written once, in this order (its aggregate with its timestamp and entry size;
+        written by the record at ``offset + i`` of ``queue``, stamped ``writer_timestamps[i]``, without headers;
+        ``key_of`` gives the writer's keys of cache keys, asked only for those still dirty when the account is read:
+        a fill flushes most of its keys before, whose ``str`` is never needed),
         none of them cached now, with the cache's rule — in columns: the entries in LRU order (the clean ones, the
         dirty ones, then these) evict from the eldest, and a write that finds no clean entry left to evict flushes
         every dirty one, so the evictions and flushes follow from the entries' cumulative sizes alone (numpy), and
@@ -250,16 +258,19 @@ class CacheReplay:
             flushed_keys = tail.cache_keys[boundary:] + cache_keys[:flushed]
             tss, aggs = tail.timestamps + timestamps[:flushed], tail.aggregates + aggregates[:flushed]
             datas = stored_bytes(self.store, tss, aggs)
-            columns.write(flushed_keys, datas, tail.keys + keys[:flushed], aggs, tss)
+            columns.write(flushed_keys, datas, tss)
             tail.datas[boundary:] = datas[:end - boundary]   # clean now: their stored bytes
             tail.datas += datas[end - boundary:]
             tail.datas += itertools.repeat(None, n - flushed)
-            tail.keys, tail.aggregates, tail.timestamps = keys[flushed:], aggregates[flushed:], timestamps[flushed:]
+            tail.keys, tail.raw_from, tail.key_of = cache_keys[flushed:], 0, key_of   # decoded when read
+            tail.aggregates, tail.timestamps = aggregates[flushed:], timestamps[flushed:]
             tail.queues, tail.offsets = [queue] * (n - flushed), list(range(offset + flushed, offset + n))
             tail.boundary = end + flushed
         else:
             tail.datas += itertools.repeat(None, n)
-            tail.keys += keys
+            if tail.raw_from is None:
+                tail.raw_from, tail.key_of = len(tail.keys), key_of
+            tail.keys += cache_keys
             tail.aggregates += aggregates
             tail.timestamps += timestamps
             tail.queues += itertools.repeat(queue, n)
@@ -307,10 +318,11 @@ class _Tail:
     per entry. For every entry: its cache key, entry size (numpy), writer timestamp and, once clean, its stored bytes
     (or, for one taken from the cache, its ``CacheEntry``); for the dirty ones (``[boundary, end)``, indexed from
     ``boundary``) the key, aggregate, its timestamp and the writer's queue and offset (no headers: write_new takes
-    none). ``live`` is the set of the cache keys held."""
+    none). ``live`` is the set of the cache keys held. The dirty keys from ``raw_from`` on are still cache keys, whose
+    keys ``key_of`` gives when they are read (:meth:`typed_keys`): most of a fill's entries are flushed before."""
 
-    __slots__ = ("cache_keys", "sizes", "writer_timestamps", "datas", "head", "boundary", "keys", "aggregates",
-                 "timestamps", "queues", "offsets", "live")
+    __slots__ = ("cache_keys", "sizes", "writer_timestamps", "datas", "head", "boundary", "keys", "raw_from", "key_of",
+                 "aggregates", "timestamps", "queues", "offsets", "live")
 
     @staticmethod
     def of(clean: OrderedDict, kept: dict, dirty: dict) -> "_Tail":
@@ -326,6 +338,7 @@ class _Tail:
                       for entry in map(kept.__getitem__, clean)] + [None] * len(states)
         tail.head, tail.boundary = 0, len(clean)
         tail.keys = [state[0] for state in states]
+        tail.raw_from = tail.key_of = None
         tail.aggregates = [state[1] for state in states]
         tail.timestamps = [state[2] for state in states]
         tail.queues = [state[6] for state in states]
@@ -348,6 +361,14 @@ class _Tail:
             head = 0
         self.head = head
 
+    def typed_keys(self) -> list:
+        """The dirty entries' keys (those still cache keys decoded now)."""
+        raw_from = self.raw_from
+        if raw_from is not None:
+            self.keys[raw_from:] = self.key_of(self.keys[raw_from:])
+            self.raw_from = None
+        return self.keys
+
     def into(self, clean: OrderedDict, kept: dict, dirty: dict) -> None:
         """The columns into the account's (empty) dicts."""
         head, boundary = self.head, self.boundary
@@ -358,7 +379,8 @@ class _Tail:
                                                                 self.writer_timestamps[head:boundary],
                                                                 self.sizes[head:boundary].tolist())]))
         dirty.update(zip(self.cache_keys[boundary:],
-                         map(list, zip(self.keys, self.aggregates, self.timestamps, self.sizes[boundary:].tolist(),
+                         map(list, zip(self.typed_keys(), self.aggregates, self.timestamps,
+                                       self.sizes[boundary:].tolist(),
                                        self.writer_timestamps[boundary:], itertools.repeat(()), self.queues,
                                        self.offsets))))
 
@@ -375,5 +397,6 @@ class _Tail:
         datas = stored_bytes(store, self.timestamps, self.aggregates)
         entries.update(zip(dirty, map(CacheEntry, datas, self.writer_timestamps[boundary:], itertools.repeat(()),
                                       self.sizes[boundary:].tolist(),
-                                      zip(self.keys, self.aggregates, self.timestamps), self.queues, self.offsets)))
+                                      zip(self.typed_keys(), self.aggregates, self.timestamps), self.queues,
+                                      self.offsets)))
         return dirty

@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterator, Optional
 from streams_on_spark.state.caching import ENTRY_OVERHEAD_BYTES, CachingKeyValueBytesStore
 from streams_on_spark.state.stores import _IMMUTABLE, _TS, TimestampedKeyValueStore, ValueAndTimestamp
 
-from streams_on_spark.runtime.cache_replay import CacheReplay
+from streams_on_spark.runtime.cache_replay import CacheReplay, long_sized
 from streams_on_spark.runtime.column_sink import ColumnSink
 from streams_on_spark.partitioner import memoised_hash, memoised_utf8_key, partition_for_key, remember_utf8_key
 from streams_on_spark.record_batch import PREFIX, PartitionedRecords, encode_headerless
@@ -176,7 +176,7 @@ class BatchAggregation:
         self.evicting = evicting   # the batch continues past the first eviction (see _run_evicting)
         # count() of Longs: a record batch can be counted from its columns (count_columns)
         self.counting_columns = (not self.reduce and self.processor.aggregator is aggregations.count_adder
-                                 and _long_sized(self.processor.store))
+                                 and long_sized(self.processor.store))
         # the cache's account while consecutive record batches are counted through its evictions: written back
         # into the cache (settle) before anything else reads it
         self._replay: Optional[CacheReplay] = None
@@ -207,7 +207,7 @@ class BatchAggregation:
         counting = not reduce and aggregator is aggregations.count_adder   # count(): the aggregate plus one, no call
         projected, limit = cache.size, cache.max_bytes
         entry_size = _entry_sizer(store)
-        long_sized = _long_sized(store)   # a Long aggregate's entry size depends on its key only
+        longs = long_sized(store)   # a Long aggregate's entry size depends on its key only
         # key bytes -> [key, aggregate, its timestamp, entry size, the last record, its index]
         folded: dict[bytes, list] = {}
         by_raw_key: dict[Any, tuple[bytes, list]] = {}   # a record's raw key -> its key bytes and their fold
@@ -234,7 +234,7 @@ class BatchAggregation:
                             agg = aggregator(state[1], value) if reduce else aggregator(key, value, state[1])
                         if state[2] > ts:
                             ts = state[2]
-                        if long_sized and agg.__class__ is int and _MIN_LONG <= agg <= _MAX_LONG:
+                        if longs and agg.__class__ is int and _MIN_LONG <= agg <= _MAX_LONG:
                             # the entry keeps its size: the cache cannot overflow here
                             state[0], state[1], state[2], state[4], state[5], state[6] = (key, agg, ts, record,
                                                                                           index, queue)
@@ -338,10 +338,9 @@ class BatchAggregation:
             return False
         raw_keys, grouped = _grouped_keys(columns.keys, timestamps)
         n = len(timestamps)
-        try:
-            keys = [raw.decode() for raw in raw_keys] if strings else raw_keys
-        except UnicodeDecodeError:   # String's deserializer replaces: the store's key bytes would differ
+        if strings and not _all_utf8(raw_keys):   # String's deserializer replaces: the store's key bytes would differ
             return False
+        key_of = _decoded if strings else _as_they_are   # the writer's keys of cache keys, where they are needed
         fixed = 16 + ENTRY_OVERHEAD_BYTES   # a Long's entry: see _entry_sizer
         # the cache as it is, or as the previous record batch's count left it (its account, not written back yet)
         held, occupied, projected, limit = _occupancy(self._replay, store.record_cache)
@@ -357,14 +356,14 @@ class BatchAggregation:
             # so the cache sees the records' own order) and the fold may go on through the evictions
             if not self.evicting or len(raw_keys) != n:
                 return False
-            return self._count_through_evictions(task, queue, offset, keys, raw_keys, timestamps, not cached_keys)
+            return self._count_through_evictions(task, queue, offset, key_of, raw_keys, timestamps, not cached_keys)
         if (self.evicting and self.columns is not None and len(raw_keys) == n and not cached_keys
                 and (self._replay is not None or not store.record_cache.cached_entries)):
             # keys each once, none of them cached, into the account a count through the evictions keeps (or an
             # empty cache's): written in columns, as the next record batches of a fill will be
             replay = self._replay or CacheReplay.of(store, self.node, task.context, self.columns)
             if replay is not None and not replay.dirty_with_headers():
-                return self._write_new(task, queue, offset, replay, keys, raw_keys, timestamps)
+                return self._write_new(task, queue, offset, replay, key_of, raw_keys, timestamps)
         self.settle()
         lasts, counts, newest = grouped()
         # each key's value before the batch: the cache's entry, else read from the store beneath at once (a key read
@@ -375,7 +374,7 @@ class BatchAggregation:
         stored = iter(cache_store.read_stored_many([kb for kb, entry in zip(raw_keys, cached) if entry is None]))
         vde, topic, unpack = store.plain_value_serde.deserialize, store._topic, _TS.unpack_from
         folded = []
-        for key, count, ts, entry in zip(keys, counts, newest, cached):
+        for key, count, ts, entry in zip(key_of(raw_keys), counts, newest, cached):
             data = next(stored) if entry is None else entry.value
             if data is not None:
                 count += vde(topic, data[8:])
@@ -397,8 +396,8 @@ class BatchAggregation:
         _took_batch(task, queue, offset, timestamps)
         return True
 
-    def _count_through_evictions(self, task: Any, queue: Any, offset: int, keys: list, raw_keys: list[bytes],
-                                 timestamps: Any, none_cached: bool) -> bool:
+    def _count_through_evictions(self, task: Any, queue: Any, offset: int, key_of: Callable[[list], list],
+                                 raw_keys: list[bytes], timestamps: Any, none_cached: bool) -> bool:
         """``count()`` of a record batch whose every key comes once (``raw_keys[i]`` is record ``i``'s) and whose new
         entries do not fit the cache, with the cache's eviction rule (:class:`CacheReplay`): what
         :meth:`_run_evicting` leaves for the same records. The keys' values before the batch are read at once (one
@@ -411,7 +410,7 @@ class BatchAggregation:
             return False
         if replay.columns is not None and none_cached and not replay.dirty_with_headers():
             # none of the keys cached (a fill's new keys): the cache's rule in columns, the flushes in bulk
-            return self._write_new(task, queue, offset, replay, keys, raw_keys, timestamps)
+            return self._write_new(task, queue, offset, replay, key_of, raw_keys, timestamps)
         clean, kept, dirty, limit = replay.clean, replay.kept, replay.dirty, replay.limit
         vde, topic, unpack = store.plain_value_serde.deserialize, store._topic, _TS.unpack_from
         olds: list[Optional[tuple[int, int]]] = []
@@ -429,7 +428,7 @@ class BatchAggregation:
         fixed = 16 + ENTRY_OVERHEAD_BYTES   # a Long's entry: see _entry_sizer
         size = replay.size
         off = offset
-        for key, kb, ts, old in zip(keys, raw_keys, timestamps.tolist(), olds):
+        for key, kb, ts, old in zip(key_of(raw_keys), raw_keys, timestamps.tolist(), olds):
             state = dirty.pop(kb, None)   # re-dirtied: to the end
             if state is not None:
                 old_size = state[3]
@@ -457,8 +456,8 @@ class BatchAggregation:
         _took_batch(task, queue, offset, timestamps)
         return True
 
-    def _write_new(self, task: Any, queue: Any, offset: int, replay: CacheReplay, keys: list, raw_keys: list[bytes],
-                   timestamps: Any) -> bool:
+    def _write_new(self, task: Any, queue: Any, offset: int, replay: CacheReplay, key_of: Callable[[list], list],
+                   raw_keys: list[bytes], timestamps: Any) -> bool:
         """:meth:`_count_through_evictions` of keys none of which the cache holds: their values before the batch
         read from the store beneath at once, then written with :meth:`CacheReplay.write_new`."""
         store = self.processor.store
@@ -480,7 +479,7 @@ class BatchAggregation:
                         newest[i] = old_ts
         import numpy as np
         sizes = np.fromiter(map(len, raw_keys), np.int64, n) + (16 + ENTRY_OVERHEAD_BYTES)   # see _entry_sizer
-        replay.write_new(raw_keys, keys, counts, newest, sizes, written, queue, offset)
+        replay.write_new(raw_keys, key_of, counts, newest, sizes, written, queue, offset)
         self._replay = replay   # left in the cache by settle(), after the task's next record batch if it continues
         store.position_offsets[queue.topic_partition] = offset + n - 1   # every record wrote its key
         _took_batch(task, queue, offset, timestamps)
@@ -622,9 +621,9 @@ class FlushedColumns:
             return None
         return FlushedColumns(task, node, sink.topic, count)
 
-    def write(self, cache_keys: list[bytes], datas: list[bytes], keys: Any, aggregates: Any, timestamps: Any) -> None:
-        """The flush of these entries (cache key, stored bytes (:func:`~.cache_replay.stored_bytes`), the writer's
-        key, aggregate and its timestamp), in order: the store beneath written, the records sent."""
+    def write(self, cache_keys: list[bytes], datas: list[bytes], timestamps: Any) -> None:
+        """The flush of these entries (cache key, stored bytes (:func:`~.cache_replay.stored_bytes`) and the
+        aggregate's timestamp), in order: the store beneath written, the records sent."""
         wrapped = self.cache_store.wrapped
         put_many = getattr(wrapped, "put_many", None)
         if put_many is not None:
@@ -646,8 +645,7 @@ class FlushedColumns:
         for entry in rows:
             if entry.value is None or entry.typed is None or entry.headers:
                 return False
-        keys, aggregates, timestamps = zip(*[entry.typed for entry in rows])
-        self.write(cache_keys, [entry.value for entry in rows], keys, aggregates, timestamps)
+        self.write(cache_keys, [entry.value for entry in rows], [entry.typed[2] for entry in rows])
         for entry in rows:
             entry.typed = None   # clean: reads deserialize the bytes again
         return True
@@ -681,10 +679,14 @@ def _grouped_keys(keys: Any, timestamps: Any) -> tuple[list[bytes], Callable[[],
     import numpy as np
     import pyarrow as pa
     n = len(timestamps)
-    probe = keys.slice(0, _DISTINCT_PROBE).to_pylist()
-    if len(set(probe)) == len(probe):
-        raw_keys = probe if n <= _DISTINCT_PROBE else keys.to_pylist()
-        if len(set(raw_keys)) == n:
+    raw_keys = keys.slice(0, _DISTINCT_PROBE).to_pylist()
+    seen = set(raw_keys)
+    if len(seen) == len(raw_keys):
+        if n > _DISTINCT_PROBE:   # the rest of the keys into the probe's list and set
+            rest = keys.slice(_DISTINCT_PROBE).to_pylist()
+            seen.update(rest)
+            raw_keys += rest
+        if len(seen) == n:
             return raw_keys, lambda: (list(range(n)), [1] * n, timestamps.tolist())
     groups = pa.table({"k": keys, "i": np.arange(n), "t": timestamps}).group_by("k", use_threads=False) \
         .aggregate([("i", "max"), ("i", "count"), ("t", "max")])
@@ -692,6 +694,26 @@ def _grouped_keys(keys: Any, timestamps: Any) -> tuple[list[bytes], Callable[[],
     return groups["k"].take(pa.array(order)).to_pylist(), lambda: (groups["i_max"].to_numpy()[order].tolist(),
                                                                    groups["i_count"].to_numpy()[order].tolist(),
                                                                    groups["t_max"].to_numpy()[order].tolist())
+
+
+def _all_utf8(raw_keys: list[bytes]) -> bool:
+    """Whether every key decodes as UTF-8, told by one decode of them all, NUL between keys (a NUL ends any
+    sequence, so the whole decodes exactly where each key does): ~30 ns a key, not a ``str`` of each."""
+    try:
+        b"\0".join(raw_keys).decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _decoded(raw_keys: list[bytes]) -> list[str]:
+    """String keys of UTF-8 bytes (:func:`_all_utf8`)."""
+    return [raw.decode() for raw in raw_keys]
+
+
+def _as_they_are(raw_keys: list[bytes]) -> list[bytes]:
+    """ByteArray keys: their bytes."""
+    return raw_keys
 
 
 def _occupancy(replay: Optional[CacheReplay], cache_store: Any) -> tuple[Callable[[list], Any], Callable[[Any], int],
@@ -827,7 +849,7 @@ def _written_through_steps(task: Any) -> Optional[dict[str, Callable[..., None]]
     read, write, delete = cache.read_stored, cache.write_stored, cache.delete
     kser, topic, written = store._kser, store._topic, store._written
     vde, vser = store.plain_value_serde.deserialize, store.plain_value_serde.serialize
-    longs = _long_sized(store)   # Kafka's LongSerializer and deserializer inline for an int64 and 8 bytes
+    longs = long_sized(store)   # Kafka's LongSerializer and deserializer inline for an int64 and 8 bytes
     initializer, aggregator = processor.initializer, processor.aggregator
     counting = aggregator is aggregations.count_adder   # count(): the aggregate plus one, no call
     forward, process = processor.forward, processor.process
@@ -872,18 +894,12 @@ def _written_through_steps(task: Any) -> Optional[dict[str, Callable[..., None]]
     return {topic: step for topic in task.partition_group.sources}
 
 
-def _long_sized(store: Any) -> bool:
-    """Whether the typed ``store`` holds Longs, whose entries' sizes depend on their keys only (see
-    :func:`_entry_sizer`)."""
-    return type(store.plain_value_serde) is LongSerde
-
-
 def _entry_sizer(store: Any) -> Callable[[bytes, Any], Optional[int]]:
     """``size(key bytes, aggregate)``: what the record cache counts for the entry the typed ``store`` writes for that
     aggregate (None where it serializes to null), serializing it as the store would (so a serializer's error comes
     where it would); Kafka's LongSerializer writes 8 bytes for any int64, so a Long's size needs no call."""
     vser, topic = store.plain_value_serde.serialize, store._topic
-    fixed = 16 + ENTRY_OVERHEAD_BYTES if _long_sized(store) else None
+    fixed = 16 + ENTRY_OVERHEAD_BYTES if long_sized(store) else None
 
     def size(kb: bytes, agg: Any) -> Optional[int]:
         if fixed is not None and agg.__class__ is int and _MIN_LONG <= agg <= _MAX_LONG:

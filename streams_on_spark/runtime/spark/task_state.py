@@ -23,6 +23,7 @@ import logging
 import math
 import os
 import pickle
+import struct
 import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Optional
@@ -80,11 +81,33 @@ def committed_state(state: "TaskState") -> bytes:
     return pickle.dumps((saved.version, saved.snapshot, state.last_changes), protocol=pickle.HIGHEST_PROTOCOL)
 
 
+# a changelog row: this tag, the pickle's length (8 bytes, big-endian), the pickle of its changes compressed by zstd
+_COMPRESSED = b"sos.zstd"
+_LENGTH = struct.Struct(">Q")
+
+
+@functools.cache
+def _zstd() -> Any:
+    """zstd at level 1 (Arrow's codec): ~1 GB/s over a pickle of changes, which it makes 6-100x smaller."""
+    import pyarrow as pa
+    return pa.Codec("zstd", compression_level=1)
+
+
 def encode_changes(changes: Changes) -> bytes:
-    return pickle.dumps(changes, protocol=pickle.HIGHEST_PROTOCOL)
+    """A changelog row's bytes: its changes pickled and compressed. Every byte of a row crosses to the JVM and is
+    written again by Spark's state store (its RocksDB and checkpoint files): a fill's 1M-key batch was ~30 MB of
+    pickles, 0.7-0.8 s of waiting on the JVM's side of ``appendList``."""
+    data = pickle.dumps(changes, protocol=pickle.HIGHEST_PROTOCOL)
+    return b"".join((_COMPRESSED, _LENGTH.pack(len(data)), _zstd().compress(data, asbytes=True)))
 
 
 def decode_changes(data: bytes) -> Changes:
+    """A changelog row's changes, from :func:`encode_changes`'s bytes or a bare pickle (rows checkpoints hold from
+    before rows were compressed)."""
+    if data.startswith(_COMPRESSED):
+        start = len(_COMPRESSED) + _LENGTH.size
+        data = _zstd().decompress(memoryview(data)[start:], _LENGTH.unpack_from(data, len(_COMPRESSED))[0],
+                                  asbytes=True)
     return pickle.loads(data)
 
 

@@ -253,3 +253,22 @@ def test_a_record_batch_s_keys_are_grouped_as_arrow_groups_them_with_or_without_
     assert raw_keys == order
     assert grouped() == ([last[k] for k in order], [keys.count(k) for k in order],
                          [max(int(t) for key, t in zip(keys, timestamps) if key == k) for k in order])
+
+
+@pytest.mark.parametrize("keys", [[b"a", "é".encode(), "日本".encode(), b""], [b"\xc3", b"\xa9"],
+                                  [b"a\xe6\x97", b"\xa5"], [b"\xed\xa0\x80"], [b"\xc0\xaf"], [b"\xf4\x90\x80\x80"],
+                                  [b"ok", b"\xff\xfe"],
+                                  [b"\xe6\x97\xa5", b"\x80"], [b"\x00", b"a\x00b"]])
+def test_a_record_batch_s_keys_are_told_utf8_as_each_key_decodes(keys):
+    """``_all_utf8`` (one decode of the keys joined) says what decoding each key alone says: a sequence split over
+    two keys, a surrogate, an overlong form, a code point past U+10FFFF and a stray continuation byte are not
+    UTF-8 in one key."""
+    from streams_on_spark.runtime.fused import _all_utf8
+
+    def decodes(key):
+        try:
+            key.decode()
+        except UnicodeDecodeError:
+            return False
+        return True
+    assert _all_utf8(keys) == all(map(decodes, keys))

@@ -150,3 +150,19 @@ def test_a_fill_that_fits_the_cache_gives_what_the_per_record_path_gives(tmp_pat
     slow = run(tmp_path / "a", False, 10 * 1024 * 1024, seed=8)
     fast = run(tmp_path / "b", True, 10 * 1024 * 1024, seed=8)
     assert fast == slow
+
+
+def test_the_cache_a_fill_leaves_holds_the_writers_keys_as_the_per_record_path_does(tmp_path):
+    """``write_new`` keeps a String key's bytes until the account is read: the entries the cache is left with
+    (``CacheReplay.leave``) carry the writer's key, a ``str``, where the per-record path leaves it (a flush that
+    forwards entry by entry sends that key)."""
+    left: list = []
+    original = CacheReplay.leave
+
+    def leave(self):
+        original(self)
+        left.extend((kb, entry.typed[0]) for kb, entry in self.cache_store.cached_entries.items()
+                    if entry.typed is not None)
+    with mock.patch.object(CacheReplay, "leave", leave):
+        run(tmp_path, True, 6_000, seed=3)
+    assert left and all(type(key) is str and key.encode() == kb for kb, key in left)

@@ -273,3 +273,64 @@ def test_many_reads_and_writes_at_once_answer_as_one_by_one(tmp_path):
         other.close()
     finally:
         local.close()
+
+
+def test_many_reads_of_a_store_that_holds_nothing_skip_rocksdb_and_see_what_it_holds_after_each_write(tmp_path):
+    """``get_many`` of a store with nothing committed (a new store's first batch) answers from the batch's writes
+    without a multi-get; once a commit, a rebuild or a clear changed the store, it looks again."""
+    from unittest import mock
+    path = str(tmp_path / "t")
+    keys = [b"k%04d" % i for i in range(1200)]
+    local = open_local_task_store(path, ["s", "t"])
+    try:
+        store = local.stores["s"]
+        store.put(b"k0002", b"pending")
+        with mock.patch.object(type(store._db), "get", side_effect=AssertionError("a multi-get")):
+            assert store.get_many(keys) == [b"pending" if i == 2 else None for i in range(1200)]
+        local.commit("v1")
+        assert store.get_many(keys[:3]) == [None, None, b"pending"]   # committed: looked up
+        local.stores["t"].put(b"k0001", b"t")
+        local.commit("v2")
+        assert local.stores["t"].get_many(keys[:2]) == [None, b"t"]
+        local.close()
+        local.open()
+        assert store.get_many(keys[:3]) == [None, None, b"pending"]
+        local.clear()
+        assert store.get_many(keys[:3]) == [None, None, None]
+        local.load([{"s": {b"k0000": b"loaded"}}], "v3")
+        assert store.get_many(keys[:3]) == [b"loaded", None, None]
+        store.put(b"k0000", None)
+        store.delete_below(b"k")
+        local.commit("v4")
+        assert store.get_many(keys[:1]) == [None] and store._empty   # emptied by a commit: no lookup needed
+    finally:
+        local.close()
+
+
+def test_a_commit_of_many_keys_in_a_random_order_writes_them_in_key_order_with_the_same_result(tmp_path):
+    """A commit's entries go to RocksDB in key order where most are out of it (its memtable takes sorted keys
+    several times faster), as they are where they are nearly in order; what the store holds is the same."""
+    from streams_on_spark.state.local import _in_write_order
+    rng = random.Random(3)
+    keys = [b"k%d" % i for i in range(6000)]   # increasing numbers: out of byte order only where they grow longer
+    assert list(_in_write_order(dict.fromkeys(keys, b"v"))) == [(k, b"v") for k in keys]
+    shuffled = rng.sample(keys, len(keys))
+    entries = {key: None if i % 7 == 0 else b"%d" % i for i, key in enumerate(shuffled)}
+    entries[None] = b"k1"   # a range deletion's bound (below b"k1"): last, as before
+    assert list(_in_write_order(entries)) == [(k, entries[k]) for k in sorted(shuffled)] + [(None, b"k1")]
+    assert list(_in_write_order(dict(list(entries.items())[:100]))) == list(entries.items())[:100]   # few: as they are
+    local = open_local_task_store(str(tmp_path / "t"), ["s"])
+    try:
+        store = local.stores["s"]
+        store.put(b"k0", b"old")
+        local.commit("v1")
+        for i, key in enumerate(shuffled):
+            store.put(key, entries[key])
+        store.delete_below(b"k1")
+        local.commit("v2")
+        local.close()
+        local.open()
+        assert store.range(None, None) == sorted((k, v) for k, v in entries.items()
+                                                 if k is not None and k >= b"k1" and v is not None)
+    finally:
+        local.close()

@@ -122,11 +122,13 @@ class _OutageFilter(logging.Filter):
     this filter reads and drops with every other record below WARNING)."""
 
     # what kafka-python 3 says while a broker is down; from "socket disconnected" on, seen when a running broker
-    # stopped (a test's own broker stopped and started again: tests/integration/kafka/test_broker_outage.py)
+    # stopped (a test's own broker stopped and started again: tests/integration/kafka/test_broker_outage.py; a send
+    # on a connection reset, and a connection made just as the broker went, one CI run in many)
     FAILURE = re.compile(r"Connection (failed|lost)|Bootstrap (connection to \S+ failed|\S+ not ready|failed)|"
                          r"Bootstrap attempt to \S+ failed|Unable to bootstrap|DNS lookup failed|ECONNREFUSED|"
                          r"KafkaConnectionError|NodeNotReady|socket disconnected$|No node available|"
-                         r"Error receiving network data")
+                         r"Error receiving network data|Error sending request data|"
+                         r"Failed to build connection log_prefix")
     # not worth a line: a request the lost connection cancelled, reported when it is given up (possibly after the
     # recovery: the outage's line said it already), and kafka-python's note that one of its own tasks was slow (a
     # busy machine, during an outage or not)

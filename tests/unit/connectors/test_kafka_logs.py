@@ -108,6 +108,15 @@ def test_a_running_broker_that_stops_is_one_line_too(fresh_filter, caplog):
     except ConnectionResetError:
         logging.getLogger("kafka.net.transport").exception("%s: Error receiving network data closing socket",
                                                            "<KafkaTCPTransport [none]>")
+    try:   # a connection made as the broker went (seen once in CI): its peer gone before its log prefix was built
+        raise OSError(107, "Transport endpoint is not connected")
+    except OSError:
+        logging.getLogger("kafka.net.connection").exception("Failed to build connection log_prefix")
+    try:
+        raise ConnectionResetError(104, "Connection reset by peer")
+    except ConnectionResetError:
+        logging.getLogger("kafka.net.transport").exception("%s: Error sending request data: %s",
+                                                           "<KafkaTCPTransport [none]>", "[Errno 104] Connection reset")
     for _ in range(5):
         logging.getLogger("kafka.cluster").warning("No node available for metadata refresh - backoff/retry")
     logging.getLogger("kafka.net.connection").info("<KafkaConnection node_id=1 (connected)>: Connected")
